@@ -1,0 +1,104 @@
+package dev.ferry;
+
+import dev.ferry.internal.PerKeyFerry;
+import dev.ferry.internal.VertxLoop;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.function.BiFunction;
+import java.util.function.Function;
+import java.util.function.ToLongFunction;
+
+/**
+ * A batching ferry: callers submit inputs one at a time, and the ferry carries them to the
+ * downstream in batches, handing each caller its own outcome.
+ *
+ * <p>A ferry is bound to one Vert.x event-loop context, where all of its state lives (no locks).
+ * {@link #submit} may be called from any thread; the returned Future fails only with {@link
+ * FerryException}. Create one with {@link #perKey}.
+ *
+ * @param <I> the input type
+ * @param <O> a caller's outcome type
+ */
+public interface Ferry<I, O> {
+
+  /** Submits one input; the Future completes with its outcome, or fails with a {@link FerryException}. */
+  Future<O> submit(I input);
+
+  /**
+   * Submits one input with a deadline: if it has not left in a batch within {@code timeout}, it is
+   * dropped, never sent, and the Future fails with {@link FerryError#TIMEOUT}. An input already in
+   * flight is never dropped.
+   */
+  Future<O> submit(I input, Duration timeout);
+
+  /** A snapshot of state and counters; exact when called on the ferry's context. */
+  FerryMetrics metrics();
+
+  /**
+   * Closes now: new submissions fail with {@link FerryError#CLOSED}, every waiting input fails
+   * with CLOSED, and calls in flight finish and deliver. Completes once the last call is over.
+   */
+  Future<Void> close();
+
+  /**
+   * Closes gracefully: new submissions fail with CLOSED at once, waiting inputs are still sent
+   * (without waiting for a batch delay) for up to {@code timeout}, whatever is left then fails with
+   * CLOSED. Completes once the last call is over.
+   */
+  Future<Void> drain(Duration timeout);
+
+  /**
+   * A per-key ferry: each key has its own lane; one call in flight per key; a key's inputs are sent
+   * in submission order; keys take turns; batches form on completion.
+   *
+   * @param key the key of an input (must not return null)
+   * @param call the downstream call for one key's batch
+   * @param extract each caller's outcome from the batch result; throwing fails only that caller
+   *     (a {@link FerryException} as it is, anything else as {@link FerryError#FAILED})
+   */
+  static <I, K, R, O> Ferry<I, O> perKey(
+      Vertx vertx,
+      PerKeyConfig config,
+      Function<? super I, ? extends K> key,
+      BatchCall<K, I, R> call,
+      BiFunction<? super I, ? super R, ? extends O> extract) {
+    return perKey(vertx, config, key, null, null, call, extract);
+  }
+
+  /**
+   * A per-key ferry with weights and a custom order.
+   *
+   * @param weigh an input's weight, computed once at submit (null: every input weighs 1)
+   * @param order the order in which a key's waiting inputs leave, ties in submission order (null:
+   *     submission order)
+   */
+  static <I, K, R, O> Ferry<I, O> perKey(
+      Vertx vertx,
+      PerKeyConfig config,
+      Function<? super I, ? extends K> key,
+      ToLongFunction<? super I> weigh,
+      Comparator<? super I> order,
+      BatchCall<K, I, R> call,
+      BiFunction<? super I, ? super R, ? extends O> extract) {
+    return perKey(VertxLoop.forCaller(vertx).context(), config, key, weigh, order, call, extract);
+  }
+
+  /** A per-key ferry bound to the given event-loop context. */
+  static <I, K, R, O> Ferry<I, O> perKey(
+      Context context,
+      PerKeyConfig config,
+      Function<? super I, ? extends K> key,
+      ToLongFunction<? super I> weigh,
+      Comparator<? super I> order,
+      BatchCall<K, I, R> call,
+      BiFunction<? super I, ? super R, ? extends O> extract) {
+    java.util.Objects.requireNonNull(config, "config");
+    java.util.Objects.requireNonNull(key, "key");
+    java.util.Objects.requireNonNull(call, "call");
+    java.util.Objects.requireNonNull(extract, "extract");
+    return new PerKeyFerry<>(new VertxLoop(context), config, key, weigh, order, call, extract);
+  }
+}

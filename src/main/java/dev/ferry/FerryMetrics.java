@@ -1,0 +1,45 @@
+package dev.ferry;
+
+import io.vertx.core.json.JsonObject;
+
+/**
+ * A snapshot of one ferry's state and running counters.
+ *
+ * @param inFlightBatches calls on the wire now, direct calls included
+ * @param queuedInputs inputs waiting (not in flight)
+ * @param queuedWeight total weight of the waiting inputs
+ * @param activeLanes keys with inputs waiting or a call in flight (always 0 for {@code make})
+ * @param submitted inputs submitted so far (accepted or not)
+ * @param rejected inputs refused with {@link FerryError#REJECTED}
+ * @param batches calls started, direct calls included
+ * @param directCalls calls that carried an idle key's input at once, as a batch of one
+ * @param failedBatches calls that failed, timed out or answered malformed
+ * @param timedOut inputs dropped because their caller's deadline passed while they waited
+ */
+public record FerryMetrics(
+    int inFlightBatches,
+    int queuedInputs,
+    long queuedWeight,
+    int activeLanes,
+    long submitted,
+    long rejected,
+    long batches,
+    long directCalls,
+    long failedBatches,
+    long timedOut) {
+
+  /** The snapshot as JSON, with the field names of the record (what {@code ferry.metrics} replies). */
+  public JsonObject toJson() {
+    return new JsonObject()
+        .put("inFlightBatches", inFlightBatches)
+        .put("queuedInputs", queuedInputs)
+        .put("queuedWeight", queuedWeight)
+        .put("activeLanes", activeLanes)
+        .put("submitted", submitted)
+        .put("rejected", rejected)
+        .put("batches", batches)
+        .put("directCalls", directCalls)
+        .put("failedBatches", failedBatches)
+        .put("timedOut", timedOut);
+  }
+}

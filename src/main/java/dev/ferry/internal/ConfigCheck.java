@@ -1,0 +1,108 @@
+package dev.ferry.internal;
+
+import dev.ferry.InvalidConfigException;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Collects every violation of a configuration before failing, so that one error names them all.
+ * Reads JSON strictly: a wrong type, an out-of-range value and an unknown field are violations,
+ * never silently ignored. Not thread-safe; used once per build.
+ */
+public final class ConfigCheck {
+  private final List<String> violations = new ArrayList<>();
+
+  public void require(boolean ok, String field, Object value, String rule) {
+    if (!ok) {
+      violations.add(field + " = " + value + ": " + rule);
+    }
+  }
+
+  public void violation(String text) {
+    violations.add(text);
+  }
+
+  public boolean ok() {
+    return violations.isEmpty();
+  }
+
+  public void throwIfAny(String what) {
+    if (!violations.isEmpty()) {
+      throw new InvalidConfigException(what, violations);
+    }
+  }
+
+  /** Every field of {@code json} not in {@code known} is a violation (a typo is an error). */
+  public void unknownFields(JsonObject json, Set<String> known) {
+    for (String field : json.fieldNames()) {
+      if (!known.contains(field)) {
+        violations.add(field + ": unknown field (known: " + String.join(", ", new java.util.TreeSet<>(known)) + ")");
+      }
+    }
+  }
+
+  /** A whole number field, or {@code null} when absent or null; a wrong type is recorded. */
+  public Long readLong(JsonObject json, String field) {
+    Object value = json.getValue(field);
+    if (value == null) {
+      return null;
+    }
+    if (value instanceof Integer || value instanceof Long || value instanceof Short || value instanceof Byte) {
+      return ((Number) value).longValue();
+    }
+    if (value instanceof Number n) {
+      double d = n.doubleValue();
+      if (d == Math.rint(d) && Math.abs(d) < 0x1p63) {
+        return (long) d;
+      }
+    }
+    violations.add(field + " = " + describe(value) + ": must be a whole number");
+    return null;
+  }
+
+  /** Like {@link #readLong} for a field that must fit an {@code int}. */
+  public Integer readInt(JsonObject json, String field) {
+    Long value = readLong(json, field);
+    if (value == null) {
+      return null;
+    }
+    if (value < Integer.MIN_VALUE || value > Integer.MAX_VALUE) {
+      violations.add(field + " = " + value + ": must be at most " + Integer.MAX_VALUE);
+      return null;
+    }
+    return value.intValue();
+  }
+
+  public Boolean readBoolean(JsonObject json, String field) {
+    Object value = json.getValue(field);
+    if (value == null || value instanceof Boolean) {
+      return (Boolean) value;
+    }
+    violations.add(field + " = " + describe(value) + ": must be true or false");
+    return null;
+  }
+
+  public String readString(JsonObject json, String field) {
+    Object value = json.getValue(field);
+    if (value == null || value instanceof String) {
+      return (String) value;
+    }
+    violations.add(field + " = " + describe(value) + ": must be a string");
+    return null;
+  }
+
+  public JsonObject readObject(JsonObject json, String field) {
+    Object value = json.getValue(field);
+    if (value == null || value instanceof JsonObject) {
+      return (JsonObject) value;
+    }
+    violations.add(field + " = " + describe(value) + ": must be a JSON object");
+    return null;
+  }
+
+  private static String describe(Object value) {
+    return value instanceof String s ? "\"" + s + "\"" : String.valueOf(value);
+  }
+}

@@ -1,0 +1,141 @@
+package dev.ferry.internal;
+
+import dev.ferry.FerryError;
+import dev.ferry.FerryException;
+import io.vertx.core.AsyncResult;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import java.util.ArrayDeque;
+import java.util.function.BiFunction;
+
+/**
+ * Runs an engine's effects on its loop: starts batch calls, brings their completions back to the
+ * loop, and replies to callers. Runs only on the owning loop.
+ *
+ * <p>Effects are queued while a transition runs and performed afterwards, in order, by a
+ * trampoline: a call that completes inline, or a caller whose callback submits again, starts a new
+ * transition whose effects join the queue instead of growing the stack.
+ *
+ * @param <R> the batch call's result type
+ * @param <O> a caller's outcome type
+ */
+public abstract class Driver<K, I, R, O> implements Effects<K, I> {
+  protected final Loop loop;
+  private final BiFunction<? super I, ? super R, ? extends O> extract;
+  private final ArrayDeque<Runnable> pending = new ArrayDeque<>();
+  private final Promise<Void> closed = Promise.promise();
+  private boolean running;
+
+  protected Driver(Loop loop, BiFunction<? super I, ? super R, ? extends O> extract) {
+    this.loop = loop;
+    this.extract = extract;
+  }
+
+  /** Starts the downstream call for the batch. May throw or return null: both fail the batch. */
+  protected abstract Future<R> invoke(Batch<K, I> batch);
+
+  /** Runs {@code transition} on the loop (inline when already there), then the effects it queued. */
+  protected final void onLoop(Runnable transition) {
+    if (loop.inLoop()) {
+      transition.run();
+      runEffects();
+    } else {
+      loop.execute(() -> {
+        transition.run();
+        runEffects();
+      });
+    }
+  }
+
+  /** The Future that completes once the engine is closed and its last call is over. */
+  protected final Future<Void> closedFuture() {
+    return closed.future();
+  }
+
+  /** Called on the loop once a call's outcome is recorded on the batch; reports it to the engine. */
+  protected abstract void callOver(Batch<K, I> batch);
+
+  private void runEffects() {
+    if (running) {
+      return;
+    }
+    running = true;
+    try {
+      for (Runnable effect = pending.poll(); effect != null; effect = pending.poll()) {
+        effect.run();
+      }
+    } finally {
+      running = false;
+    }
+  }
+
+  @Override
+  public final void call(Batch<K, I> batch) {
+    pending.add(() -> {
+      Future<R> future;
+      try {
+        future = invoke(batch);
+        if (future == null) {
+          future = Future.failedFuture(new NullPointerException("the batch call returned null"));
+        }
+      } catch (Throwable t) {
+        future = Future.failedFuture(t);
+      }
+      future.onComplete(ar -> onLoop(() -> record(batch, ar)));
+    });
+  }
+
+  private void record(Batch<K, I> batch, AsyncResult<R> ar) {
+    if (ar.succeeded()) {
+      batch.result = ar.result();
+    } else {
+      batch.failure = ar.cause();
+    }
+    callOver(batch);
+  }
+
+  @Override
+  public final void deliver(Batch<K, I> batch) {
+    pending.add(() -> {
+      if (batch.failure != null) {
+        FerryException failed = new FerryException(FerryError.FAILED,
+            "the batch call failed: " + batch.failure.getMessage(), batch.failure);
+        for (Entry<K, I> e : batch.entries) {
+          promise(e).tryFail(failed);
+        }
+        return;
+      }
+      @SuppressWarnings("unchecked")
+      R result = (R) batch.result;
+      for (Entry<K, I> e : batch.entries) {
+        Promise<O> p = promise(e);
+        O outcome;
+        try {
+          outcome = extract.apply(e.input, result);
+        } catch (FerryException rejectedOrFailed) {
+          p.tryFail(rejectedOrFailed);
+          continue;
+        } catch (Throwable t) {
+          p.tryFail(new FerryException(FerryError.FAILED, "extract failed for this input: " + t, t));
+          continue;
+        }
+        p.tryComplete(outcome);
+      }
+    });
+  }
+
+  @Override
+  public final void fail(Entry<K, I> entry, FerryError kind, String message, Throwable cause) {
+    pending.add(() -> promise(entry).tryFail(new FerryException(kind, message, cause)));
+  }
+
+  @Override
+  public final void closed() {
+    pending.add(() -> closed.tryComplete());
+  }
+
+  @SuppressWarnings("unchecked")
+  private Promise<O> promise(Entry<K, I> e) {
+    return (Promise<O>) e.caller;
+  }
+}

@@ -1,0 +1,42 @@
+package dev.ferry.internal;
+
+/**
+ * One accepted input, from admission to its single outcome. Runs only on the owning loop.
+ *
+ * <p>{@code caller} is the driver's handle for replying (a promise); the engine never touches it.
+ * The state moves one way, WAITING to SENT to SETTLED (or WAITING straight to SETTLED): an entry
+ * that is SETTLED has had its one reply, which is how "exactly one reply" is enforced.
+ */
+public final class Entry<K, I> {
+  enum State { WAITING, SENT, SETTLED }
+
+  public final K key;
+  public final I input;
+  public final long weight;
+  public final Object caller;
+  /** Admission order, used for ties under a custom order and for fairness checks. */
+  final long seq;
+  final long arrivedAt;
+  /** Absolute deadline in loop nanos, or {@link Long#MAX_VALUE} for none. */
+  final long deadline;
+  long deadlineTimer = -1;
+  State state = State.WAITING;
+
+  public Entry(K key, I input, long weight, Object caller, long seq, long arrivedAt, long deadline) {
+    this.key = key;
+    this.input = input;
+    this.weight = weight;
+    this.caller = caller;
+    this.seq = seq;
+    this.arrivedAt = arrivedAt;
+    this.deadline = deadline;
+  }
+
+  public long seq() {
+    return seq;
+  }
+
+  boolean waiting() {
+    return state == State.WAITING;
+  }
+}

@@ -1,0 +1,25 @@
+package dev.ferry.internal;
+
+/**
+ * Where a ferry's state lives and how time reaches it: the owning event loop, a clock and timers.
+ *
+ * <p>The Vert.x implementation ({@link VertxLoop}) runs on one context; tests back it with virtual
+ * time so that the engine under test is the real one, driven deterministically. Scheduling never
+ * runs the task inline, which is why an engine may set timers in the middle of a transition.
+ */
+public interface Loop {
+  /** Whether the caller is running on this loop (and may touch its state). */
+  boolean inLoop();
+
+  /** Runs {@code task} on this loop later, in submission order with other tasks. */
+  void execute(Runnable task);
+
+  /** The current time in nanoseconds, for deadlines and ages; only differences are meaningful. */
+  long nanoTime();
+
+  /** Runs {@code task} on this loop after at least {@code delayNanos}; returns an id for {@link #cancel}. */
+  long schedule(long delayNanos, Runnable task);
+
+  /** Cancels a timer that has not fired yet; cancelling a fired or unknown id does nothing. */
+  void cancel(long timerId);
+}

@@ -1,0 +1,461 @@
+package dev.ferry.internal;
+
+import dev.ferry.FerryError;
+import dev.ferry.FerryMetrics;
+import dev.ferry.PerKeyConfig;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The per-key batching engine: a state machine over lanes, the ready line and slot counts.
+ *
+ * <h2>Design</h2>
+ *
+ * Every key with work has a {@link Lane}: its waiting inputs in sending order, and whether a call
+ * for the key is on the wire. Lanes that have waiting inputs, no call in flight and (with a batch
+ * delay) are due, stand in the ready {@link #line}, first come first served. Whenever a slot is
+ * free, {@link #dispatch()} takes the lane at the front of the line and sends everything it holds,
+ * up to the batch bounds. When that call completes, a lane that still has inputs goes to the back
+ * of the line; an empty lane is removed, so an idle key costs nothing. Batches therefore form on
+ * completion: whatever arrived while a key's previous call was in flight leaves together in its
+ * next one (group commit), and no timer is involved unless a batch delay is configured.
+ *
+ * <p>An input whose key is idle (no lane) is, by default, sent at once as a batch of one: a
+ * <em>direct call</em>, outside the slots, so quiet keys never queue behind busy ones. The key's
+ * lane exists, marked in flight, for the duration of that call, so whatever arrives meanwhile
+ * waits and batches behind it.
+ *
+ * <h2>Invariants</h2>
+ *
+ * <ul>
+ *   <li>A key has a lane iff it has live waiting inputs or a call in flight.
+ *   <li>A lane in flight is never in the line, and a key never has two calls in flight: the lane is
+ *       marked in flight before its call starts and cleared only in {@link #completed}, even when
+ *       the call timeout has already failed its callers.
+ *   <li>{@code batchesInFlight <= maxInFlightBatches}; direct calls are counted apart.
+ *   <li>{@code queuedInputs}/{@code queuedWeight} are the sums of the lanes' live counts/weights and
+ *       never exceed their bounds.
+ *   <li>Every entry is settled exactly once: by {@link Effects#deliver}, or by one {@link
+ *       Effects#fail}. Entry state moves one way, so a second settlement is impossible.
+ * </ul>
+ *
+ * <h2>Threads and effects</h2>
+ *
+ * The engine runs only on its owning loop (asserted on every entry point); it holds no locks and
+ * needs none, because nothing else touches its state. Each public method is one transition: it
+ * updates state and hands the effects (start a call, reply to callers) to {@link Effects}, which
+ * the driver runs only after the transition returns. Timers are the one thing set directly, since
+ * scheduling never runs code inline. The engine knows nothing of Vert.x I/O; time comes from
+ * {@link Loop}, so tests drive the real engine in virtual time.
+ *
+ * <h2>Lifecycle</h2>
+ *
+ * OPEN admits. {@link #drain} moves to DRAINING: nothing is admitted, waiting inputs still leave
+ * (at once, ignoring any batch delay), and the engine closes when empty or when the drain timeout
+ * passes. {@link #close} moves to CLOSED: waiting inputs fail with CLOSED, calls in flight finish
+ * and deliver, and {@link Effects#closed} fires once the last of them is over.
+ */
+public final class PerKeyEngine<K, I> {
+  private enum Phase { OPEN, DRAINING, CLOSED }
+
+  private final Limits limits;
+  private final boolean directCalls;
+  private final long delayNanos;
+  private final long callTimeoutNanos;
+  private final Comparator<Entry<K, I>> order;
+  private final Loop loop;
+  private final Effects<K, I> out;
+
+  private final HashMap<K, Lane<K, I>> lanes = new HashMap<>();
+  private final ArrayDeque<Lane<K, I>> line = new ArrayDeque<>();
+
+  private int batchesInFlight;
+  private int directInFlight;
+  private int queuedInputs;
+  private long queuedWeight;
+
+  private long submitted;
+  private long rejected;
+  private long batches;
+  private long directCount;
+  private long failedBatches;
+  private long timedOut;
+
+  private long nextSeq;
+  private long nextBatchId;
+  private Phase phase = Phase.OPEN;
+  private boolean closedSignalled;
+  private long drainTimer = -1;
+
+  /**
+   * @param order the order of a key's inputs, or {@code null} for submission order; ties always
+   *     fall back to submission order
+   */
+  public PerKeyEngine(PerKeyConfig config, Comparator<? super I> order, Loop loop, Effects<K, I> out) {
+    this.limits = config.limits();
+    this.directCalls = config.directCallsEnabled();
+    this.delayNanos = limits.maxBatchDelay().toNanos();
+    this.callTimeoutNanos = limits.callTimeout().toNanos();
+    this.order = order == null ? null
+        : Comparator.<Entry<K, I>, I>comparing(e -> e.input, order).thenComparingLong(e -> e.seq);
+    this.loop = loop;
+    this.out = out;
+  }
+
+  /** Creates the entry for one valid input; {@code timeoutNanos <= 0} means no deadline. */
+  public Entry<K, I> entry(K key, I input, long weight, Object caller, long timeoutNanos) {
+    assert loop.inLoop();
+    long now = loop.nanoTime();
+    long deadline = timeoutNanos > 0 ? saturatedAdd(now, timeoutNanos) : Long.MAX_VALUE;
+    return new Entry<>(key, input, weight, caller, nextSeq++, now, deadline);
+  }
+
+  // ---------------------------------------------------------------- transitions
+
+  /** An input arrives: refuse it, call it directly, or let it wait in its key's lane. */
+  public void admit(Entry<K, I> e) {
+    assert loop.inLoop();
+    submitted++;
+    if (phase != Phase.OPEN) {
+      settle(e, FerryError.CLOSED, "the ferry is closed");
+      return;
+    }
+    Lane<K, I> lane = lanes.get(e.key);
+    if (lane == null && directCalls) {
+      lane = newLane(e.key);
+      directCount++;
+      start(lane, List.of(e), true, e.weight);
+      return;
+    }
+    if (queuedInputs >= limits.maxQueueing()) {
+      rejected++;
+      settle(e, FerryError.REJECTED, "maxQueueing (" + limits.maxQueueing() + ") inputs are waiting");
+      return;
+    }
+    if (e.weight > limits.maxQueuedWeight() - queuedWeight) {
+      rejected++;
+      settle(e, FerryError.REJECTED, "maxQueuedWeight (" + limits.maxQueuedWeight()
+          + ") would be exceeded: " + queuedWeight + " waiting, this input weighs " + e.weight);
+      return;
+    }
+    if (lane == null) {
+      lane = newLane(e.key);
+    }
+    lane.add(e);
+    queuedInputs++;
+    queuedWeight += e.weight;
+    if (e.deadline != Long.MAX_VALUE) {
+      e.deadlineTimer = loop.schedule(e.deadline - loop.nanoTime(), () -> expire(e));
+    }
+    if (!lane.inFlight) {
+      offer(lane);
+      dispatch();
+    }
+  }
+
+  /** A call is over (its Future completed, and the driver is back on the loop). */
+  public void completed(Batch<K, I> batch) {
+    assert loop.inLoop();
+    if (batch.over) {
+      return;
+    }
+    batch.over = true;
+    if (batch.callTimer >= 0) {
+      loop.cancel(batch.callTimer);
+    }
+    if (batch.direct) {
+      directInFlight--;
+    } else {
+      batchesInFlight--;
+    }
+    if (!batch.overdue) {
+      if (batch.failure != null) {
+        failedBatches++;
+      }
+      for (Entry<K, I> e : batch.entries) {
+        e.state = Entry.State.SETTLED;
+      }
+      out.deliver(batch);
+    }
+    Lane<K, I> lane = lanes.get(batch.key);
+    assert lane != null && lane.inFlight : "completed a call for a key that was not in flight";
+    lane.inFlight = false;
+    if (lane.count == 0) {
+      retire(lane);
+    } else {
+      offer(lane);
+    }
+    dispatch();
+    maybeFinish();
+  }
+
+  /**
+   * The call timeout passed: the callers fail now, but the key and its slot stay reserved until the
+   * call is really over, so that the key never has two calls on the wire (ADR 0005).
+   */
+  void callOverdue(Batch<K, I> batch) {
+    assert loop.inLoop();
+    batch.callTimer = -1;
+    if (batch.over) {
+      return;
+    }
+    batch.overdue = true;
+    failedBatches++;
+    String message = "the batch call for its key did not complete within "
+        + TimeUnit.NANOSECONDS.toMillis(callTimeoutNanos) + " ms";
+    for (Entry<K, I> e : batch.entries) {
+      settle(e, FerryError.FAILED, message);
+    }
+  }
+
+  /** A waiting input's deadline passed: drop it, never send it. */
+  void expire(Entry<K, I> e) {
+    assert loop.inLoop();
+    e.deadlineTimer = -1;
+    if (!e.waiting()) {
+      return;
+    }
+    Lane<K, I> lane = lanes.get(e.key);
+    dropWaiting(lane, e);
+    if (lane.count == 0 && !lane.inFlight) {
+      retire(lane);
+    }
+    maybeFinish();
+  }
+
+  /** The batch delay of a lane's oldest input ran out. */
+  private void delayOver(Lane<K, I> lane) {
+    assert loop.inLoop();
+    lane.delayTimer = -1;
+    if (!lane.retired && !lane.inFlight && !lane.inLine && lane.count > 0) {
+      offer(lane);
+      dispatch();
+    }
+  }
+
+  /**
+   * Stops admitting and sends what is waiting, then closes; whatever is still waiting when the
+   * timeout passes fails with CLOSED.
+   */
+  public void drain(long timeoutNanos) {
+    assert loop.inLoop();
+    if (phase != Phase.OPEN) {
+      return;
+    }
+    phase = Phase.DRAINING;
+    drainTimer = loop.schedule(Math.max(0, timeoutNanos), () -> {
+      drainTimer = -1;
+      close();
+    });
+    // A batch delay no longer applies: nothing more can arrive to keep a lane company.
+    for (Lane<K, I> lane : lanes.values()) {
+      if (!lane.inFlight && lane.count > 0) {
+        offer(lane);
+      }
+    }
+    dispatch();
+    maybeFinish();
+  }
+
+  /** Stops admitting, fails every waiting input with CLOSED, and lets calls in flight finish. */
+  public void close() {
+    assert loop.inLoop();
+    if (phase == Phase.CLOSED) {
+      return;
+    }
+    phase = Phase.CLOSED;
+    if (drainTimer >= 0) {
+      loop.cancel(drainTimer);
+      drainTimer = -1;
+    }
+    line.clear();
+    for (Lane<K, I> lane : new ArrayList<>(lanes.values())) {
+      lane.inLine = false;
+      for (Entry<K, I> e : lane.takeAll()) {
+        queuedInputs--;
+        queuedWeight -= e.weight;
+        settle(e, FerryError.CLOSED, "the ferry closed before this input was sent");
+      }
+      if (!lane.inFlight) {
+        retire(lane);
+      }
+    }
+    maybeFinish();
+  }
+
+  // ---------------------------------------------------------------- dispatch
+
+  /** Starts batches from the front of the line while slots are free. */
+  private void dispatch() {
+    while (batchesInFlight < limits.maxInFlightBatches() && !line.isEmpty()) {
+      Lane<K, I> lane = line.poll();
+      lane.inLine = false;
+      if (lane.retired || lane.inFlight || lane.count == 0) {
+        continue;
+      }
+      List<Entry<K, I>> entries = new ArrayList<>(Math.min(lane.count, limits.maxBatchSize()));
+      long weight = take(lane, entries);
+      if (entries.isEmpty()) {
+        // Everything that was waiting had expired at this very instant.
+        if (lane.count == 0) {
+          retire(lane);
+        }
+        continue;
+      }
+      batches++;
+      start(lane, entries, false, weight);
+    }
+  }
+
+  /** Moves the lane's next batch into {@code entries}; returns its weight. */
+  private long take(Lane<K, I> lane, List<Entry<K, I>> entries) {
+    long now = loop.nanoTime();
+    long weight = 0;
+    while (entries.size() < limits.maxBatchSize()) {
+      Entry<K, I> e = lane.peek();
+      if (e == null) {
+        break;
+      }
+      if (!entries.isEmpty() && e.weight > limits.maxBatchWeight() - weight) {
+        break;
+      }
+      if (e.deadline <= now) {
+        // Its timer has not run yet, but its deadline has passed: it must not leave.
+        dropWaiting(lane, e);
+        continue;
+      }
+      lane.poll();
+      queuedInputs--;
+      queuedWeight -= e.weight;
+      entries.add(e);
+      weight += e.weight;
+    }
+    return weight;
+  }
+
+  private void start(Lane<K, I> lane, List<Entry<K, I>> entries, boolean direct, long weight) {
+    lane.inFlight = true;
+    if (lane.delayTimer >= 0) {
+      loop.cancel(lane.delayTimer);
+      lane.delayTimer = -1;
+    }
+    if (direct) {
+      directInFlight++;
+    } else {
+      batchesInFlight++;
+    }
+    for (Entry<K, I> e : entries) {
+      e.state = Entry.State.SENT;
+      if (e.deadlineTimer >= 0) {
+        loop.cancel(e.deadlineTimer);
+        e.deadlineTimer = -1;
+      }
+    }
+    Batch<K, I> batch = new Batch<>(nextBatchId++, lane.key, entries, direct, weight, loop.nanoTime());
+    batch.callTimer = loop.schedule(callTimeoutNanos, () -> callOverdue(batch));
+    out.call(batch);
+  }
+
+  /** Puts a lane with waiting inputs in line when it is due, else arms its batch-delay timer. */
+  private void offer(Lane<K, I> lane) {
+    if (lane.inLine || lane.inFlight || lane.count == 0) {
+      return;
+    }
+    long wait = dueIn(lane);
+    if (wait <= 0) {
+      if (lane.delayTimer >= 0) {
+        loop.cancel(lane.delayTimer);
+        lane.delayTimer = -1;
+      }
+      lane.inLine = true;
+      line.add(lane);
+    } else if (lane.delayTimer < 0) {
+      lane.delayTimer = loop.schedule(wait, () -> delayOver(lane));
+    }
+  }
+
+  /** Nanos until the lane may leave: 0 when there is no delay, it is full, or its oldest input waited enough. */
+  private long dueIn(Lane<K, I> lane) {
+    if (delayNanos == 0 || phase != Phase.OPEN) {
+      return 0;
+    }
+    if (lane.count >= limits.maxBatchSize() || lane.weight >= limits.maxBatchWeight()) {
+      return 0;
+    }
+    return lane.oldestArrival() + delayNanos - loop.nanoTime();
+  }
+
+  // ---------------------------------------------------------------- bookkeeping
+
+  private Lane<K, I> newLane(K key) {
+    Lane<K, I> lane = new Lane<>(key, order);
+    lanes.put(key, lane);
+    return lane;
+  }
+
+  private void retire(Lane<K, I> lane) {
+    lane.retired = true;
+    if (lane.delayTimer >= 0) {
+      loop.cancel(lane.delayTimer);
+      lane.delayTimer = -1;
+    }
+    lanes.remove(lane.key);
+  }
+
+  /** Settles a waiting entry with TIMEOUT and takes it out of the counts. */
+  private void dropWaiting(Lane<K, I> lane, Entry<K, I> e) {
+    lane.forget(e);
+    queuedInputs--;
+    queuedWeight -= e.weight;
+    timedOut++;
+    settle(e, FerryError.TIMEOUT, "the caller's deadline passed before the input was sent");
+  }
+
+  private void settle(Entry<K, I> e, FerryError kind, String message) {
+    if (e.state == Entry.State.SETTLED) {
+      return;
+    }
+    e.state = Entry.State.SETTLED;
+    if (e.deadlineTimer >= 0) {
+      loop.cancel(e.deadlineTimer);
+      e.deadlineTimer = -1;
+    }
+    out.fail(e, kind, message, null);
+  }
+
+  private void maybeFinish() {
+    if (phase == Phase.DRAINING && queuedInputs == 0 && inFlight() == 0) {
+      close();
+      return;
+    }
+    if (phase == Phase.CLOSED && !closedSignalled && inFlight() == 0) {
+      closedSignalled = true;
+      out.closed();
+    }
+  }
+
+  private int inFlight() {
+    return batchesInFlight + directInFlight;
+  }
+
+  private static long saturatedAdd(long a, long b) {
+    long sum = a + b;
+    return ((a ^ sum) & (b ^ sum)) < 0 ? Long.MAX_VALUE - 1 : sum;
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  public boolean isOpen() {
+    return phase == Phase.OPEN;
+  }
+
+  /** A snapshot; exact on the loop, a best-effort read elsewhere. */
+  public FerryMetrics metrics() {
+    return new FerryMetrics(inFlight(), queuedInputs, queuedWeight, lanes.size(), submitted,
+        rejected, batches + directCount, directCount, failedBatches, timedOut);
+  }
+}
