@@ -449,6 +449,16 @@ public final class PerKeyEngine<K, I> {
 
   // ---------------------------------------------------------------- reads
 
+  /** Batch slots in use (direct calls not counted). */
+  int batchesInFlight() {
+    return batchesInFlight;
+  }
+
+  /** Lanes in the map (for leak checks in tests). */
+  int lanesHeld() {
+    return lanes.size();
+  }
+
   public boolean isOpen() {
     return phase == Phase.OPEN;
   }

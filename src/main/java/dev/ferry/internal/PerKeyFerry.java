@@ -37,7 +37,7 @@ public final class PerKeyFerry<K, I, R, O> extends Driver<K, I, R, O> implements
     this.keyOf = keyOf;
     this.weigh = weigh;
     this.call = call;
-    this.engine = new PerKeyEngine<>(config, order, loop, this);
+    this.engine = new PerKeyEngine<>(config, order, engineLoop(), this);
   }
 
   @Override
@@ -92,6 +92,11 @@ public final class PerKeyFerry<K, I, R, O> extends Driver<K, I, R, O> implements
   @Override
   protected void callOver(Batch<K, I> batch) {
     engine.completed(batch);
+  }
+
+  /** The engine, for tests in this package. */
+  PerKeyEngine<K, I> engine() {
+    return engine;
   }
 
   @Override

@@ -2,9 +2,10 @@ package dev.ferry.testing;
 
 import dev.ferry.internal.Loop;
 import java.util.ArrayDeque;
-import java.util.HashSet;
-import java.util.PriorityQueue;
-import java.util.Set;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -17,9 +18,9 @@ public final class VirtualLoop implements Loop {
 
   private final Thread owner = Thread.currentThread();
   private final ArrayDeque<Runnable> tasks = new ArrayDeque<>();
-  private final PriorityQueue<Timer> timers =
-      new PriorityQueue<>((a, b) -> a.at != b.at ? Long.compare(a.at, b.at) : Long.compare(a.id, b.id));
-  private final Set<Long> cancelled = new HashSet<>();
+  private final TreeSet<Timer> timers =
+      new TreeSet<>(Comparator.comparingLong(Timer::at).thenComparingLong(Timer::id));
+  private final Map<Long, Timer> live = new HashMap<>();
   private long now = 1_000_000_000L;
   private long nextId;
 
@@ -41,13 +42,18 @@ public final class VirtualLoop implements Loop {
   @Override
   public long schedule(long delayNanos, Runnable task) {
     long id = nextId++;
-    timers.add(new Timer(now + Math.max(0, delayNanos), id, task));
+    Timer t = new Timer(now + Math.max(0, delayNanos), id, task);
+    timers.add(t);
+    live.put(id, t);
     return id;
   }
 
   @Override
   public void cancel(long timerId) {
-    cancelled.add(timerId);
+    Timer t = live.remove(timerId);
+    if (t != null) {
+      timers.remove(t);
+    }
   }
 
   /** Runs queued tasks (not timers) until none is left. */
@@ -65,11 +71,9 @@ public final class VirtualLoop implements Loop {
   public void advance(long nanos) {
     long until = now + nanos;
     runPending();
-    while (!timers.isEmpty() && timers.peek().at <= until) {
-      Timer t = timers.poll();
-      if (cancelled.remove(t.id)) {
-        continue;
-      }
+    while (!timers.isEmpty() && timers.first().at <= until) {
+      Timer t = timers.pollFirst();
+      live.remove(t.id);
       now = Math.max(now, t.at);
       t.task.run();
       runPending();
@@ -77,23 +81,14 @@ public final class VirtualLoop implements Loop {
     now = until;
   }
 
-  /** The time of the next live timer, or -1 when none is set. */
+  /** The time of the next timer, or -1 when none is set. */
   public long nextTimerAt() {
-    while (!timers.isEmpty() && cancelled.contains(timers.peek().id)) {
-      cancelled.remove(timers.poll().id);
-    }
-    return timers.isEmpty() ? -1 : timers.peek().at;
+    return timers.isEmpty() ? -1 : timers.first().at;
   }
 
-  /** Live timers (for leak checks). */
+  /** Timers set and neither fired nor cancelled (for leak checks). */
   public int liveTimers() {
-    int live = 0;
-    for (Timer t : timers) {
-      if (!cancelled.contains(t.id)) {
-        live++;
-      }
-    }
-    return live;
+    return timers.size();
   }
 
   public long nowMillis() {
