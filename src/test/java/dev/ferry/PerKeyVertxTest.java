@@ -1,0 +1,128 @@
+package dev.ferry;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.junit5.VertxExtension;
+import io.vertx.junit5.VertxTestContext;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** Ferry.perKey on a real Vert.x instance: context binding, thread hops, real timers. */
+@ExtendWith(VertxExtension.class)
+class PerKeyVertxTest {
+  private final ExecutorService foreign = Executors.newFixedThreadPool(4);
+
+  @AfterEach
+  void stop() {
+    foreign.shutdownNow();
+  }
+
+  @Test
+  void completionsFromForeignThreadsAreHandledOnTheFerrysContext(Vertx vertx, VertxTestContext ctx) {
+    Context context = vertx.getOrCreateContext();
+    List<Context> seenByCall = new ArrayList<>();
+    List<Context> seenByExtract = new ArrayList<>();
+    Ferry<String, String> ferry = Ferry.perKey(context, PerKeyConfig.defaults(), s -> s.substring(0, 1), null, null,
+        (String key, List<String> inputs) -> {
+          seenByCall.add(Vertx.currentContext());
+          // The downstream answers on a thread Vert.x knows nothing about.
+          return Future.fromCompletionStage(CompletableFuture.supplyAsync(() -> inputs, foreign));
+        },
+        (in, result) -> {
+          seenByExtract.add(Vertx.currentContext());
+          return in.toUpperCase();
+        });
+    List<Future<String>> all = new ArrayList<>();
+    // Submitted from several non-Vert.x threads at once.
+    List<CompletableFuture<Void>> submitters = new ArrayList<>();
+    for (int t = 0; t < 4; t++) {
+      int thread = t;
+      submitters.add(CompletableFuture.runAsync(() -> {
+        for (int i = 0; i < 50; i++) {
+          Future<String> f = ferry.submit("k" + (i % 5) + "-" + thread + "-" + i);
+          synchronized (all) {
+            all.add(f);
+          }
+        }
+      }, foreign));
+    }
+    CompletableFuture.allOf(submitters.toArray(CompletableFuture[]::new)).join();
+    Future.all(all).onComplete(ctx.succeeding(done -> ctx.verify(() -> {
+      assertEquals(200, all.size());
+      for (Future<String> f : all) {
+        assertTrue(f.result().startsWith("K"));
+      }
+      for (Context c : seenByCall) {
+        assertSame(context, c, "the batch call must start on the ferry's context");
+      }
+      for (Context c : seenByExtract) {
+        assertSame(context, c, "outcomes must be handed out on the ferry's context");
+      }
+      assertEquals(0, ferry.metrics().activeLanes());
+      ctx.completeNow();
+    })));
+  }
+
+  @Test
+  void aFerryCreatedOnAnEventLoopStaysOnIt(Vertx vertx, VertxTestContext ctx) {
+    Context context = vertx.getOrCreateContext();
+    context.runOnContext(v -> {
+      Ferry<String, String> ferry = Ferry.perKey(vertx, PerKeyConfig.defaults(), s -> s,
+          (String key, List<String> inputs) -> {
+            ctx.verify(() -> assertSame(context, Vertx.currentContext()));
+            return Future.succeededFuture(inputs);
+          }, (in, r) -> in);
+      ferry.submit("a").onComplete(ctx.succeeding(r -> ctx.verify(() -> {
+        assertEquals("a", r);
+        ctx.completeNow();
+      })));
+    });
+  }
+
+  @Test
+  void aDeadlineFailsTheCallerWithTimeoutOnARealTimer(Vertx vertx, VertxTestContext ctx) {
+    Promise<List<String>> held = Promise.promise();
+    Ferry<String, String> ferry = Ferry.perKey(vertx, PerKeyConfig.defaults(), s -> "same",
+        (String key, List<String> inputs) -> inputs.get(0).equals("first") ? held.future() : Future.succeededFuture(inputs),
+        (in, r) -> in);
+    ferry.submit("first");
+    ferry.submit("second", Duration.ofMillis(20)).onComplete(ctx.failing(e -> ctx.verify(() -> {
+      assertEquals(FerryError.TIMEOUT, ((FerryException) e).kind());
+      held.complete(List.of("first"));
+      ctx.completeNow();
+    })));
+  }
+
+  @Test
+  void closeWaitsForTheLastCallAndRefusesNewInputs(Vertx vertx, VertxTestContext ctx) {
+    Promise<List<String>> held = Promise.promise();
+    Ferry<String, String> ferry = Ferry.perKey(vertx, PerKeyConfig.defaults(), s -> "k",
+        (String key, List<String> inputs) -> held.future(), (in, r) -> in + "!");
+    Future<String> inFlight = ferry.submit("a");
+    Future<String> waiting = ferry.submit("b");
+    Future<Void> closed = ferry.close();
+    ferry.submit("c").onComplete(ctx.failing(e -> ctx.verify(() -> {
+      assertEquals(FerryError.CLOSED, ((FerryException) e).kind());
+      assertEquals(FerryError.CLOSED, ((FerryException) waiting.cause()).kind());
+      assertTrue(!closed.isComplete());
+      held.complete(List.of("a"));
+      closed.onComplete(ctx.succeeding(v -> ctx.verify(() -> {
+        assertEquals("a!", inFlight.result());
+        ctx.completeNow();
+      })));
+    })));
+  }
+}
