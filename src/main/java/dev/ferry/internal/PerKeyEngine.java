@@ -454,6 +454,61 @@ public final class PerKeyEngine<K, I> {
     return batchesInFlight;
   }
 
+  /**
+   * Checks the invariants of the design comment against the current state; returns the first one
+   * broken, or null. For the simulation tests: O(lanes), never called on a hot path.
+   */
+  String brokenInvariant() {
+    int waiting = 0;
+    long weight = 0;
+    int lanesInFlight = 0;
+    for (Lane<K, I> lane : lanes.values()) {
+      if (lane.count == 0 && !lane.inFlight) {
+        return "lane " + lane.key + " has no work but is held";
+      }
+      if (lane.inFlight && lane.inLine) {
+        return "lane " + lane.key + " is in flight and in line";
+      }
+      if (lane.retired) {
+        return "lane " + lane.key + " is retired but held";
+      }
+      waiting += lane.count;
+      weight += lane.weight;
+      lanesInFlight += lane.inFlight ? 1 : 0;
+    }
+    if (waiting != queuedInputs || weight != queuedWeight) {
+      return "queued counts " + queuedInputs + "/" + queuedWeight + " differ from the lanes' " + waiting + "/" + weight;
+    }
+    if (lanesInFlight != batchesInFlight + directInFlight) {
+      return lanesInFlight + " lanes in flight but " + (batchesInFlight + directInFlight) + " calls";
+    }
+    if (batchesInFlight > limits.maxInFlightBatches()) {
+      return batchesInFlight + " batch calls exceed maxInFlightBatches";
+    }
+    if (queuedInputs > limits.maxQueueing() || queuedWeight > limits.maxQueuedWeight()) {
+      return "the waiting room exceeds its bounds";
+    }
+    if (phase != Phase.OPEN || delayNanos == 0) {
+      // Work conservation: a free slot never coexists with a lane that could leave now.
+      if (batchesInFlight < limits.maxInFlightBatches()) {
+        for (Lane<K, I> lane : line) {
+          if (!lane.retired && lane.count > 0 && !lane.inFlight) {
+            return "a slot is free but lane " + lane.key + " waits in line";
+          }
+        }
+      }
+      for (Lane<K, I> lane : lanes.values()) {
+        if (!lane.inFlight && lane.count > 0 && !lane.inLine) {
+          return "lane " + lane.key + " has waiting inputs but is neither in flight nor in line";
+        }
+      }
+    }
+    if (phase == Phase.CLOSED && queuedInputs != 0) {
+      return "closed with inputs still waiting";
+    }
+    return null;
+  }
+
   /** Lanes in the map (for leak checks in tests). */
   int lanesHeld() {
     return lanes.size();
