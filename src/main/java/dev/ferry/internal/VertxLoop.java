@@ -2,6 +2,7 @@ package dev.ferry.internal;
 
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
+import io.vertx.core.internal.ContextInternal;
 import java.util.concurrent.TimeUnit;
 
 /** A {@link Loop} on one Vert.x event-loop context, captured once and kept. */
@@ -12,7 +13,9 @@ public final class VertxLoop implements Loop {
     if (!context.isEventLoopContext()) {
       throw new IllegalArgumentException("a ferry needs an event-loop context, got " + context);
     }
-    this.context = context;
+    // Event-bus handlers and timers run on duplicates of a verticle's context; they share its
+    // thread and task order, so the ferry is bound to the base context and accepts its duplicates.
+    this.context = ((ContextInternal) context).unwrap();
   }
 
   /**
@@ -34,7 +37,8 @@ public final class VertxLoop implements Loop {
 
   @Override
   public boolean inLoop() {
-    return Vertx.currentContext() == context;
+    Context current = Vertx.currentContext();
+    return current == context || (current != null && ((ContextInternal) current).unwrap() == context);
   }
 
   @Override
