@@ -168,6 +168,49 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I> {
     pending.add(() -> promise(entry).tryFail(new FerryException(kind, message, cause)));
   }
 
+  /** Where handed-off inputs go: the new owner. {@code remaining} is null when there is no deadline. */
+  @FunctionalInterface
+  public interface Forward<I, O> {
+    Future<O> forward(I input, java.time.Duration remaining);
+  }
+
+  /** A hand-off request: where the key's waiting inputs go, and what completes when they went. */
+  public record HandOff<I, O>(Forward<I, O> forward, Promise<Void> done) {}
+
+  @Override
+  public final void handedOff(K key, java.util.List<Entry<K, I>> entries, java.util.List<Object> handOffs) {
+    pending.add(() -> {
+      @SuppressWarnings("unchecked")
+      Forward<I, O> forward = ((HandOff<I, O>) handOffs.get(0)).forward();
+      long now = loop.nanoTime();
+      for (Entry<K, I> e : entries) {
+        Promise<O> p = promise(e);
+        if (e.deadline <= now) {
+          p.tryFail(new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent"));
+          continue;
+        }
+        java.time.Duration remaining = e.deadline == Long.MAX_VALUE ? null : java.time.Duration.ofNanos(e.deadline - now);
+        Future<O> answer;
+        try {
+          answer = forward.forward(e.input, remaining);
+        } catch (RuntimeException t) {
+          answer = Future.failedFuture(t);
+        }
+        answer.onComplete(ar -> {
+          if (ar.succeeded()) {
+            p.tryComplete(ar.result());
+          } else {
+            p.tryFail(ar.cause() instanceof FerryException fe ? fe
+                : new FerryException(FerryError.CLOSED, "the key's new owner could not be reached: " + ar.cause(), ar.cause()));
+          }
+        });
+      }
+      for (Object h : handOffs) {
+        ((HandOff<?, ?>) h).done().tryComplete();
+      }
+    });
+  }
+
   @Override
   public final void closed() {
     pending.add(() -> closed.tryComplete());

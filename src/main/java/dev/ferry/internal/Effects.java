@@ -17,6 +17,13 @@ public interface Effects<K, I> {
   /** Fail one caller. */
   void fail(Entry<K, I> entry, FerryError kind, String message, Throwable cause);
 
+  /**
+   * A key was handed off: it has no call in flight here any more, and {@code entries} are its
+   * waiting inputs in sending order, now the new owner's to serve (their callers still wait).
+   * {@code handOffs} are the tokens given to {@link PerKeyEngine#handOff} for this key.
+   */
+  void handedOff(K key, java.util.List<Entry<K, I>> entries, java.util.List<Object> handOffs);
+
   /** The ferry is closed and its last call is over. */
   void closed();
 }

@@ -26,6 +26,11 @@ final class Lane<K, I> {
   /** The lane was removed from the engine's map; a stale reference in the line is skipped. */
   boolean retired;
   long delayTimer = -1;
+  /**
+   * Non-null while the key is being handed to another owner: the lane is no longer dispatched,
+   * and once its call in flight is over its waiting entries go to these waiters' hand-off.
+   */
+  java.util.List<Object> handOffs;
 
   Lane(K key, Comparator<Entry<K, I>> order) {
     this.key = key;

@@ -184,13 +184,59 @@ public final class PerKeyEngine<K, I> {
     Lane<K, I> lane = lanes.get(batch.key);
     assert lane != null && lane.inFlight : "completed a call for a key that was not in flight";
     lane.inFlight = false;
-    if (lane.count == 0) {
+    if (lane.handOffs != null) {
+      finishHandOff(lane);
+    } else if (lane.count == 0) {
       retire(lane);
     } else {
       offer(lane);
     }
     dispatch();
     maybeFinish();
+  }
+
+  /**
+   * Stops serving {@code key} here, for a new owner (cluster membership changed). Once the key has
+   * no call in flight, its waiting inputs are handed over in sending order through {@link
+   * Effects#handedOff} and its lane is removed; until then it is never dispatched again, so the
+   * new owner's first call can never overlap this node's last one. A key with no lane is handed
+   * over at once, with nothing.
+   */
+  public void handOff(K key, Object token) {
+    assert loop.inLoop();
+    Lane<K, I> lane = lanes.get(key);
+    if (lane == null) {
+      out.handedOff(key, List.of(), List.of(token));
+      return;
+    }
+    if (lane.handOffs == null) {
+      lane.handOffs = new ArrayList<>(1);
+    }
+    lane.handOffs.add(token);
+    if (!lane.inFlight) {
+      finishHandOff(lane);
+      dispatch();
+      maybeFinish();
+    }
+  }
+
+  private void finishHandOff(Lane<K, I> lane) {
+    List<Entry<K, I>> entries = lane.takeAll();
+    for (Entry<K, I> e : entries) {
+      queuedInputs--;
+      queuedWeight -= e.weight;
+      // Its caller now waits on the new owner's answer: no deadline timer here any more.
+      e.state = Entry.State.SETTLED;
+      if (e.deadlineTimer >= 0) {
+        loop.cancel(e.deadlineTimer);
+        e.deadlineTimer = -1;
+      }
+    }
+    List<Object> handOffs = lane.handOffs;
+    lane.handOffs = null;
+    lane.inLine = false;
+    retire(lane);
+    out.handedOff(lane.key, entries, handOffs);
   }
 
   /**
@@ -465,6 +511,9 @@ public final class PerKeyEngine<K, I> {
     for (Lane<K, I> lane : lanes.values()) {
       if (lane.count == 0 && !lane.inFlight) {
         return "lane " + lane.key + " has no work but is held";
+      }
+      if (lane.handOffs != null && !lane.inFlight) {
+        return "lane " + lane.key + " is being handed off with no call in flight";
       }
       if (lane.inFlight && lane.inLine) {
         return "lane " + lane.key + " is in flight and in line";

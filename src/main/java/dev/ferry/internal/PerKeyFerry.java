@@ -99,6 +99,17 @@ public final class PerKeyFerry<K, I, R, O> extends Driver<K, I, R, O> implements
     return engine;
   }
 
+  /**
+   * Hands {@code key} to another owner: once its call in flight here is over, its waiting inputs
+   * are passed, in order, to {@code forward}, and each caller gets the new owner's answer. The
+   * returned Future completes when every waiting input has been forwarded (not answered).
+   */
+  public Future<Void> handOff(K key, Forward<I, O> forward) {
+    Promise<Void> done = Promise.promise();
+    onLoop(() -> engine.handOff(key, new HandOff<>(forward, done)));
+    return done.future();
+  }
+
   @Override
   public FerryMetrics metrics() {
     return engine.metrics();

@@ -544,4 +544,56 @@ class PerKeyEngineTest {
       assertEquals(4, m.queuedWeight());
     }
   }
+
+  @Nested
+  class HandOff {
+    @Test
+    void aKeyIsHandedOverOnlyAfterItsCallIsOverWithItsWaitingInputsInOrder() {
+      PerKeyHarness h = new PerKeyHarness(config().build());
+      Future<String> a1 = h.submit("a", "a1");
+      Future<String> a2 = h.submit("a", "a2");
+      List<String> forwarded = new ArrayList<>();
+      Future<Void> done = h.ferry.handOff("a", (in, remaining) -> {
+        forwarded.add(in.label());
+        return Future.succeededFuture("elsewhere:" + in.label());
+      });
+      h.loop.runPending();
+      Future<String> a3 = h.submit("a", "a3"); // arrives during the hand-off: goes along
+      assertFalse(done.isComplete(), "a1 is still on the wire here");
+      assertTrue(forwarded.isEmpty());
+      h.succeed(0);
+      assertEquals(1, h.down.calls.size(), "nothing of a is sent here after the hand-off began");
+      assertEquals(List.of("a2", "a3"), forwarded);
+      assertTrue(done.succeeded());
+      assertEquals("a1", a1.result());
+      assertEquals("elsewhere:a2", a2.result());
+      assertEquals("elsewhere:a3", a3.result());
+      assertEquals(0, h.ferry.metrics().activeLanes());
+      assertEquals(0, h.ferry.metrics().queuedInputs());
+    }
+
+    @Test
+    void anIdleKeyIsHandedOverAtOnceWithNothing() {
+      PerKeyHarness h = new PerKeyHarness(config().build());
+      Future<Void> done = h.ferry.handOff("a", (in, remaining) -> Future.failedFuture("never called"));
+      h.loop.runPending();
+      assertTrue(done.succeeded());
+    }
+
+    @Test
+    void theRemainingDeadlineTravelsAndAnUnreachableOwnerFailsWithClosed() {
+      PerKeyHarness h = new PerKeyHarness(config().build());
+      h.submit("a", "a1");
+      Future<String> a2 = h.submit(In.of("a", "a2"), Duration.ofMillis(100));
+      List<Duration> remaining = new ArrayList<>();
+      h.ferry.handOff("a", (in, left) -> {
+        remaining.add(left);
+        return Future.failedFuture(new RuntimeException("no route"));
+      });
+      h.loop.advanceMillis(30);
+      h.succeed(0);
+      assertEquals(List.of(Duration.ofMillis(70)), remaining);
+      assertEquals(FerryError.CLOSED, failure(a2).kind());
+    }
+  }
 }
