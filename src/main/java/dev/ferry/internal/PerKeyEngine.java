@@ -90,6 +90,7 @@ public final class PerKeyEngine<K, I> {
   private Phase phase = Phase.OPEN;
   private boolean closedSignalled;
   private long drainTimer = -1;
+  private Probe probe = Probe.NONE;
 
   /**
    * @param order the order of a key's inputs, or {@code null} for submission order; ties always
@@ -104,6 +105,11 @@ public final class PerKeyEngine<K, I> {
         : Comparator.<Entry<K, I>, I>comparing(e -> e.input, order).thenComparingLong(e -> e.seq);
     this.loop = loop;
     this.out = out;
+  }
+
+  /** Reports to {@code probe} from now on (metrics). */
+  public void observe(Probe probe) {
+    this.probe = probe == null ? Probe.NONE : probe;
   }
 
   /** Creates the entry for one valid input; {@code timeoutNanos <= 0} means no deadline. */
@@ -133,11 +139,13 @@ public final class PerKeyEngine<K, I> {
     }
     if (queuedInputs >= limits.maxQueueing()) {
       rejected++;
+      probe.rejected("queueing");
       settle(e, FerryError.REJECTED, "maxQueueing (" + limits.maxQueueing() + ") inputs are waiting");
       return;
     }
     if (e.weight > limits.maxQueuedWeight() - queuedWeight) {
       rejected++;
+      probe.rejected("weight");
       settle(e, FerryError.REJECTED, "maxQueuedWeight (" + limits.maxQueuedWeight()
           + ") would be exceeded: " + queuedWeight + " waiting, this input weighs " + e.weight);
       return;
@@ -172,6 +180,7 @@ public final class PerKeyEngine<K, I> {
     } else {
       batchesInFlight--;
     }
+    probe.batchFinished(loop.nanoTime() - batch.startedAt, batch.overdue || batch.failure != null);
     if (!batch.overdue) {
       if (batch.failure != null) {
         failedBatches++;
@@ -401,7 +410,15 @@ public final class PerKeyEngine<K, I> {
         e.deadlineTimer = -1;
       }
     }
-    Batch<K, I> batch = new Batch<>(nextBatchId++, lane.key, entries, direct, weight, loop.nanoTime());
+    long now = loop.nanoTime();
+    if (probe != Probe.NONE) {
+      long[] waits = new long[entries.size()];
+      for (int i = 0; i < waits.length; i++) {
+        waits[i] = now - entries.get(i).arrivedAt;
+      }
+      probe.batchStarted(direct, entries.size(), weight, waits);
+    }
+    Batch<K, I> batch = new Batch<>(nextBatchId++, lane.key, entries, direct, weight, now);
     batch.callTimer = loop.schedule(callTimeoutNanos, () -> callOverdue(batch));
     out.call(batch);
   }
@@ -458,6 +475,7 @@ public final class PerKeyEngine<K, I> {
     queuedInputs--;
     queuedWeight -= e.weight;
     timedOut++;
+    probe.timedOut();
     settle(e, FerryError.TIMEOUT, "the caller's deadline passed before the input was sent");
   }
 

@@ -94,6 +94,11 @@ public final class PerKeyFerry<K, I, R, O> extends Driver<K, I, R, O> implements
     engine.completed(batch);
   }
 
+  /** Reports the engine's work to {@code probe} (metrics); call before the first submit. */
+  public void observe(Probe probe) {
+    onLoop(() -> engine.observe(probe));
+  }
+
   /** The engine, for tests in this package. */
   PerKeyEngine<K, I> engine() {
     return engine;

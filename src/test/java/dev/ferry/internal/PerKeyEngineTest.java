@@ -546,6 +546,48 @@ class PerKeyEngineTest {
   }
 
   @Nested
+  class Probing {
+    @Test
+    void theProbeSeesBatchesWaitsLatenciesRejectionsAndTimeouts() {
+      PerKeyHarness h = new PerKeyHarness(config().maxQueueing(2).build());
+      List<String> seen = new ArrayList<>();
+      h.ferry.observe(new Probe() {
+        @Override
+        public void batchStarted(boolean direct, int size, long weight, long[] waits) {
+          seen.add((direct ? "direct " : "batch ") + size + " w" + weight + " waits " + java.util.Arrays.toString(waits));
+        }
+
+        @Override
+        public void batchFinished(long latencyNanos, boolean failed) {
+          seen.add("finished " + latencyNanos / 1_000_000 + "ms" + (failed ? " failed" : ""));
+        }
+
+        @Override
+        public void rejected(String reason) {
+          seen.add("rejected " + reason);
+        }
+
+        @Override
+        public void timedOut() {
+          seen.add("timed out");
+        }
+      });
+      h.loop.runPending();
+      h.submit("a", "a1");
+      h.submit("a", "a2");
+      h.loop.advanceMillis(3);
+      h.submit(In.of("a", "a3"), Duration.ofMillis(50));
+      h.submit("a", "a4");
+      h.loop.advanceMillis(2);
+      h.fail(0, new RuntimeException("x"));
+      h.loop.advanceMillis(1);
+      h.succeed(1);
+      assertEquals(List.of("direct 1 w1 waits [0]", "rejected queueing", "finished 5ms failed",
+          "batch 2 w2 waits [5000000, 2000000]", "finished 1ms"), seen);
+    }
+  }
+
+  @Nested
   class HandOff {
     @Test
     void aKeyIsHandedOverOnlyAfterItsCallIsOverWithItsWaitingInputsInOrder() {
