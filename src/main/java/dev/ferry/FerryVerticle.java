@@ -4,6 +4,7 @@ import dev.ferry.downstream.Downstream;
 import dev.ferry.downstream.EventBusDownstream;
 import dev.ferry.downstream.HttpDownstream;
 import dev.ferry.verticle.BatchOutcomes;
+import dev.ferry.verticle.VerticleFerry;
 import dev.ferry.verticle.Submission;
 import dev.ferry.verticle.VerticleConfig;
 import io.vertx.core.AsyncResult;
@@ -14,7 +15,6 @@ import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.json.JsonArray;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.List;
 
 /**
@@ -48,11 +48,7 @@ public class FerryVerticle extends VerticleBase {
       return Future.failedFuture(e);
     }
     downstream = createDownstream();
-    Comparator<Submission> order = settings.headerOrder() ? Comparator.comparingLong(s -> s.order) : null;
-    // Every input is weighed (one JSON encoding): the bounds need it when set, and queuedWeight in
-    // the metrics stays meaningful when they are not (docs/adr/0022-weight-always.md).
-    ferry = Ferry.perKey(context, settings.perKey(), s -> s.key, s -> s.weight, order,
-        this::callDownstream, BatchOutcomes::extract);
+    ferry = VerticleFerry.create(context, settings, this::callDownstream);
     submissions = vertx.eventBus().consumer(settings.address(), this::onSubmit);
     metrics = vertx.eventBus().consumer(settings.metricsAddress(),
         m -> m.reply(ferry.metrics().toJson()));

@@ -9,8 +9,8 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
@@ -79,7 +79,9 @@ final class EbRecorder {
   private final String address;
   private final List<Call> calls = new ArrayList<>();
   private final Map<Integer, Promise<Call>> awaited = new HashMap<>();
-  private final Set<String> open = new HashSet<>();
+  private final Map<String, Long> open = new HashMap<>();
+  /** A call open longer than this was given up by its sender (send timeout): no longer in flight. */
+  private volatile long abandonAfterNanos = Long.MAX_VALUE;
   private final Set<String> seenIds = new HashSet<>();
   final List<String> violations = new ArrayList<>();
   private volatile Consumer<Call> auto;
@@ -88,6 +90,12 @@ final class EbRecorder {
   EbRecorder(Vertx vertx, String address) {
     this.vertx = vertx;
     this.address = address;
+  }
+
+  /** Counts a call open for {@code ms} as given up by the ferry's send timeout. */
+  EbRecorder abandonAfter(long ms) {
+    abandonAfterNanos = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(ms);
+    return this;
   }
 
   /** Answers every call with {@code answer} as it arrives, instead of holding it. */
@@ -112,7 +120,8 @@ final class EbRecorder {
     synchronized (this) {
       call = new Call(calls.size(), request.getString("key"), request.getJsonArray("inputs"), m);
       calls.add(call);
-      if (!open.add(call.key)) {
+      Long since = open.put(call.key, System.nanoTime());
+      if (since != null && System.nanoTime() - since < abandonAfterNanos) {
         violations.add("key " + call.key + " has two calls in flight (call " + call.index + ")");
       }
       for (int i = 0; i < call.inputs.size(); i++) {
