@@ -1,0 +1,116 @@
+package dev.ferry;
+
+import dev.ferry.downstream.Downstream;
+import dev.ferry.downstream.EventBusDownstream;
+import dev.ferry.downstream.HttpDownstream;
+import dev.ferry.verticle.BatchOutcomes;
+import dev.ferry.verticle.VerticleFerry;
+import dev.ferry.verticle.Submission;
+import dev.ferry.verticle.VerticleConfig;
+import io.vertx.core.AsyncResult;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.json.JsonArray;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * A per-key ferry on the event bus: inputs arrive at {@code address} (header {@code key}), leave in
+ * per-key batches to the configured downstream, and each caller is answered with its own outcome
+ * or a failure code (see {@link FerryError#code()}). {@code metricsAddress} answers with a
+ * {@link FerryMetrics} snapshot as JSON.
+ *
+ * <p>One instance owns every lane on its own event loop: the ferry is bound to this verticle's
+ * context, and both consumers are registered from it, so all state is touched from one thread.
+ *
+ * <p>Undeploying drains: new submissions get 503, waiting inputs are still sent for up to {@code
+ * drainTimeoutMs}, what remains gets 503, and {@link #stop()} completes after the last call. The
+ * consumer is unregistered only after the drain, so that late arrivals get a 503 from the ferry
+ * rather than NO_HANDLERS (docs/adr/0021-unregister-after-drain.md).
+ */
+public class FerryVerticle extends VerticleBase {
+  private static final System.Logger LOG = System.getLogger(FerryVerticle.class.getName());
+
+  private VerticleConfig settings;
+  private Downstream downstream;
+  private Ferry<Submission, Object> ferry;
+  private MessageConsumer<Object> submissions;
+  private MessageConsumer<Object> metrics;
+
+  @Override
+  public Future<?> start() {
+    try {
+      settings = VerticleConfig.read(config());
+    } catch (InvalidConfigException e) {
+      return Future.failedFuture(e);
+    }
+    downstream = createDownstream();
+    ferry = VerticleFerry.create(context, settings, this::callDownstream);
+    submissions = vertx.eventBus().consumer(settings.address(), this::onSubmit);
+    metrics = vertx.eventBus().consumer(settings.metricsAddress(),
+        m -> m.reply(ferry.metrics().toJson()));
+    return Future.all(submissions.completion(), metrics.completion());
+  }
+
+  @Override
+  public Future<?> stop() {
+    if (ferry == null) {
+      return Future.succeededFuture();
+    }
+    return ferry.drain(Duration.ofMillis(settings.drainTimeoutMs()))
+        .eventually(() -> submissions.unregister())
+        .eventually(() -> metrics.unregister())
+        .eventually(() -> downstream.close());
+  }
+
+  private Downstream createDownstream() {
+    VerticleConfig.DownstreamConfig d = settings.downstream();
+    if (d.http()) {
+      // Room for every slot plus some direct calls of idle keys; more wait for a connection.
+      int pool = settings.perKey().maxInFlightBatches() + 16;
+      return new HttpDownstream(vertx, d.url(), d.timeoutMs(), pool);
+    }
+    return new EventBusDownstream(vertx, d.address(), settings.perKey().callTimeout().toMillis());
+  }
+
+  private Future<JsonArray> callDownstream(String key, List<Submission> batch) {
+    return BatchOutcomes.call(downstream, key, batch).onFailure(cause ->
+        // Once per failed batch, never with payloads: the key, the size and the cause.
+        LOG.log(Level.WARNING, "ferry: batch of {0} input(s) for key \"{1}\" failed: {2}",
+            batch.size(), key, String.valueOf(cause)));
+  }
+
+  private void onSubmit(Message<Object> message) {
+    Submission input;
+    try {
+      input = Submission.parse(message.headers(), message.body());
+    } catch (Submission.BadInput e) {
+      message.fail(FerryError.BAD_INPUT.code(), e.getMessage());
+      return;
+    }
+    Future<Object> outcome = input.timeoutMs > 0
+        ? ferry.submit(input, Duration.ofMillis(input.timeoutMs))
+        : ferry.submit(input);
+    outcome.onComplete(ar -> reply(message, ar));
+  }
+
+  private static void reply(Message<Object> message, AsyncResult<Object> ar) {
+    if (ar.succeeded()) {
+      try {
+        message.reply(ar.result());
+      } catch (RuntimeException e) {
+        // A value the event bus has no codec for (a huge JSON number, say): still one reply.
+        message.fail(FerryError.FAILED.code(), "the outcome cannot travel on the event bus: " + e.getMessage());
+      }
+      return;
+    }
+    if (ar.cause() instanceof FerryException e) {
+      message.fail(e.code(), e.getMessage());
+    } else {
+      message.fail(FerryError.FAILED.code(), String.valueOf(ar.cause()));
+    }
+  }
+}

@@ -1,0 +1,95 @@
+package dev.ferry.verticle;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import io.vertx.core.Future;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.json.JsonObject;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Undeploy drains: waiting inputs still leave within drainTimeoutMs, the rest get 503. */
+class FerryVerticleDrainTest extends VerticleTestBase {
+
+  @Test
+  void waitingInputsAreStillSentAndStopWaitsForTheLastCall() {
+    String id = deploy(config(new JsonObject().put("maxInFlightBatches", 1).put("directIdleKeys", false)));
+    Future<Message<Object>> a1 = send("a", "a1");
+    EbRecorder.Call first = await(downstream.call(0));
+    Future<Message<Object>> a2 = send("a", "a2");
+    Future<Message<Object>> b1 = send("b", "b1");
+    admitted(3);
+    Future<Void> undeploy = vertx.undeploy(id);
+    // Submissions after the drain began are refused with 503 (the consumer is still there).
+    Future<Message<Object>> late = firstRefused();
+    assertEquals(503, code(late));
+    first.echo();
+    EbRecorder.Call second = nextNotLate(1);
+    second.echo();
+    EbRecorder.Call third = nextNotLate(second.index + 1);
+    assertEquals(List.of(List.of("b1"), List.of("a2")), List.of(second.bodies(), third.bodies()));
+    assertFalse(undeploy.isComplete(), "stop completed with a call still in flight");
+    third.echo();
+    await(undeploy);
+    assertEquals(List.of("a1", "a2", "b1"), List.of(body(a1), body(a2), body(b1)));
+  }
+
+  @Test
+  void whatIsStillWaitingAtTheDrainTimeoutGets503AndInFlightCallsFinish() {
+    String id = deploy(config(new JsonObject().put("drainTimeoutMs", 150)));
+    Future<Message<Object>> inFlight = send("k", 0);
+    EbRecorder.Call held = await(downstream.call(0));
+    Future<Message<Object>> w1 = send("k", 1);
+    Future<Message<Object>> w2 = send("k", 2);
+    admitted(3);
+    Future<Void> undeploy = vertx.undeploy(id);
+    // The key's call is held past the drain timeout: its waiting inputs can never leave.
+    assertEquals(503, code(w1));
+    assertEquals(503, code(w2));
+    assertFalse(undeploy.isComplete(), "stop completed with a call still in flight");
+    held.echo();
+    assertEquals(0, body(inFlight));
+    await(undeploy);
+    assertEquals(1, downstream.count());
+  }
+
+  @Test
+  void afterUndeployTheAddressHasNoHandler() {
+    String id = deploy(config(new JsonObject()));
+    await(vertx.undeploy(id));
+    io.vertx.core.eventbus.ReplyException e =
+        (io.vertx.core.eventbus.ReplyException) failure(send("k", 1));
+    assertEquals(io.vertx.core.eventbus.ReplyFailure.NO_HANDLERS, e.failureType());
+  }
+
+  /**
+   * The first call from {@code index} on that is not for a "late" key: those accepted before the
+   * undeploy reached the verticle are sent (and echoed) too, in between.
+   */
+  private EbRecorder.Call nextNotLate(int index) {
+    for (int i = index; ; i++) {
+      EbRecorder.Call c = await(downstream.call(i));
+      if (!c.key.startsWith("late")) {
+        return c;
+      }
+    }
+  }
+
+  /** Sends to fresh keys until one is refused (the undeploy reaches the verticle at some point). */
+  private Future<Message<Object>> firstRefused() {
+    downstream.auto(c -> {
+      if (c.key.startsWith("late")) {
+        c.echo();
+      }
+    });
+    for (int i = 0; i < 1000; i++) {
+      Future<Message<Object>> r = send("late" + i, "x");
+      Boolean failed = await(r.transform(ar -> Future.succeededFuture(ar.failed())));
+      if (failed) {
+        return r;
+      }
+    }
+    throw new AssertionError("never refused");
+  }
+}
