@@ -4,7 +4,6 @@ import dev.ferry.downstream.Downstream;
 import dev.ferry.downstream.EventBusDownstream;
 import dev.ferry.downstream.HttpDownstream;
 import dev.ferry.verticle.BatchOutcomes;
-import dev.ferry.verticle.VerticleFerry;
 import dev.ferry.verticle.Submission;
 import dev.ferry.verticle.VerticleConfig;
 import io.vertx.core.AsyncResult;
@@ -15,6 +14,7 @@ import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.json.JsonArray;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.List;
 
 /**
@@ -48,7 +48,11 @@ public class FerryVerticle extends VerticleBase {
       return Future.failedFuture(e);
     }
     downstream = createDownstream();
-    ferry = VerticleFerry.create(context, settings, this::callDownstream);
+    // Every input is weighed (one JSON encoding, done at parse): the bounds need it when set, and
+    // queuedWeight in the metrics stays meaningful when they are not (docs/adr/0022).
+    ferry = Ferry.perKey(context, settings.perKey(), (Submission s) -> s.key, s -> s.weight,
+        settings.headerOrder() ? Comparator.comparingLong((Submission s) -> s.order) : null,
+        this::callDownstream, BatchOutcomes::extract);
     submissions = vertx.eventBus().consumer(settings.address(), this::onSubmit);
     metrics = vertx.eventBus().consumer(settings.metricsAddress(),
         m -> m.reply(ferry.metrics().toJson()));

@@ -30,9 +30,6 @@ public final class Submission {
   public final long weight;
   int slot = -1;
 
-  /** A keyless input that the ferry refuses untouched: see {@link FlushingLoop}. */
-  static final Submission FLUSH = new Submission(null, null, null, Long.MAX_VALUE, 0, 0);
-
   private Submission(String key, String id, Object body, long order, long timeoutMs, long weight) {
     this.key = key;
     this.id = id;
