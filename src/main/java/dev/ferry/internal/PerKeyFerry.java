@@ -19,11 +19,13 @@ import java.util.function.ToLongFunction;
  * and performs the engine's effects. {@code submit} may be called from any thread; everything else
  * runs only on the owning loop.
  */
-public final class PerKeyFerry<K, I, R, O> extends Driver<K, I, R, O> implements Ferry<I, O> {
+public final class PerKeyFerry<K, I, R, O> extends Driver<K, I, R, O> implements Ferry<I, O>, Probe.Observable {
   private final PerKeyEngine<K, I> engine;
   private final Function<? super I, ? extends K> keyOf;
   private final ToLongFunction<? super I> weigh;
   private final BatchCall<K, I, R> call;
+  /** Probes observing the engine; touched only on the loop. */
+  private final java.util.List<Probe> probes = new java.util.ArrayList<>(2);
 
   public PerKeyFerry(
       Loop loop,
@@ -94,9 +96,20 @@ public final class PerKeyFerry<K, I, R, O> extends Driver<K, I, R, O> implements
     engine.completed(batch);
   }
 
-  /** Reports the engine's work to {@code probe} (metrics); call before the first submit. */
-  public void observe(Probe probe) {
-    onLoop(() -> engine.observe(probe));
+  @Override
+  public Runnable observe(Probe probe) {
+    onLoop(() -> {
+      if (probes.isEmpty()) {
+        engine.observe(Probe.all(probes));
+      }
+      probes.add(probe);
+    });
+    return () -> onLoop(() -> {
+      probes.remove(probe);
+      if (probes.isEmpty()) {
+        engine.observe(Probe.NONE);
+      }
+    });
   }
 
   /** The engine, for tests in this package. */

@@ -18,4 +18,46 @@ public interface Probe {
 
   /** A waiting input's deadline passed. */
   default void timedOut() {}
+
+  /** A ferry whose engine can report to probes. */
+  interface Observable {
+    /**
+     * Adds {@code probe}: it hears of the ferry's work from now on, alongside any other. The
+     * returned action removes it again. Both take effect on the ferry's context.
+     */
+    Runnable observe(Probe probe);
+  }
+
+  /** Reports to every probe of a list, in order; the list may change between calls. */
+  static Probe all(java.util.List<Probe> probes) {
+    return new Probe() {
+      @Override
+      public void batchStarted(boolean direct, int size, long weight, long[] waitsNanos) {
+        for (Probe p : probes) {
+          p.batchStarted(direct, size, weight, waitsNanos);
+        }
+      }
+
+      @Override
+      public void batchFinished(long latencyNanos, boolean failed) {
+        for (Probe p : probes) {
+          p.batchFinished(latencyNanos, failed);
+        }
+      }
+
+      @Override
+      public void rejected(String reason) {
+        for (Probe p : probes) {
+          p.rejected(reason);
+        }
+      }
+
+      @Override
+      public void timedOut() {
+        for (Probe p : probes) {
+          p.timedOut();
+        }
+      }
+    };
+  }
 }
