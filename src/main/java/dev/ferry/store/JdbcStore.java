@@ -58,27 +58,32 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
     return JDBCPool.pool(vertx, new JDBCConnectOptions().setJdbcUrl(jdbcUrl), new PoolOptions().setMaxSize(maxSize));
   }
 
-  /** The pool this store writes through (for closing it, or for reading it directly). */
+  /**
+   * The pool this store writes through, for closing it. Give this store a pool of its own, and run
+   * any other statement on it through {@link #tx}, never bare (see there).
+   */
   public Pool pool() {
     return pool;
   }
 
   /** Creates the tables if they do not exist (H2 types: JSON held as text). */
   public Future<Void> createTables() {
-    Future<?> done = pool.query("CREATE TABLE IF NOT EXISTS " + table
-        + " (key VARCHAR PRIMARY KEY, version BIGINT NOT NULL, state VARCHAR NOT NULL)").execute();
-    if (events != null) {
-      done = done.compose(v -> pool.query("CREATE TABLE IF NOT EXISTS " + events
-          + " (key VARCHAR NOT NULL, version BIGINT NOT NULL, seq BIGINT NOT NULL, event VARCHAR NOT NULL,"
-          + " PRIMARY KEY (key, version, seq))").execute());
-    }
-    return done.mapEmpty();
+    return tx(conn -> {
+      Future<?> done = conn.query("CREATE TABLE IF NOT EXISTS " + table
+          + " (\"key\" VARCHAR PRIMARY KEY, version BIGINT NOT NULL, state VARCHAR NOT NULL)").execute();
+      if (events != null) {
+        done = done.compose(v -> conn.query("CREATE TABLE IF NOT EXISTS " + events
+          + " (\"key\" VARCHAR NOT NULL, version BIGINT NOT NULL, seq BIGINT NOT NULL, event VARCHAR NOT NULL,"
+            + " PRIMARY KEY (\"key\", version, seq))").execute());
+      }
+      return done.mapEmpty();
+    });
   }
 
   @Override
   public Future<Versioned<JsonObject>> read(String key) {
-    return pool.preparedQuery("SELECT version, state FROM " + table + " WHERE key = ?")
-        .execute(Tuple.of(key))
+    return tx(conn -> conn.preparedQuery("SELECT version, state FROM " + table + " WHERE \"key\" = ?")
+        .execute(Tuple.of(key)))
         .map(rows -> {
           if (rows.size() == 0) {
             return Versioned.absent();
@@ -91,7 +96,7 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
   @Override
   public Future<Boolean> write(String key, JsonObject state, long expectedVersion, List<?> applied) {
     List<Object> toAppend = new ArrayList<>(applied);
-    Future<Boolean> written = pool.withTransaction(conn -> bump(conn, key, state, expectedVersion)
+    Future<Boolean> written = tx(conn -> bump(conn, key, state, expectedVersion)
         .compose(ok -> ok ? append(conn, key, expectedVersion + 1, toAppend).map(true) : Future.succeededFuture(false)));
     // Two creators of one new entity: the loser's insert breaks the primary key. That is a version
     // conflict (its transaction rolled back, nothing written), not a store failure.
@@ -100,11 +105,11 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
 
   private Future<Boolean> bump(SqlConnection conn, String key, JsonObject state, long expectedVersion) {
     if (expectedVersion == 0) {
-      return conn.preparedQuery("INSERT INTO " + table + " (key, version, state) VALUES (?, 1, ?)")
+      return conn.preparedQuery("INSERT INTO " + table + " (\"key\", version, state) VALUES (?, 1, ?)")
           .execute(Tuple.of(key, state.encode()))
           .map(r -> r.rowCount() == 1);
     }
-    return conn.preparedQuery("UPDATE " + table + " SET version = version + 1, state = ? WHERE key = ? AND version = ?")
+    return conn.preparedQuery("UPDATE " + table + " SET version = version + 1, state = ? WHERE \"key\" = ? AND version = ?")
         .execute(Tuple.of(state.encode(), key, expectedVersion))
         .map(r -> r.rowCount() == 1);
   }
@@ -117,7 +122,7 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
     for (int i = 0; i < applied.size(); i++) {
       rows.add(Tuple.of(key, version, (long) i + 1, Json.encode(applied.get(i))));
     }
-    return conn.preparedQuery("INSERT INTO " + events + " (key, version, seq, event) VALUES (?, ?, ?, ?)")
+    return conn.preparedQuery("INSERT INTO " + events + " (\"key\", version, seq, event) VALUES (?, ?, ?, ?)")
         .executeBatch(rows)
         .mapEmpty();
   }
@@ -127,13 +132,23 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
     if (events == null) {
       return Future.succeededFuture(List.of());
     }
-    return pool.preparedQuery("SELECT event FROM " + events + " WHERE key = ? ORDER BY version, seq")
-        .execute(Tuple.of(key))
+    return tx(conn -> conn.preparedQuery("SELECT event FROM " + events + " WHERE \"key\" = ? ORDER BY version, seq")
+        .execute(Tuple.of(key)))
         .map(rows -> {
           List<Object> out = new ArrayList<>();
           rows.forEach(r -> out.add(Json.decodeValue(r.getString(0))));
           return out;
         });
+  }
+
+  /**
+   * Runs {@code work} in an explicit transaction. Every statement of this store goes through here:
+   * in Vert.x 5.0.7 a pooled JDBC connection keeps autocommit off after any transaction
+   * (vert-x3/vertx-jdbc-client#356, fixed after 5.0.7), so a bare statement on it would never be
+   * committed. An explicit commit is right in both modes.
+   */
+  public <T> Future<T> tx(java.util.function.Function<SqlConnection, Future<T>> work) {
+    return pool.withTransaction(work);
   }
 
   private static boolean isUniqueViolation(Throwable e) {
