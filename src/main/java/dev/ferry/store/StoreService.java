@@ -72,19 +72,28 @@ public final class StoreService {
         replies[i] = new JsonObject().put("error", "expected an input of type " + inputType.getSimpleName() + ", got " + entry);
       }
     }
-    Future<? extends FoldOutcomes<I, ?>> done =
-        typed.isEmpty() ? Future.succeededFuture(null) : foldWrite.call(key, typed);
+    Future<? extends FoldOutcomes<I, ?>> done;
+    try {
+      done = typed.isEmpty() ? Future.succeededFuture(null) : foldWrite.call(key, typed);
+    } catch (RuntimeException e) {
+      done = Future.failedFuture(e); // a store that throws instead of failing its Future
+    }
     done.onComplete(ar -> {
       if (ar.failed()) {
         msg.fail(502, "batch not written: " + ar.cause().getMessage());
         return;
       }
-      JsonArray outcomes = new JsonArray();
-      int next = 0;
-      for (JsonObject reply : replies) {
-        outcomes.add(reply != null ? reply : toJson(ar.result().list().get(next++)));
+      // Every request gets exactly one answer: a result that cannot travel as JSON fails the batch.
+      try {
+        JsonArray outcomes = new JsonArray();
+        int next = 0;
+        for (JsonObject reply : replies) {
+          outcomes.add(reply != null ? reply : toJson(ar.result().list().get(next++)));
+        }
+        msg.reply(new JsonObject().put("outcomes", outcomes));
+      } catch (RuntimeException e) {
+        msg.fail(502, "batch written, but its outcomes cannot be sent as JSON: " + e);
       }
-      msg.reply(new JsonObject().put("outcomes", outcomes));
     });
   }
 
