@@ -21,9 +21,11 @@ import java.util.function.Supplier;
  * fails and nothing of it was written. A batch whose inputs were all rejected writes nothing.
  *
  * <pre>{@code
- * FoldWrite<String, JsonObject, JsonObject, Long> fw =
- *     FoldWrite.builder(store, Accounts::apply).initial(Accounts::opened).build();
- * Ferry<JsonObject, Long> ferry = fw.ferry(vertx, config, Accounts::accountOf);
+ * FoldWrite<String, JsonObject, Object, Long> fw = FoldWrite
+ *     .<String, JsonObject, Object, Long>builder(store, Accounts::apply)
+ *     .initial(Accounts::opened)
+ *     .build();
+ * Ferry<Object, Long> ferry = fw.ferry(vertx, config, op -> Accounts.accountOf((JsonObject) op));
  * }</pre>
  *
  * @param <K> the key type
