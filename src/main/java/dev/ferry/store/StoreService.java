@@ -1,0 +1,106 @@
+package dev.ferry.store;
+
+import dev.ferry.FoldOutcome;
+import dev.ferry.FoldOutcomes;
+import dev.ferry.FoldWrite;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A downstream on the event bus that runs a {@link FoldWrite} over a store: it answers Ferry's
+ * downstream protocol, so a FerryVerticle with {@code "downstream": {"type": "eventbus", "address":
+ * ...}} writes to a real database.
+ *
+ * <p>Request {@code {"key": k, "inputs": [{"id": .., "input": ..}, ..]}}; reply {@code {"outcomes":
+ * [{"ok": result} | {"error": reason}, ..]}}, one per input in order. A malformed request is failed
+ * with 400; a batch that could not be written (store down, conflicts on every attempt) with 502, so
+ * every caller of that batch gets FAILED. Inputs that are not of the FoldWrite's input type are
+ * rejected one by one and never reach the fold.
+ */
+public final class StoreService {
+  private final MessageConsumer<Object> consumer;
+
+  private StoreService(MessageConsumer<Object> consumer) {
+    this.consumer = consumer;
+  }
+
+  /**
+   * Registers the service at {@code address}; completes once the registration is in place.
+   *
+   * @param inputType the FoldWrite's input type ({@code Object.class} takes any JSON value)
+   */
+  public static <I> Future<StoreService> start(
+      Vertx vertx, String address, FoldWrite<String, ?, I, ?> foldWrite, Class<I> inputType) {
+    MessageConsumer<Object> consumer = vertx.eventBus().consumer(address, msg -> handle(msg, foldWrite, inputType));
+    return consumer.completion().map(v -> new StoreService(consumer));
+  }
+
+  /** Unregisters the service; batches already running still reply. */
+  public Future<Void> stop() {
+    return consumer.unregister();
+  }
+
+  private static <I> void handle(Message<Object> msg, FoldWrite<String, ?, I, ?> foldWrite, Class<I> inputType) {
+    String key;
+    JsonArray inputs;
+    try {
+      JsonObject body = (JsonObject) msg.body();
+      key = body.getString("key");
+      inputs = body.getJsonArray("inputs");
+      if (key == null || inputs == null) {
+        throw new IllegalArgumentException("key and inputs are required");
+      }
+    } catch (RuntimeException e) {
+      msg.fail(400, "malformed batch request: " + e.getMessage());
+      return;
+    }
+    // Inputs of the wrong type are answered here, in place; the rest go to the fold in order.
+    List<I> typed = new ArrayList<>();
+    JsonObject[] replies = new JsonObject[inputs.size()];
+    for (int i = 0; i < inputs.size(); i++) {
+      Object entry = inputs.getValue(i);
+      Object input = entry instanceof JsonObject o ? o.getValue("input") : null;
+      if (inputType.isInstance(input)) {
+        typed.add(inputType.cast(input));
+      } else {
+        replies[i] = new JsonObject().put("error", "expected an input of type " + inputType.getSimpleName() + ", got " + entry);
+      }
+    }
+    Future<? extends FoldOutcomes<I, ?>> done;
+    try {
+      done = typed.isEmpty() ? Future.succeededFuture(null) : foldWrite.call(key, typed);
+    } catch (RuntimeException e) {
+      done = Future.failedFuture(e); // a store that throws instead of failing its Future
+    }
+    done.onComplete(ar -> {
+      if (ar.failed()) {
+        msg.fail(502, "batch not written: " + ar.cause().getMessage());
+        return;
+      }
+      // Every request gets exactly one answer: a result that cannot travel as JSON fails the batch.
+      try {
+        JsonArray outcomes = new JsonArray();
+        int next = 0;
+        for (JsonObject reply : replies) {
+          outcomes.add(reply != null ? reply : toJson(ar.result().list().get(next++)));
+        }
+        msg.reply(new JsonObject().put("outcomes", outcomes));
+      } catch (RuntimeException e) {
+        msg.fail(502, "batch written, but its outcomes cannot be sent as JSON: " + e);
+      }
+    });
+  }
+
+  private static JsonObject toJson(FoldOutcome<?> outcome) {
+    if (outcome instanceof FoldOutcome.Applied<?> applied) {
+      return new JsonObject().put("ok", applied.result());
+    }
+    return new JsonObject().put("error", ((FoldOutcome.Rejected<?>) outcome).reason());
+  }
+}
