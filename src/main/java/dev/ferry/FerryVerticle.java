@@ -4,6 +4,7 @@ import dev.ferry.downstream.Downstream;
 import dev.ferry.downstream.EventBusDownstream;
 import dev.ferry.downstream.HttpDownstream;
 import dev.ferry.verticle.BatchOutcomes;
+import dev.ferry.verticle.Operations;
 import dev.ferry.verticle.Submission;
 import dev.ferry.verticle.VerticleConfig;
 import io.vertx.core.AsyncResult;
@@ -39,6 +40,7 @@ public class FerryVerticle extends VerticleBase {
   private Ferry<Submission, Object> ferry;
   private MessageConsumer<Object> submissions;
   private MessageConsumer<Object> metrics;
+  private Operations operations;
 
   @Override
   public Future<?> start() {
@@ -53,10 +55,13 @@ public class FerryVerticle extends VerticleBase {
     ferry = Ferry.perKey(context, settings.perKey(), (Submission s) -> s.key, s -> s.weight,
         settings.headerOrder() ? Comparator.comparingLong((Submission s) -> s.order) : null,
         this::callDownstream, BatchOutcomes::extract);
-    submissions = vertx.eventBus().consumer(settings.address(), this::onSubmit);
-    metrics = vertx.eventBus().consumer(settings.metricsAddress(),
-        m -> m.reply(ferry.metrics().toJson()));
-    return Future.all(submissions.completion(), metrics.completion());
+    return Operations.start(vertx, settings, ferry).compose(ops -> {
+      operations = ops;
+      submissions = vertx.eventBus().consumer(settings.address(), this::onSubmit);
+      metrics = vertx.eventBus().consumer(settings.metricsAddress(),
+          m -> m.reply(ferry.metrics().toJson()));
+      return Future.all(submissions.completion(), metrics.completion());
+    });
   }
 
   @Override
@@ -64,9 +69,13 @@ public class FerryVerticle extends VerticleBase {
     if (ferry == null) {
       return Future.succeededFuture();
     }
+    if (operations != null) {
+      operations.draining();
+    }
     return ferry.drain(Duration.ofMillis(settings.drainTimeoutMs()))
-        .eventually(() -> submissions.unregister())
-        .eventually(() -> metrics.unregister())
+        .eventually(() -> submissions == null ? Future.succeededFuture() : submissions.unregister())
+        .eventually(() -> metrics == null ? Future.succeededFuture() : metrics.unregister())
+        .eventually(() -> operations == null ? Future.succeededFuture() : operations.stop())
         .eventually(() -> downstream.close());
   }
 
@@ -81,10 +90,16 @@ public class FerryVerticle extends VerticleBase {
   }
 
   private Future<JsonArray> callDownstream(String key, List<Submission> batch) {
-    return BatchOutcomes.call(downstream, key, batch).onFailure(cause ->
-        // Once per failed batch, never with payloads: the key, the size and the cause.
-        LOG.log(Level.WARNING, "ferry: batch of {0} input(s) for key \"{1}\" failed: {2}",
-            batch.size(), key, String.valueOf(cause)));
+    return BatchOutcomes.call(downstream, key, batch).onFailure(cause -> {
+      // Once per failed batch: the key, the size and the cause. Payloads only when the operator
+      // asked for them (logPayloads), and then at debug level.
+      LOG.log(Level.WARNING, "ferry: batch of {0} input(s) for key \"{1}\" failed: {2}",
+          batch.size(), key, String.valueOf(cause));
+      if (settings.ops().logPayloads()) {
+        LOG.log(Level.DEBUG, "ferry: inputs of the failed batch for key \"{0}\": {1}",
+            key, batch.stream().map(s -> String.valueOf(s.body)).toList());
+      }
+    });
   }
 
   private void onSubmit(Message<Object> message) {

@@ -19,7 +19,8 @@ public record VerticleConfig(
     PerKeyConfig perKey,
     boolean headerOrder,
     long drainTimeoutMs,
-    DownstreamConfig downstream) {
+    DownstreamConfig downstream,
+    OpsConfig ops) {
 
   public static final String DEFAULT_ADDRESS = "ferry.submit";
   public static final String DEFAULT_METRICS_ADDRESS = "ferry.metrics";
@@ -41,6 +42,7 @@ public record VerticleConfig(
   public static Set<String> fieldNames() {
     Set<String> all = new HashSet<>(PerKeyConfig.jsonFieldNames());
     all.addAll(OWN_FIELDS);
+    all.addAll(OpsConfig.FIELDS);
     return Set.copyOf(all);
   }
 
@@ -64,10 +66,13 @@ public record VerticleConfig(
     Long drain = boundMs(in, check, "drainTimeoutMs", 0);
     long callMs = callTimeoutMs != null ? callTimeoutMs : PerKeyConfig.defaults().callTimeout().toMillis();
     DownstreamConfig downstream = readDownstream(in, check, callMs, address);
+    OpsConfig ops = OpsConfig.read(in, check);
+    check.require(!ops.healthAddress().equals(address) && !ops.healthAddress().equals(metrics),
+        "healthAddress", quote(ops.healthAddress()), "must differ from address and metricsAddress");
 
     check.throwIfAny("FerryVerticle config");
     return new VerticleConfig(address, metrics, perKey, "header".equals(order),
-        drain != null ? drain : DEFAULT_DRAIN_TIMEOUT_MS, downstream);
+        drain != null ? drain : DEFAULT_DRAIN_TIMEOUT_MS, downstream, ops);
   }
 
   private static DownstreamConfig readDownstream(JsonObject in, ConfigCheck check, long callMs, String address) {
