@@ -37,7 +37,7 @@ public final class PerKeyFerry<K, I, R, O> extends Driver<K, I, R, O> implements
     this.keyOf = keyOf;
     this.weigh = weigh;
     this.call = call;
-    this.engine = new PerKeyEngine<>(config, order, loop, this);
+    this.engine = new PerKeyEngine<>(config, order, engineLoop(), this);
   }
 
   @Override

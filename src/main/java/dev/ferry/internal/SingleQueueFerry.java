@@ -31,7 +31,7 @@ public final class SingleQueueFerry<I, R, O> extends Driver<Void, I, R, O> imple
     super(loop, extract);
     this.weigh = weigh;
     this.call = call;
-    this.engine = new SingleQueueEngine<>(config, loop, this);
+    this.engine = new SingleQueueEngine<>(config, engineLoop(), this);
   }
 
   @Override
