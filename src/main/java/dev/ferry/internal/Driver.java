@@ -24,11 +24,40 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I> {
   private final BiFunction<? super I, ? super R, ? extends O> extract;
   private final ArrayDeque<Runnable> pending = new ArrayDeque<>();
   private final Promise<Void> closed = Promise.promise();
+  private final Loop engineLoop;
   private boolean running;
 
   protected Driver(Loop loop, BiFunction<? super I, ? super R, ? extends O> extract) {
     this.loop = loop;
     this.extract = extract;
+    this.engineLoop = new TransitionTimers(loop);
+  }
+
+  /**
+   * The loop to give the engine: the same loop, except that a timer's task runs as a transition,
+   * so the effects it queues (a reply on a deadline, a call when a batch delay ends) are performed
+   * when the timer fires, not left waiting for the next submit or completion.
+   */
+  protected final Loop engineLoop() {
+    return engineLoop;
+  }
+
+  private final class TransitionTimers implements Loop {
+    private final Loop inner;
+
+    TransitionTimers(Loop inner) {
+      this.inner = inner;
+    }
+
+    @Override public boolean inLoop() { return inner.inLoop(); }
+    @Override public void execute(Runnable task) { inner.execute(task); }
+    @Override public long nanoTime() { return inner.nanoTime(); }
+    @Override public void cancel(long timerId) { inner.cancel(timerId); }
+
+    @Override
+    public long schedule(long delayNanos, Runnable task) {
+      return inner.schedule(delayNanos, () -> onLoop(task));
+    }
   }
 
   /**

@@ -1,0 +1,218 @@
+package dev.ferry;
+
+import static dev.ferry.MakeTest.kind;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.internal.KeyedFerry;
+import dev.ferry.testing.VirtualLoop;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/** {@code Ferry.keyed} in virtual time: dedupe, not-found versus failure, per-caller deadlines. */
+class KeyedTest {
+  private final VirtualLoop loop = new VirtualLoop();
+  /** Each call's keys, and its promise for the test to complete. */
+  private final List<List<String>> calls = new ArrayList<>();
+  private final List<Promise<Map<String, Integer>>> answers = new ArrayList<>();
+
+  private Ferry<String, Optional<Integer>> keyed(FerryConfig.Builder config) {
+    return new KeyedFerry<String, Integer>(loop, config.build(), keys -> {
+      calls.add(List.copyOf(keys));
+      Promise<Map<String, Integer>> p = Promise.promise();
+      answers.add(p);
+      return p.future();
+    });
+  }
+
+  private static FerryConfig.Builder oneSlot() {
+    return FerryConfig.builder().maxInFlightBatches(1);
+  }
+
+  /** Answers call {@code i} with each key's length, except the keys in {@code missing}. */
+  private void answer(int i, String... missing) {
+    Map<String, Integer> values = new HashMap<>();
+    for (String k : calls.get(i)) {
+      values.put(k, k.length());
+    }
+    for (String m : missing) {
+      values.remove(m);
+    }
+    answers.get(i).complete(values);
+  }
+
+  @Test
+  void callersOfAWaitingKeyShareOneEntryAndTheCallGetsDistinctKeysInFirstSeenOrder() {
+    Ferry<String, Optional<Integer>> ferry = keyed(oneSlot());
+    ferry.submit("x");
+    List<Future<Optional<Integer>>> fs = new ArrayList<>();
+    for (String k : List.of("bb", "a", "bb", "ccc", "a", "bb")) {
+      fs.add(ferry.submit(k));
+    }
+    assertEquals(3, ferry.metrics().queuedInputs(), "one entry per waiting key");
+    assertEquals(7, ferry.metrics().submitted(), "every caller is a submission");
+    answer(0);
+    assertEquals(List.of("bb", "a", "ccc"), calls.get(1));
+    answer(1);
+    List<Optional<Integer>> values = fs.stream().map(Future::result).toList();
+    assertEquals(List.of(Optional.of(2), Optional.of(1), Optional.of(2), Optional.of(3),
+        Optional.of(1), Optional.of(2)), values);
+  }
+
+  @Test
+  void sharingKeepsAKeyInOneBatchEvenWhenBatchesAreSmall() {
+    Ferry<String, Optional<Integer>> ferry = keyed(oneSlot().maxBatchSize(2));
+    ferry.submit("x");
+    for (String k : List.of("a", "b", "a", "c", "b")) {
+      ferry.submit(k);
+    }
+    answer(0);
+    answer(1);
+    assertEquals(List.of(List.of("x"), List.of("a", "b"), List.of("c")), calls);
+  }
+
+  @Test
+  void aMissingKeyIsEmptyWhileAFailedCallFailsEveryCaller() {
+    Ferry<String, Optional<Integer>> ferry = keyed(oneSlot());
+    ferry.submit("x");
+    Future<Optional<Integer>> found = ferry.submit("aa");
+    Future<Optional<Integer>> missing = ferry.submit("zz");
+    answer(0);
+    answer(1, "zz");
+    assertEquals(Optional.of(2), found.result());
+    assertTrue(missing.succeeded(), "not found is not a failure");
+    assertEquals(Optional.empty(), missing.result());
+
+    ferry.submit("y"); // takes the free slot, so the next keys wait and leave together
+    Future<Optional<Integer>> p = ferry.submit("p");
+    Future<Optional<Integer>> q = ferry.submit("q");
+    Future<Optional<Integer>> q2 = ferry.submit("q");
+    answer(2);
+    assertEquals(List.of("p", "q"), calls.get(3));
+    RuntimeException boom = new RuntimeException("down");
+    answers.get(3).fail(boom);
+    for (Future<Optional<Integer>> f : List.of(p, q, q2)) {
+      assertEquals(FerryError.FAILED, kind(f));
+      assertSame(boom, f.cause().getCause());
+    }
+  }
+
+  @Test
+  void aNullMapFailsTheBatch() {
+    Ferry<String, Optional<Integer>> ferry = keyed(oneSlot());
+    Future<Optional<Integer>> a = ferry.submit("a");
+    answers.get(0).complete(null);
+    assertEquals(FerryError.FAILED, kind(a));
+  }
+
+  @Test
+  void nothingIsCachedAcrossBatchesAndAKeyInFlightIsNotJoined() {
+    Ferry<String, Optional<Integer>> ferry = keyed(oneSlot());
+    Future<Optional<Integer>> first = ferry.submit("a"); // leaves at once
+    Future<Optional<Integer>> second = ferry.submit("a"); // in flight already: waits for the next
+    answer(0);
+    answer(1);
+    Future<Optional<Integer>> third = ferry.submit("a");
+    answer(2);
+    assertEquals(List.of(List.of("a"), List.of("a"), List.of("a")), calls);
+    for (Future<Optional<Integer>> f : List.of(first, second, third)) {
+      assertEquals(Optional.of(1), f.result());
+    }
+  }
+
+  @Test
+  void aCallersDeadlineIsItsOwnAndAKeyNobodyWantsIsNeverSent() {
+    Ferry<String, Optional<Integer>> ferry = keyed(oneSlot());
+    ferry.submit("x");
+    Future<Optional<Integer>> impatient = ferry.submit("a", Duration.ofMillis(10));
+    Future<Optional<Integer>> patient = ferry.submit("a");
+    Future<Optional<Integer>> gone1 = ferry.submit("b", Duration.ofMillis(10));
+    Future<Optional<Integer>> gone2 = ferry.submit("b", Duration.ofMillis(20));
+    loop.advanceMillis(10);
+    assertEquals(FerryError.TIMEOUT, kind(impatient));
+    assertEquals(FerryError.TIMEOUT, kind(gone1));
+    assertFalse(patient.isComplete());
+    assertFalse(gone2.isComplete());
+    assertEquals(2, ferry.metrics().queuedInputs());
+    loop.advanceMillis(10);
+    assertEquals(FerryError.TIMEOUT, kind(gone2));
+    assertEquals(1, ferry.metrics().queuedInputs(), "b had no caller left, so it was dropped");
+    answer(0);
+    assertEquals(List.of("a"), calls.get(1), "b is never sent");
+    answer(1);
+    assertEquals(Optional.of(1), patient.result());
+    assertEquals(3, ferry.metrics().timedOut());
+  }
+
+  @Test
+  void aDeadlineDoesNotTouchAKeyAlreadyInFlight() {
+    Ferry<String, Optional<Integer>> ferry = keyed(oneSlot());
+    Future<Optional<Integer>> a = ferry.submit("a", Duration.ofMillis(10));
+    loop.advanceMillis(50);
+    answer(0);
+    assertEquals(Optional.of(1), a.result());
+    assertEquals(0, loop.liveTimers());
+  }
+
+  @Test
+  void rejectedWhenTheQueueIsFullButJoiningAWaitingKeyIsAlwaysAccepted() {
+    Ferry<String, Optional<Integer>> ferry = keyed(oneSlot().maxQueueing(1));
+    ferry.submit("x");
+    Future<Optional<Integer>> a = ferry.submit("a");
+    Future<Optional<Integer>> b = ferry.submit("b");
+    Future<Optional<Integer>> a2 = ferry.submit("a");
+    assertEquals(FerryError.REJECTED, kind(b));
+    assertFalse(a2.isComplete(), "sharing a waiting key takes no room");
+    answer(0);
+    answer(1);
+    assertEquals(Optional.of(1), a.result());
+    assertEquals(Optional.of(1), a2.result());
+  }
+
+  @Test
+  void closeFailsEveryWaitingCallerAndLetsTheCallInFlightDeliver() {
+    Ferry<String, Optional<Integer>> ferry = keyed(oneSlot());
+    Future<Optional<Integer>> x = ferry.submit("x");
+    Future<Optional<Integer>> a = ferry.submit("a", Duration.ofMillis(100));
+    Future<Optional<Integer>> a2 = ferry.submit("a");
+    Future<Void> closed = ferry.close();
+    assertEquals(FerryError.CLOSED, kind(a));
+    assertEquals(FerryError.CLOSED, kind(a2));
+    assertEquals(FerryError.CLOSED, kind(ferry.submit("a")));
+    assertFalse(closed.isComplete());
+    answer(0);
+    assertEquals(Optional.of(1), x.result());
+    assertTrue(closed.succeeded());
+    assertEquals(0, loop.liveTimers());
+  }
+
+  @Test
+  void drainRefusesNewCallersEvenForAWaitingKey() {
+    Ferry<String, Optional<Integer>> ferry = keyed(oneSlot());
+    ferry.submit("x");
+    Future<Optional<Integer>> a = ferry.submit("a");
+    Future<Void> closed = ferry.drain(Duration.ofSeconds(1));
+    assertEquals(FerryError.CLOSED, kind(ferry.submit("a")));
+    answer(0);
+    answer(1);
+    assertEquals(Optional.of(1), a.result());
+    assertTrue(closed.succeeded());
+  }
+
+  @Test
+  void aNullKeyOrBadDeadlineIsBadInput() {
+    Ferry<String, Optional<Integer>> ferry = keyed(oneSlot());
+    assertEquals(FerryError.BAD_INPUT, kind(ferry.submit(null)));
+    assertEquals(FerryError.BAD_INPUT, kind(ferry.submit("a", Duration.ZERO)));
+    assertTrue(calls.isEmpty());
+  }
+}
