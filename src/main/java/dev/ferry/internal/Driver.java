@@ -60,45 +60,6 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I> {
     }
   }
 
-  /**
-   * The loop as an engine must see it: a timer that fires is a transition like any other, so the
-   * effects it queues run right after it.
-   */
-  protected final Loop engineLoop() {
-    return new Loop() {
-      @Override
-      public boolean inLoop() {
-        return loop.inLoop();
-      }
-
-      @Override
-      public void execute(Runnable task) {
-        loop.execute(() -> {
-          task.run();
-          runEffects();
-        });
-      }
-
-      @Override
-      public long nanoTime() {
-        return loop.nanoTime();
-      }
-
-      @Override
-      public long schedule(long delayNanos, Runnable task) {
-        return loop.schedule(delayNanos, () -> {
-          task.run();
-          runEffects();
-        });
-      }
-
-      @Override
-      public void cancel(long timerId) {
-        loop.cancel(timerId);
-      }
-    };
-  }
-
   /** Starts the downstream call for the batch. May throw or return null: both fail the batch. */
   protected abstract Future<R> invoke(Batch<K, I> batch);
 
