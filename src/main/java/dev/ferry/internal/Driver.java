@@ -19,13 +19,17 @@ import java.util.function.BiFunction;
  * @param <R> the batch call's result type
  * @param <O> a caller's outcome type
  */
-public abstract class Driver<K, I, R, O> implements Effects<K, I> {
+public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observable {
   protected final Loop loop;
   private final BiFunction<? super I, ? super R, ? extends O> extract;
   private final ArrayDeque<Runnable> pending = new ArrayDeque<>();
   private final Promise<Void> closed = Promise.promise();
   private final Loop engineLoop;
   private boolean running;
+  /** Probes observing the engine; changed only on the loop. */
+  private final java.util.List<Probe> probes = new java.util.ArrayList<>(2);
+  /** What the engine reports to: every probe in {@link #probes}, as it is at each report. */
+  protected final Probe probe = Probe.all(probes);
 
   protected Driver(Loop loop, BiFunction<? super I, ? super R, ? extends O> extract) {
     this.loop = loop;
@@ -58,6 +62,12 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I> {
     public long schedule(long delayNanos, Runnable task) {
       return inner.schedule(delayNanos, () -> onLoop(task));
     }
+  }
+
+  @Override
+  public final Runnable observe(Probe added) {
+    onLoop(() -> probes.add(added));
+    return () -> onLoop(() -> probes.remove(added));
   }
 
   /** Starts the downstream call for the batch. May throw or return null: both fail the batch. */

@@ -36,6 +36,15 @@ public final class Entry<K, I> {
     return seq;
   }
 
+  /** How long each entry has waited at {@code now}, in order (for probes). */
+  static long[] waits(java.util.List<? extends Entry<?, ?>> entries, long now) {
+    long[] waits = new long[entries.size()];
+    for (int i = 0; i < waits.length; i++) {
+      waits[i] = now - entries.get(i).arrivedAt;
+    }
+    return waits;
+  }
+
   boolean waiting() {
     return state == State.WAITING;
   }

@@ -29,7 +29,7 @@ import java.util.function.Function;
  * caller of an entry gives up, the entry is expired in the engine, so a key nobody wants is never
  * sent. Once the key is in flight, its callers wait for the call, as with {@code make}.
  */
-public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>> {
+public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Observable {
   /** One waiting entry and how many of its callers still want it. */
   private static final class Shared<K, V> {
     final K key;
@@ -182,5 +182,10 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>> {
   @Override
   public Future<Void> drain(Duration timeout) {
     return queue.drain(timeout);
+  }
+
+  @Override
+  public Runnable observe(Probe probe) {
+    return queue.observe(probe);
   }
 }

@@ -411,12 +411,8 @@ public final class PerKeyEngine<K, I> {
       }
     }
     long now = loop.nanoTime();
-    if (probe != Probe.NONE) {
-      long[] waits = new long[entries.size()];
-      for (int i = 0; i < waits.length; i++) {
-        waits[i] = now - entries.get(i).arrivedAt;
-      }
-      probe.batchStarted(direct, entries.size(), weight, waits);
+    if (probe.active()) {
+      probe.batchStarted(direct, entries.size(), weight, Entry.waits(entries, now));
     }
     Batch<K, I> batch = new Batch<>(nextBatchId++, lane.key, entries, direct, weight, now);
     batch.callTimer = loop.schedule(callTimeoutNanos, () -> callOverdue(batch));

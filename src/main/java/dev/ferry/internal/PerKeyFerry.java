@@ -19,13 +19,11 @@ import java.util.function.ToLongFunction;
  * and performs the engine's effects. {@code submit} may be called from any thread; everything else
  * runs only on the owning loop.
  */
-public final class PerKeyFerry<K, I, R, O> extends Driver<K, I, R, O> implements Ferry<I, O>, Probe.Observable {
+public final class PerKeyFerry<K, I, R, O> extends Driver<K, I, R, O> implements Ferry<I, O> {
   private final PerKeyEngine<K, I> engine;
   private final Function<? super I, ? extends K> keyOf;
   private final ToLongFunction<? super I> weigh;
   private final BatchCall<K, I, R> call;
-  /** Probes observing the engine; touched only on the loop. */
-  private final java.util.List<Probe> probes = new java.util.ArrayList<>(2);
 
   public PerKeyFerry(
       Loop loop,
@@ -40,6 +38,7 @@ public final class PerKeyFerry<K, I, R, O> extends Driver<K, I, R, O> implements
     this.weigh = weigh;
     this.call = call;
     this.engine = new PerKeyEngine<>(config, order, engineLoop(), this);
+    engine.observe(probe);
   }
 
   @Override
@@ -94,22 +93,6 @@ public final class PerKeyFerry<K, I, R, O> extends Driver<K, I, R, O> implements
   @Override
   protected void callOver(Batch<K, I> batch) {
     engine.completed(batch);
-  }
-
-  @Override
-  public Runnable observe(Probe probe) {
-    onLoop(() -> {
-      if (probes.isEmpty()) {
-        engine.observe(Probe.all(probes));
-      }
-      probes.add(probe);
-    });
-    return () -> onLoop(() -> {
-      probes.remove(probe);
-      if (probes.isEmpty()) {
-        engine.observe(Probe.NONE);
-      }
-    });
   }
 
   /** The engine, for tests in this package. */

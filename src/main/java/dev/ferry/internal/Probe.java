@@ -5,7 +5,17 @@ package dev.ferry.internal;
  * owning loop, so an implementation must be cheap and must not call back into the ferry.
  */
 public interface Probe {
-  Probe NONE = new Probe() {};
+  Probe NONE = new Probe() {
+    @Override
+    public boolean active() {
+      return false;
+    }
+  };
+
+  /** Whether anyone listens: lets an engine skip work done only for the probe. */
+  default boolean active() {
+    return true;
+  }
 
   /** A call started: {@code waitsNanos} is how long each of its inputs waited, in sending order. */
   default void batchStarted(boolean direct, int size, long weight, long[] waitsNanos) {}
@@ -31,6 +41,11 @@ public interface Probe {
   /** Reports to every probe of a list, in order; the list may change between calls. */
   static Probe all(java.util.List<Probe> probes) {
     return new Probe() {
+      @Override
+      public boolean active() {
+        return !probes.isEmpty();
+      }
+
       @Override
       public void batchStarted(boolean direct, int size, long weight, long[] waitsNanos) {
         for (Probe p : probes) {

@@ -83,6 +83,7 @@ public final class SingleQueueEngine<I> {
   private long nextBatchId;
   private Phase phase = Phase.OPEN;
   private boolean closedSignalled;
+  private Probe probe = Probe.NONE;
 
   public SingleQueueEngine(FerryConfig config, Loop loop, Effects<Void, I> out) {
     this.limits = config.limits();
@@ -100,6 +101,11 @@ public final class SingleQueueEngine<I> {
     return new Entry<>(null, input, weight, caller, nextSeq++, now, deadline);
   }
 
+  /** Reports to {@code probe} from now on (metrics). */
+  public void observe(Probe probe) {
+    this.probe = probe == null ? Probe.NONE : probe;
+  }
+
   // ---------------------------------------------------------------- transitions
 
   /** An input arrives: refuse it, or queue it and let a free slot take it if the queue is due. */
@@ -112,11 +118,13 @@ public final class SingleQueueEngine<I> {
     }
     if (queue.count >= limits.maxQueueing()) {
       rejected++;
+      probe.rejected("queueing");
       settle(e, FerryError.REJECTED, "maxQueueing (" + limits.maxQueueing() + ") inputs are waiting");
       return;
     }
     if (e.weight > limits.maxQueuedWeight() - queue.weight) {
       rejected++;
+      probe.rejected("weight");
       settle(e, FerryError.REJECTED, "maxQueuedWeight (" + limits.maxQueuedWeight()
           + ") would be exceeded: " + queue.weight + " waiting, this input weighs " + e.weight);
       return;
@@ -139,6 +147,7 @@ public final class SingleQueueEngine<I> {
       loop.cancel(batch.callTimer);
     }
     batchesInFlight--;
+    probe.batchFinished(loop.nanoTime() - batch.startedAt, batch.overdue || batch.failure != null);
     if (!batch.overdue) {
       if (batch.failure != null) {
         failedBatches++;
@@ -278,7 +287,11 @@ public final class SingleQueueEngine<I> {
         e.deadlineTimer = -1;
       }
     }
-    Batch<Void, I> batch = new Batch<>(nextBatchId++, null, entries, false, weight, loop.nanoTime());
+    long now = loop.nanoTime();
+    if (probe.active()) {
+      probe.batchStarted(false, entries.size(), weight, Entry.waits(entries, now));
+    }
+    Batch<Void, I> batch = new Batch<>(nextBatchId++, null, entries, false, weight, now);
     batch.callTimer = loop.schedule(callTimeoutNanos, () -> callOverdue(batch));
     out.call(batch);
   }
@@ -323,6 +336,7 @@ public final class SingleQueueEngine<I> {
   private void dropWaiting(Entry<Void, I> e) {
     queue.forget(e);
     timedOut++;
+    probe.timedOut();
     settle(e, FerryError.TIMEOUT, "the caller's deadline passed before the input was sent");
   }
 

@@ -32,6 +32,7 @@ public final class SingleQueueFerry<I, R, O> extends Driver<Void, I, R, O> imple
     this.weigh = weigh;
     this.call = call;
     this.engine = new SingleQueueEngine<>(config, engineLoop(), this);
+    engine.observe(probe);
   }
 
   @Override
