@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
  * every step. A failure names its seed; rerun one with {@code -Dferry.seed=N}.
  */
 class MakeRandomizedTest {
-  private static final int SEEDS = 200;
+  private static final int SEEDS = Integer.getInteger("ferry.sim.seeds", 2000);
   private static final int OPS = 300;
 
   @Test
