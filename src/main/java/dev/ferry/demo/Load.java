@@ -44,7 +44,6 @@ final class Load {
   private long tickTimer = -1;
   private boolean generating;
   private int nextHot;
-  long heldBackTicks;
 
   // what happened
   long sentBusy;
@@ -124,9 +123,6 @@ final class Load {
     while (dueBusy > 0 && busyInFlight < options.importWindow()) {
       sendBusy();
       dueBusy--;
-    }
-    if (dueBusy > 0) {
-      heldBackTicks++;
     }
     if (now >= endNanos) {
       generating = false;
