@@ -86,16 +86,8 @@ final class Saturation implements Scenario {
         .maxBatchSize(BATCH).maxInFlightBatches(SLOTS).maxQueueing(keys * window + 1).build();
     Ferry<String, String> ferry = Ferry.perKey(context, config, s -> s, null, null,
         (String key, List<String> batch) -> store.call(batch.size(), key), (in, out) -> out);
-    AtomicLong answered = new AtomicLong();
-    boolean[] running = {true}; // read and written only on the ferry's context
-    context.runOnContext(v -> {
-      for (int k = 0; k < keys; k++) {
-        String key = "hot-" + k;
-        for (int i = 0; i < window; i++) {
-          keepSending(ferry, key, answered, running);
-        }
-      }
-    });
+    Flood flood = Flood.start(context, ferry, "hot-", keys, window);
+    AtomicLong answered = flood.answered;
     BenchEnv.sleep(warm);
     long c0 = answered.get();
     long calls0 = store.calls.get();
@@ -108,23 +100,11 @@ final class Saturation implements Scenario {
     long calls = store.calls.get() - calls0;
     double meanBatch = (store.inputs.get() - inputs0) / (double) Math.max(1, calls);
     double meanWire = (store.wireNanos.get() - wire0) / (double) Math.max(1, calls);
-    context.runOnContext(v -> running[0] = false);
+    BenchEnv.await(flood.stop());
     BenchEnv.await(ferry.close());
     BenchEnv.await(store.stop());
     double throughput = (c1 - c0) / ((t1 - t0) / 1e9);
     return new JsonObject().put("keys", keys).put("throughput", throughput)
         .put("limit", limit(keys, meanWire)).put("meanBatch", meanBatch).put("meanCallMs", meanWire / 1e6).put("calls", calls);
-  }
-
-  /** One outstanding input of a key: when answered, it is replaced by the next one. */
-  private static void keepSending(Ferry<String, String> ferry, String key, AtomicLong answered, boolean[] running) {
-    ferry.submit(key).onComplete(ar -> {
-      if (ar.succeeded()) {
-        answered.incrementAndGet();
-      }
-      if (running[0]) {
-        keepSending(ferry, key, answered, running);
-      }
-    });
   }
 }
