@@ -26,7 +26,7 @@ public final class Bench {
 
   /** Every scenario, in run order. New ones (event-bus path, make/keyed, FoldWrite) go here. */
   static List<Scenario> scenarios() {
-    return List.of(new Saturation(), new QuietKeys(), new LatencyVsLoad());
+    return List.of(new Saturation(), new QuietKeys(), new LatencyVsLoad(), new Overhead(), new Memory());
   }
 
   public static void main(String[] args) throws Exception {
