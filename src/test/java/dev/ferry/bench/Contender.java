@@ -1,0 +1,140 @@
+package dev.ferry.bench;
+
+import dev.ferry.Ferry;
+import dev.ferry.PerKeyConfig;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import java.time.Duration;
+import java.util.List;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+
+/**
+ * One way of getting keyed inputs to the {@link SimStore}, compared side by side in scenario 3.
+ * Every contender gets a fresh store with the same costs and connection pool, and is started on the
+ * load generator's context. {@code Ferry.make} and {@code Ferry.keyed} join the comparison by
+ * adding an implementation to {@link #all}.
+ */
+interface Contender {
+  String name();
+
+  Running start(Context context, SimStore store, Shape shape);
+
+  /** A started contender. */
+  interface Running {
+    Future<?> submit(String key);
+
+    /** Stops taking inputs; whatever is still waiting may fail. */
+    Future<Void> close();
+  }
+
+  /** The batching bounds every batching contender is given (the same for all). */
+  record Shape(int maxBatchSize, int maxInFlightBatches) {}
+
+  static List<Contender> all() {
+    return List.of(ferry("ferry", Duration.ZERO), ferry("ferry delay 1ms", Duration.ofMillis(1)),
+        ferry("ferry delay 5ms", Duration.ofMillis(5)), unbatched(), reactor(Duration.ofMillis(1)));
+  }
+
+  /** {@code Ferry.perKey}; a positive delay gives fixed-delay batching ("wait for company"). */
+  static Contender ferry(String name, Duration delay) {
+    return new Contender() {
+      @Override
+      public String name() {
+        return name;
+      }
+
+      @Override
+      public Running start(Context context, SimStore store, Shape shape) {
+        // The waiting room is made effectively unbounded, like every other contender's queues:
+        // overload shows as latency, not as rejections.
+        PerKeyConfig config = PerKeyConfig.builder().maxBatchSize(shape.maxBatchSize())
+            .maxInFlightBatches(shape.maxInFlightBatches()).maxQueueing(5_000_000).maxBatchDelay(delay).build();
+        Ferry<String, String> f = Ferry.perKey(context, config, s -> s, null, null,
+            (String key, List<String> batch) -> store.call(batch.size(), key), (in, out) -> out);
+        return new Running() {
+          @Override
+          public Future<?> submit(String key) {
+            return f.submit(key);
+          }
+
+          @Override
+          public Future<Void> close() {
+            return f.close();
+          }
+        };
+      }
+    };
+  }
+
+  /** One store call per input: no batching, no per-key ordering; the store's pool is the only bound. */
+  static Contender unbatched() {
+    return new Contender() {
+      @Override
+      public String name() {
+        return "unbatched";
+      }
+
+      @Override
+      public Running start(Context context, SimStore store, Shape shape) {
+        return new Running() {
+          @Override
+          public Future<?> submit(String key) {
+            return store.call(1, key);
+          }
+
+          @Override
+          public Future<Void> close() {
+            return Future.succeededFuture();
+          }
+        };
+      }
+    };
+  }
+
+  /**
+   * The usual Project Reactor recipe: {@code groupBy(key)}, then per key {@code bufferTimeout} and
+   * {@code concatMap} (one call in flight per key, in order). The fair-backpressure variant of
+   * bufferTimeout is used because the plain one fails the whole stream with an overflow error as
+   * soon as a key's calls fall behind its timer, which happens under overload.
+   */
+  static Contender reactor(Duration bufferTimeout) {
+    return new Contender() {
+      @Override
+      public String name() {
+        return "reactor " + bufferTimeout.toMillis() + "ms";
+      }
+
+      @Override
+      public Running start(Context context, SimStore store, Shape shape) {
+        record Item(String key, Promise<String> promise) {}
+        // Emitted only from the generator's context, so a single-producer sink is enough.
+        Sinks.Many<Item> sink = Sinks.many().unicast().onBackpressureBuffer();
+        Disposable subscription = sink.asFlux()
+            .groupBy(Item::key)
+            .flatMap(group -> group
+                .bufferTimeout(shape.maxBatchSize(), bufferTimeout, true)
+                .concatMap(batch -> Mono.fromCompletionStage(store.call(batch.size(), batch).toCompletionStage())),
+                Integer.MAX_VALUE)
+            .subscribe(batch -> batch.forEach(item -> item.promise().tryComplete(item.key())), e -> {});
+        return new Running() {
+          @Override
+          public Future<?> submit(String key) {
+            Promise<String> p = Promise.promise();
+            sink.tryEmitNext(new Item(key, p)).orThrow();
+            return p.future();
+          }
+
+          @Override
+          public Future<Void> close() {
+            subscription.dispose();
+            return Future.succeededFuture();
+          }
+        };
+      }
+    };
+  }
+}

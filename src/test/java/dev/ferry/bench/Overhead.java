@@ -1,0 +1,100 @@
+package dev.ferry.bench;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.io.File;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.jfree.data.category.DefaultCategoryDataset;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.options.Options;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+
+/**
+ * Scenario 4: CPU per input on the event loop, measured by JMH ({@link SubmitCost}) with short
+ * iterations so the whole harness stays within minutes. The {@code ferry.submit} event-bus path,
+ * against a bare event-bus request/echo, joins here once {@code FerryVerticle} lands.
+ */
+final class Overhead implements Scenario {
+  @Override
+  public String id() {
+    return "s4";
+  }
+
+  @Override
+  public String title() {
+    return "Overhead: event-loop CPU per input (JMH)";
+  }
+
+  @Override
+  public Outcome run(BenchEnv env) throws Exception {
+    boolean fork = exposeClassPath();
+    Options options = new OptionsBuilder()
+        .include(SubmitCost.class.getName())
+        .warmupIterations(env.pick(3, 1)).warmupTime(env.pick(TimeValue.seconds(1), TimeValue.milliseconds(200)))
+        .measurementIterations(env.pick(3, 1)).measurementTime(env.pick(TimeValue.seconds(1), TimeValue.milliseconds(200)))
+        .forks(fork && !env.quick() ? 1 : 0)
+        .shouldFailOnError(true)
+        .build();
+    Collection<RunResult> results = new Runner(options).run();
+    Map<String, Double> score = new HashMap<>();
+    JsonArray raw = new JsonArray();
+    for (RunResult r : results) {
+      String method = r.getParams().getBenchmark().replaceAll(".*\\.", "");
+      String keys = r.getParams().getParam("keys");
+      double ns = r.getPrimaryResult().getScore();
+      score.put(method + "/" + keys, ns);
+      raw.add(new JsonObject().put("benchmark", method).put("keys", Integer.parseInt(keys)).put("nsPerInput", ns)
+          .put("error", r.getPrimaryResult().getScoreError()));
+    }
+    List<Row> rows = new ArrayList<>();
+    DefaultCategoryDataset chart = new DefaultCategoryDataset();
+    for (String keys : List.of("1", String.valueOf(SubmitCost.N))) {
+      String label = keys.equals("1") ? "one hot key (batched)" : "idle keys (direct calls)";
+      double ferry = score.getOrDefault("ferry/" + keys, Double.NaN);
+      double bare = score.getOrDefault("barePromise/" + keys, Double.NaN);
+      rows.add(new Row(id(), "CPU per input, " + label,
+          String.format("ferry %.0f ns vs bare promise %.0f ns (+%.0f ns)", ferry, bare, ferry - bare),
+          "-", "-", "-"));
+      chart.addValue(ferry, "Ferry.perKey", label);
+      chart.addValue(bare, "bare promise per input", label);
+    }
+    Charts.bars(env.out().resolve("s4-cpu-per-input.png"), "Event-loop CPU per input", "", "ns / input", chart,
+        Double.NaN, null);
+    return new Outcome(new JsonObject().put("forked", fork && !env.quick()).put("results", raw), rows);
+  }
+
+  /**
+   * A forked JMH JVM takes its class path from {@code java.class.path}. Under {@code exec:java}
+   * that property names Maven's launcher, not the project, so it is rebuilt from the class loader
+   * that loaded the harness. Returns false (run JMH in this JVM) when that is not possible.
+   */
+  private static boolean exposeClassPath() {
+    if (!(Overhead.class.getClassLoader() instanceof URLClassLoader loader)) {
+      return false;
+    }
+    String path = Arrays.stream(loader.getURLs()).map(Overhead::file).collect(Collectors.joining(File.pathSeparator));
+    if (!path.contains("test-classes")) {
+      return false;
+    }
+    System.setProperty("java.class.path", path);
+    return true;
+  }
+
+  private static String file(URL url) {
+    try {
+      return new File(url.toURI()).getPath();
+    } catch (Exception e) {
+      return url.getPath();
+    }
+  }
+}

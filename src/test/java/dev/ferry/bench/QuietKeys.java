@@ -1,0 +1,114 @@
+package dev.ferry.bench;
+
+import dev.ferry.Ferry;
+import dev.ferry.PerKeyConfig;
+import io.vertx.core.Context;
+import io.vertx.core.json.JsonObject;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.jfree.data.category.DefaultCategoryDataset;
+
+/**
+ * Scenario 2: quiet keys under a busy background. A few hot keys, flooded, keep every batch slot
+ * taken; meanwhile many quiet keys each send one input now and then (open loop). The quiet inputs'
+ * latency is measured with {@code directIdleKeys} on and off. With it on, an idle key's input
+ * should go straight out and take about one round trip; with it off, it waits for a slot behind
+ * the hot keys' turns.
+ */
+final class QuietKeys implements Scenario {
+  static final long ROUND_TRIP = Saturation.ROUND_TRIP;
+  static final long PER_INPUT = Saturation.PER_INPUT;
+  static final int SLOTS = 4;
+  static final int BATCH = 16;
+  static final int HOT_KEYS = 8;
+  static final int QUIET_KEYS = 2000;
+
+  @Override
+  public String id() {
+    return "s2";
+  }
+
+  @Override
+  public String title() {
+    return "Quiet keys under a busy background: directIdleKeys on vs off";
+  }
+
+  @Override
+  public Outcome run(BenchEnv env) throws Exception {
+    double rate = env.pick(200.0, 200.0);
+    Duration warm = env.pick(Duration.ofMillis(700), Duration.ofMillis(150));
+    Duration measure = env.pick(Duration.ofMillis(4000), Duration.ofMillis(500));
+    JsonObject on = measure(env, true, rate, warm, measure);
+    JsonObject off = measure(env, false, rate, warm, measure);
+
+    double nominalMs = (ROUND_TRIP + PER_INPUT) / 1e6;
+    double deliveredMs = on.getDouble("meanCallMs");
+    double onP99 = on.getDouble("p99Ms");
+    List<Row> rows = new ArrayList<>();
+    rows.add(new Row(id(), "quiet p50 / p99, direct on", fmt(on), "p99 <= round trip + 1 ms",
+        String.format("round trip %.2f ms delivered (%.2f nominal)", deliveredMs, nominalMs),
+        Row.verdict(onP99 <= deliveredMs + 1)));
+    rows.add(new Row(id(), "quiet p50 / p99, direct off", fmt(off), "-",
+        String.format("round trip %.2f ms delivered", off.getDouble("meanCallMs")), "-"));
+    rows.add(new Row(id(), "hot throughput on / off",
+        String.format("%,.0f/s / %,.0f/s", on.getDouble("hotThroughput"), off.getDouble("hotThroughput")), "-",
+        String.format("%,.0f/s", SLOTS * BATCH / ((ROUND_TRIP + BATCH * PER_INPUT) / 1e9)) + " nominal", "-"));
+
+    DefaultCategoryDataset chart = new DefaultCategoryDataset();
+    chart.addValue(on.getDouble("p50Ms"), "p50", "directIdleKeys on");
+    chart.addValue(onP99, "p99", "directIdleKeys on");
+    chart.addValue(off.getDouble("p50Ms"), "p50", "directIdleKeys off");
+    chart.addValue(off.getDouble("p99Ms"), "p99", "directIdleKeys off");
+    Charts.bars(env.out().resolve("s2-quiet-keys.png"),
+        "Quiet-key latency while " + HOT_KEYS + " hot keys hold all " + SLOTS + " slots", "", "ms", chart,
+        deliveredMs + 1, "target: round trip + 1 ms");
+    return new Outcome(new JsonObject().put("roundTripMs", ROUND_TRIP / 1e6).put("perInputUs", PER_INPUT / 1e3)
+        .put("maxInFlightBatches", SLOTS).put("maxBatchSize", BATCH).put("hotKeys", HOT_KEYS)
+        .put("quietKeys", QUIET_KEYS).put("quietRatePerSec", rate).put("directOn", on).put("directOff", off), rows);
+  }
+
+  private static String fmt(JsonObject r) {
+    return String.format("%.2f / %.2f ms (n=%d)", r.getDouble("p50Ms"), r.getDouble("p99Ms"), r.getInteger("samples"));
+  }
+
+  private JsonObject measure(BenchEnv env, boolean direct, double rate, Duration warm, Duration measure) throws Exception {
+    Context context = env.newContext();
+    SimStore store = new SimStore(context, ROUND_TRIP, PER_INPUT, 0);
+    PerKeyConfig config = PerKeyConfig.builder().maxBatchSize(BATCH).maxInFlightBatches(SLOTS)
+        .maxQueueing(100_000).directIdleKeys(direct).build();
+    Ferry<String, String> ferry = Ferry.perKey(context, config, s -> s, null, null,
+        (String key, List<String> batch) -> store.call(batch.size(), key), (in, out) -> out);
+    Flood flood = Flood.start(context, ferry, "hot-", HOT_KEYS, 2 * BATCH);
+    BenchEnv.sleep(warm);
+
+    int count = (int) (rate * (warm.toMillis() + measure.toMillis()) / 1000);
+    Latencies quiet = new Latencies(count);
+    long hot0 = flood.answered.get();
+    long calls0 = store.calls.get();
+    long wire0 = store.wireNanos.get();
+    // Quiet keys are spread so that a key almost never has two inputs close together.
+    long start = BenchEnv.await(OpenLoop.run(context, rate, count, quiet, i -> ferry.submit("quiet-" + (i * 7919L % QUIET_KEYS))));
+    long sentAt = System.nanoTime();
+    long hot1 = flood.answered.get();
+    long calls = store.calls.get() - calls0;
+    double meanWire = (store.wireNanos.get() - wire0) / (double) Math.max(1, calls);
+    waitForAnswers(quiet, Duration.ofSeconds(2));
+    BenchEnv.await(flood.stop());
+    BenchEnv.await(ferry.close());
+    BenchEnv.await(store.stop());
+
+    long from = start + warm.toNanos();
+    Latencies.Stats s = quiet.stats(from, sentAt, System.nanoTime());
+    return new JsonObject().put("directIdleKeys", direct).put("samples", s.samples()).put("pending", s.pending())
+        .put("p50Ms", s.p50ms()).put("p99Ms", s.p99ms()).put("maxMs", s.max() / 1e6)
+        .put("meanCallMs", meanWire / 1e6).put("hotThroughput", (hot1 - hot0) / ((sentAt - start) / 1e9));
+  }
+
+  static void waitForAnswers(Latencies l, Duration atMost) throws InterruptedException {
+    long deadline = System.nanoTime() + atMost.toNanos();
+    while (l.finished() < l.issued() && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+    }
+  }
+}
