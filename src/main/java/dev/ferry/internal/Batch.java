@@ -17,7 +17,6 @@ public final class Batch<K, I> {
   public final boolean direct;
   public final long weight;
   final long startedAt;
-  long callTimer = -1;
   /** The call timeout fired: callers were failed already, the key is still held. */
   boolean overdue;
   boolean over;

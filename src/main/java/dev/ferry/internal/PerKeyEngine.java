@@ -66,6 +66,7 @@ public final class PerKeyEngine<K, I> {
   private final boolean directCalls;
   private final long delayNanos;
   private final long callTimeoutNanos;
+  private final CallTimeouts<K, I> callTimeouts;
   private final Comparator<Entry<K, I>> order;
   private final Loop loop;
   private final Effects<K, I> out;
@@ -101,6 +102,7 @@ public final class PerKeyEngine<K, I> {
     this.directCalls = config.directCallsEnabled();
     this.delayNanos = limits.maxBatchDelay().toNanos();
     this.callTimeoutNanos = limits.callTimeout().toNanos();
+    this.callTimeouts = new CallTimeouts<>(loop, callTimeoutNanos, this::callOverdue);
     this.order = order == null ? null
         : Comparator.<Entry<K, I>, I>comparing(e -> e.input, order).thenComparingLong(e -> e.seq);
     this.loop = loop;
@@ -172,9 +174,7 @@ public final class PerKeyEngine<K, I> {
       return;
     }
     batch.over = true;
-    if (batch.callTimer >= 0) {
-      loop.cancel(batch.callTimer);
-    }
+    callTimeouts.over(batch);
     if (batch.direct) {
       directInFlight--;
     } else {
@@ -254,11 +254,6 @@ public final class PerKeyEngine<K, I> {
    */
   void callOverdue(Batch<K, I> batch) {
     assert loop.inLoop();
-    batch.callTimer = -1;
-    if (batch.over) {
-      return;
-    }
-    batch.overdue = true;
     failedBatches++;
     String message = "the batch call for its key did not complete within "
         + TimeUnit.NANOSECONDS.toMillis(callTimeoutNanos) + " ms";
@@ -415,7 +410,7 @@ public final class PerKeyEngine<K, I> {
       probe.batchStarted(direct, entries.size(), weight, Entry.waits(entries, now));
     }
     Batch<K, I> batch = new Batch<>(nextBatchId++, lane.key, entries, direct, weight, now);
-    batch.callTimer = loop.schedule(callTimeoutNanos, () -> callOverdue(batch));
+    callTimeouts.started(batch);
     out.call(batch);
   }
 

@@ -61,6 +61,7 @@ public final class SingleQueueEngine<I> {
   private final Limits limits;
   private final long delayNanos;
   private final long callTimeoutNanos;
+  private final CallTimeouts<Void, I> callTimeouts;
   private final Loop loop;
   private final Effects<Void, I> out;
 
@@ -89,6 +90,7 @@ public final class SingleQueueEngine<I> {
     this.limits = config.limits();
     this.delayNanos = limits.maxBatchDelay().toNanos();
     this.callTimeoutNanos = limits.callTimeout().toNanos();
+    this.callTimeouts = new CallTimeouts<>(loop, callTimeoutNanos, this::callOverdue);
     this.loop = loop;
     this.out = out;
   }
@@ -143,9 +145,7 @@ public final class SingleQueueEngine<I> {
       return;
     }
     batch.over = true;
-    if (batch.callTimer >= 0) {
-      loop.cancel(batch.callTimer);
-    }
+    callTimeouts.over(batch);
     batchesInFlight--;
     probe.batchFinished(loop.nanoTime() - batch.startedAt, batch.overdue || batch.failure != null);
     if (!batch.overdue) {
@@ -167,11 +167,6 @@ public final class SingleQueueEngine<I> {
    */
   void callOverdue(Batch<Void, I> batch) {
     assert loop.inLoop();
-    batch.callTimer = -1;
-    if (batch.over) {
-      return;
-    }
-    batch.overdue = true;
     failedBatches++;
     String message = "the batch call did not complete within "
         + TimeUnit.NANOSECONDS.toMillis(callTimeoutNanos) + " ms";
@@ -292,7 +287,7 @@ public final class SingleQueueEngine<I> {
       probe.batchStarted(false, entries.size(), weight, Entry.waits(entries, now));
     }
     Batch<Void, I> batch = new Batch<>(nextBatchId++, null, entries, false, weight, now);
-    batch.callTimer = loop.schedule(callTimeoutNanos, () -> callOverdue(batch));
+    callTimeouts.started(batch);
     out.call(batch);
   }
 

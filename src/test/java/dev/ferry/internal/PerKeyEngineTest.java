@@ -466,6 +466,36 @@ class PerKeyEngineTest {
   }
 
   @Nested
+  class CallTimeoutsWithOneTimer {
+    @Test
+    void aHungCallTimesOutWhileLaterCallsComeAndGoAndNoTimerOutlivesTheCalls() {
+      PerKeyHarness h = new PerKeyHarness(config().callTimeout(Duration.ofMillis(100)).build());
+      Future<String> hung = h.submit("hung", "h1");
+      List<Future<String>> quick = new ArrayList<>();
+      for (int i = 0; i < 1000; i++) {
+        quick.add(h.submit("k" + i, "q" + i));
+        h.succeed(i + 1);
+        if (i % 100 == 0) {
+          h.loop.advanceMillis(5);
+        }
+      }
+      assertEquals(1, h.loop.liveTimers(), "one timer for every open call");
+      assertFalse(hung.isComplete());
+      h.loop.advanceMillis(60); // 110 ms after the hung call started
+      assertEquals(FerryError.FAILED, failure(hung).kind());
+      assertTrue(quick.stream().allMatch(Future::succeeded), "no finished call was reported late");
+      Future<String> late = h.submit("k1", "again");
+      h.loop.advanceMillis(50);
+      assertFalse(late.isComplete());
+      h.loop.advanceMillis(50);
+      assertEquals(FerryError.FAILED, failure(late).kind(), "a later call gets its own full timeout");
+      h.succeed(0);
+      h.succeed(1001);
+      assertEquals(0, h.loop.liveTimers(), "no timer once no call is open");
+    }
+  }
+
+  @Nested
   class Closing {
     @Test
     void closeFailsWaitingInputsLetsCallsInFlightFinishAndCompletesAfterTheLast() {
