@@ -7,6 +7,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import java.util.ArrayDeque;
 import java.util.function.BiFunction;
+import java.util.function.ToLongFunction;
 
 /**
  * Runs an engine's effects on its loop: starts batch calls, brings their completions back to the
@@ -70,6 +71,69 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
     return () -> onLoop(() -> probes.remove(added));
   }
 
+  // ---------------------------------------------------------------- the Ferry API, shared
+
+  /** Submits with no deadline; see {@link dev.ferry.Ferry#submit(Object)}. */
+  public final Future<O> submit(I input) {
+    return submit(input, 0L);
+  }
+
+  /** Submits with a deadline; see {@link dev.ferry.Ferry#submit(Object, java.time.Duration)}. */
+  public final Future<O> submit(I input, java.time.Duration timeout) {
+    if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
+          "a deadline must be a positive duration, got " + timeout));
+    }
+    return submit(input, timeout.toNanos());
+  }
+
+  private Future<O> submit(I input, long timeoutNanos) {
+    if (input == null) {
+      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, "the input is null"));
+    }
+    Promise<O> promise = Promise.promise();
+    onLoop(() -> admit(input, timeoutNanos, promise));
+    return promise.future();
+  }
+
+  /** Closes now; see {@link dev.ferry.Ferry#close()}. */
+  public final Future<Void> close() {
+    onLoop(this::closeEngine);
+    return closed.future();
+  }
+
+  /** Closes after sending what waits; see {@link dev.ferry.Ferry#drain(java.time.Duration)}. */
+  public final Future<Void> drain(java.time.Duration timeout) {
+    long nanos = timeout == null ? 0 : Math.max(0, timeout.toNanos());
+    onLoop(() -> drainEngine(nanos));
+    return closed.future();
+  }
+
+  /** Validates one input and hands it to the engine; on the loop, inside a transition. */
+  protected abstract void admit(I input, long timeoutNanos, Promise<O> promise);
+
+  protected abstract void closeEngine();
+
+  protected abstract void drainEngine(long timeoutNanos);
+
+  /**
+   * The weight of {@code input}, computed once: 1 without a weigh function. A weigh function that
+   * throws or returns a negative weight fails the caller with BAD_INPUT; then -1 is returned.
+   */
+  protected static <I> long weightOf(ToLongFunction<? super I> weigh, I input, Promise<?> caller) {
+    long weight;
+    try {
+      weight = weigh == null ? 1 : weigh.applyAsLong(input);
+    } catch (RuntimeException e) {
+      caller.fail(new FerryException(FerryError.BAD_INPUT, "the weight function failed: " + e, e));
+      return -1;
+    }
+    if (weight < 0) {
+      caller.fail(new FerryException(FerryError.BAD_INPUT, "the weight must be >= 0, got " + weight));
+    }
+    return weight;
+  }
+
   /** Starts the downstream call for the batch. May throw or return null: both fail the batch. */
   protected abstract Future<R> invoke(Batch<K, I> batch);
 
@@ -84,11 +148,6 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
         runEffects();
       });
     }
-  }
-
-  /** The Future that completes once the engine is closed and its last call is over. */
-  protected final Future<Void> closedFuture() {
-    return closed.future();
   }
 
   /** Called on the loop once a call's outcome is recorded on the batch; reports it to the engine. */

@@ -112,7 +112,7 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
     } else {
       Promise<Optional<V>> outcome = Promise.promise();
       // Never null: the key is not null and keys are not weighed.
-      Entry<Void, K> entry = queue.admit(key, 0, outcome);
+      Entry<Void, K> entry = queue.admitEntry(key, 0, outcome);
       shared = new Shared<>(key, entry, outcome.future());
       if (entry.waiting()) {
         Shared<K, V> placed = shared;

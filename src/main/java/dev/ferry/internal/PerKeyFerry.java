@@ -8,7 +8,6 @@ import dev.ferry.FerryMetrics;
 import dev.ferry.PerKeyConfig;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
-import java.time.Duration;
 import java.util.Comparator;
 import java.util.function.BiFunction;
 import java.util.function.Function;
@@ -42,44 +41,20 @@ public final class PerKeyFerry<K, I, R, O> extends Driver<K, I, R, O> implements
   }
 
   @Override
-  public Future<O> submit(I input) {
-    return submit(input, 0);
-  }
-
-  @Override
-  public Future<O> submit(I input, Duration timeout) {
-    if (timeout == null || timeout.isNegative() || timeout.isZero()) {
-      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
-          "a deadline must be a positive duration, got " + timeout));
-    }
-    return submit(input, timeout.toNanos());
-  }
-
-  private Future<O> submit(I input, long timeoutNanos) {
-    if (input == null) {
-      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, "the input is null"));
-    }
-    Promise<O> promise = Promise.promise();
-    onLoop(() -> admit(input, timeoutNanos, promise));
-    return promise.future();
-  }
-
-  private void admit(I input, long timeoutNanos, Promise<O> promise) {
+  protected void admit(I input, long timeoutNanos, Promise<O> promise) {
     K key;
-    long weight;
     try {
       key = keyOf.apply(input);
-      weight = weigh == null ? 1 : weigh.applyAsLong(input);
     } catch (RuntimeException e) {
-      promise.fail(new FerryException(FerryError.BAD_INPUT, "the key or weight function failed: " + e, e));
+      promise.fail(new FerryException(FerryError.BAD_INPUT, "the key function failed: " + e, e));
       return;
     }
     if (key == null) {
       promise.fail(new FerryException(FerryError.BAD_INPUT, "the key function returned null"));
       return;
     }
+    long weight = weightOf(weigh, input, promise);
     if (weight < 0) {
-      promise.fail(new FerryException(FerryError.BAD_INPUT, "the weight must be >= 0, got " + weight));
       return;
     }
     engine.admit(engine.entry(key, input, weight, promise, timeoutNanos));
@@ -117,15 +92,12 @@ public final class PerKeyFerry<K, I, R, O> extends Driver<K, I, R, O> implements
   }
 
   @Override
-  public Future<Void> close() {
-    onLoop(engine::close);
-    return closedFuture();
+  protected void closeEngine() {
+    engine.close();
   }
 
   @Override
-  public Future<Void> drain(Duration timeout) {
-    long nanos = timeout == null ? 0 : Math.max(0, timeout.toNanos());
-    onLoop(() -> engine.drain(nanos));
-    return closedFuture();
+  protected void drainEngine(long timeoutNanos) {
+    engine.drain(timeoutNanos);
   }
 }
