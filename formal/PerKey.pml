@@ -402,6 +402,10 @@ ltl answered {
 #if NI > 4
        && (pend(4) -> <> !pend(4)) && (pend(5) -> <> !pend(5))
 #endif
+#if NI > 6
+       && (pend(6) -> <> !pend(6)) && (pend(7) -> <> !pend(7))
+       && (pend(8) -> <> !pend(8))
+#endif
      )
 }
 
