@@ -10,7 +10,6 @@ import java.util.List;
  * reports it to the engine; the engine decides whether the callers still await that outcome.
  */
 public final class Batch<K, I> {
-  public final long id;
   public final K key;
   public final List<Entry<K, I>> entries;
   /** A direct call: an idle key's input sent at once, outside the batch slots. */
@@ -24,8 +23,7 @@ public final class Batch<K, I> {
   public Object result;
   public Throwable failure;
 
-  Batch(long id, K key, List<Entry<K, I>> entries, boolean direct, long weight, long startedAt) {
-    this.id = id;
+  Batch(K key, List<Entry<K, I>> entries, boolean direct, long weight, long startedAt) {
     this.key = key;
     this.entries = entries;
     this.direct = direct;

@@ -32,10 +32,6 @@ public final class Entry<K, I> {
     this.deadline = deadline;
   }
 
-  public long seq() {
-    return seq;
-  }
-
   /** How long each entry has waited at {@code now}, in order (for probes). */
   static long[] waits(java.util.List<? extends Entry<?, ?>> entries, long now) {
     long[] waits = new long[entries.size()];

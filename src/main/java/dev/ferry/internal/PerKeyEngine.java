@@ -8,7 +8,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The per-key batching engine: a state machine over lanes, the ready line and slot counts.
@@ -59,17 +58,9 @@ import java.util.concurrent.TimeUnit;
  * passes. {@link #close} moves to CLOSED: waiting inputs fail with CLOSED, calls in flight finish
  * and deliver, and {@link Effects#closed} fires once the last of them is over.
  */
-public final class PerKeyEngine<K, I> {
-  private enum Phase { OPEN, DRAINING, CLOSED }
-
-  private final Limits limits;
+public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
   private final boolean directCalls;
-  private final long delayNanos;
-  private final long callTimeoutNanos;
-  private final CallTimeouts<K, I> callTimeouts;
   private final Comparator<Entry<K, I>> order;
-  private final Loop loop;
-  private final Effects<K, I> out;
 
   private final HashMap<K, Lane<K, I>> lanes = new HashMap<>();
   private final ArrayDeque<Lane<K, I>> line = new ArrayDeque<>();
@@ -79,47 +70,22 @@ public final class PerKeyEngine<K, I> {
   private int queuedInputs;
   private long queuedWeight;
 
-  private long submitted;
-  private long rejected;
-  private long batches;
   private long directCount;
-  private long failedBatches;
-  private long timedOut;
-
-  private long nextSeq;
-  private long nextBatchId;
-  private Phase phase = Phase.OPEN;
-  private boolean closedSignalled;
-  private long drainTimer = -1;
-  private Probe probe = Probe.NONE;
 
   /**
    * @param order the order of a key's inputs, or {@code null} for submission order; ties always
    *     fall back to submission order
    */
   public PerKeyEngine(PerKeyConfig config, Comparator<? super I> order, Loop loop, Effects<K, I> out) {
-    this.limits = config.limits();
+    super(config.limits(), loop, out);
     this.directCalls = config.directCallsEnabled();
-    this.delayNanos = limits.maxBatchDelay().toNanos();
-    this.callTimeoutNanos = limits.callTimeout().toNanos();
-    this.callTimeouts = new CallTimeouts<>(loop, callTimeoutNanos, this::callOverdue);
     this.order = order == null ? null
         : Comparator.<Entry<K, I>, I>comparing(e -> e.input, order).thenComparingLong(e -> e.seq);
-    this.loop = loop;
-    this.out = out;
-  }
-
-  /** Reports to {@code probe} from now on (metrics). */
-  public void observe(Probe probe) {
-    this.probe = probe == null ? Probe.NONE : probe;
   }
 
   /** Creates the entry for one valid input; {@code timeoutNanos <= 0} means no deadline. */
   public Entry<K, I> entry(K key, I input, long weight, Object caller, long timeoutNanos) {
-    assert loop.inLoop();
-    long now = loop.nanoTime();
-    long deadline = timeoutNanos > 0 ? saturatedAdd(now, timeoutNanos) : Long.MAX_VALUE;
-    return new Entry<>(key, input, weight, caller, nextSeq++, now, deadline);
+    return newEntry(key, input, weight, caller, timeoutNanos);
   }
 
   // ---------------------------------------------------------------- transitions
@@ -127,9 +93,7 @@ public final class PerKeyEngine<K, I> {
   /** An input arrives: refuse it, call it directly, or let it wait in its key's lane. */
   public void admit(Entry<K, I> e) {
     assert loop.inLoop();
-    submitted++;
-    if (phase != Phase.OPEN) {
-      settle(e, FerryError.CLOSED, "the ferry is closed");
+    if (!accepting(e)) {
       return;
     }
     Lane<K, I> lane = lanes.get(e.key);
@@ -139,17 +103,7 @@ public final class PerKeyEngine<K, I> {
       start(lane, List.of(e), true, e.weight);
       return;
     }
-    if (queuedInputs >= limits.maxQueueing()) {
-      rejected++;
-      probe.rejected("queueing");
-      settle(e, FerryError.REJECTED, "maxQueueing (" + limits.maxQueueing() + ") inputs are waiting");
-      return;
-    }
-    if (e.weight > limits.maxQueuedWeight() - queuedWeight) {
-      rejected++;
-      probe.rejected("weight");
-      settle(e, FerryError.REJECTED, "maxQueuedWeight (" + limits.maxQueuedWeight()
-          + ") would be exceeded: " + queuedWeight + " waiting, this input weighs " + e.weight);
+    if (refusedForRoom(e, queuedInputs, queuedWeight)) {
       return;
     }
     if (lane == null) {
@@ -158,9 +112,7 @@ public final class PerKeyEngine<K, I> {
     lane.add(e);
     queuedInputs++;
     queuedWeight += e.weight;
-    if (e.deadline != Long.MAX_VALUE) {
-      e.deadlineTimer = loop.schedule(e.deadline - loop.nanoTime(), () -> expire(e));
-    }
+    armDeadline(e);
     if (!lane.inFlight) {
       offer(lane);
       dispatch();
@@ -170,25 +122,13 @@ public final class PerKeyEngine<K, I> {
   /** A call is over (its Future completed, and the driver is back on the loop). */
   public void completed(Batch<K, I> batch) {
     assert loop.inLoop();
-    if (batch.over) {
+    if (!callEnded(batch)) {
       return;
     }
-    batch.over = true;
-    callTimeouts.over(batch);
     if (batch.direct) {
       directInFlight--;
     } else {
       batchesInFlight--;
-    }
-    probe.batchFinished(loop.nanoTime() - batch.startedAt, batch.overdue || batch.failure != null);
-    if (!batch.overdue) {
-      if (batch.failure != null) {
-        failedBatches++;
-      }
-      for (Entry<K, I> e : batch.entries) {
-        e.state = Entry.State.SETTLED;
-      }
-      out.deliver(batch);
     }
     Lane<K, I> lane = lanes.get(batch.key);
     assert lane != null && lane.inFlight : "completed a call for a key that was not in flight";
@@ -248,21 +188,8 @@ public final class PerKeyEngine<K, I> {
     out.handedOff(lane.key, entries, handOffs);
   }
 
-  /**
-   * The call timeout passed: the callers fail now, but the key and its slot stay reserved until the
-   * call is really over, so that the key never has two calls on the wire (ADR 0005).
-   */
-  void callOverdue(Batch<K, I> batch) {
-    assert loop.inLoop();
-    failedBatches++;
-    String message = "the batch call for its key did not complete within "
-        + TimeUnit.NANOSECONDS.toMillis(callTimeoutNanos) + " ms";
-    for (Entry<K, I> e : batch.entries) {
-      settle(e, FerryError.FAILED, message);
-    }
-  }
-
   /** A waiting input's deadline passed: drop it, never send it. */
+  @Override
   void expire(Entry<K, I> e) {
     assert loop.inLoop();
     e.deadlineTimer = -1;
@@ -293,14 +220,9 @@ public final class PerKeyEngine<K, I> {
    */
   public void drain(long timeoutNanos) {
     assert loop.inLoop();
-    if (phase != Phase.OPEN) {
+    if (!beginDrain(timeoutNanos)) {
       return;
     }
-    phase = Phase.DRAINING;
-    drainTimer = loop.schedule(Math.max(0, timeoutNanos), () -> {
-      drainTimer = -1;
-      close();
-    });
     // A batch delay no longer applies: nothing more can arrive to keep a lane company.
     for (Lane<K, I> lane : lanes.values()) {
       if (!lane.inFlight && lane.count > 0) {
@@ -312,15 +234,11 @@ public final class PerKeyEngine<K, I> {
   }
 
   /** Stops admitting, fails every waiting input with CLOSED, and lets calls in flight finish. */
+  @Override
   public void close() {
     assert loop.inLoop();
-    if (phase == Phase.CLOSED) {
+    if (!beginClose()) {
       return;
-    }
-    phase = Phase.CLOSED;
-    if (drainTimer >= 0) {
-      loop.cancel(drainTimer);
-      drainTimer = -1;
     }
     line.clear();
     for (Lane<K, I> lane : new ArrayList<>(lanes.values())) {
@@ -398,20 +316,7 @@ public final class PerKeyEngine<K, I> {
     } else {
       batchesInFlight++;
     }
-    for (Entry<K, I> e : entries) {
-      e.state = Entry.State.SENT;
-      if (e.deadlineTimer >= 0) {
-        loop.cancel(e.deadlineTimer);
-        e.deadlineTimer = -1;
-      }
-    }
-    long now = loop.nanoTime();
-    if (probe.active()) {
-      probe.batchStarted(direct, entries.size(), weight, Entry.waits(entries, now));
-    }
-    Batch<K, I> batch = new Batch<>(nextBatchId++, lane.key, entries, direct, weight, now);
-    callTimeouts.started(batch);
-    out.call(batch);
+    launch(lane.key, entries, direct, weight);
   }
 
   /** Puts a lane with waiting inputs in line when it is due, else arms its batch-delay timer. */
@@ -465,41 +370,17 @@ public final class PerKeyEngine<K, I> {
     lane.forget(e);
     queuedInputs--;
     queuedWeight -= e.weight;
-    timedOut++;
-    probe.timedOut();
-    settle(e, FerryError.TIMEOUT, "the caller's deadline passed before the input was sent");
+    answerTimedOut(e);
   }
 
-  private void settle(Entry<K, I> e, FerryError kind, String message) {
-    if (e.state == Entry.State.SETTLED) {
-      return;
-    }
-    e.state = Entry.State.SETTLED;
-    if (e.deadlineTimer >= 0) {
-      loop.cancel(e.deadlineTimer);
-      e.deadlineTimer = -1;
-    }
-    out.fail(e, kind, message, null);
+  @Override
+  int queuedInputs() {
+    return queuedInputs;
   }
 
-  private void maybeFinish() {
-    if (phase == Phase.DRAINING && queuedInputs == 0 && inFlight() == 0) {
-      close();
-      return;
-    }
-    if (phase == Phase.CLOSED && !closedSignalled && inFlight() == 0) {
-      closedSignalled = true;
-      out.closed();
-    }
-  }
-
-  private int inFlight() {
+  @Override
+  int inFlight() {
     return batchesInFlight + directInFlight;
-  }
-
-  private static long saturatedAdd(long a, long b) {
-    long sum = a + b;
-    return ((a ^ sum) & (b ^ sum)) < 0 ? Long.MAX_VALUE - 1 : sum;
   }
 
   // ---------------------------------------------------------------- reads
@@ -570,10 +451,6 @@ public final class PerKeyEngine<K, I> {
   /** Lanes in the map (for leak checks in tests). */
   int lanesHeld() {
     return lanes.size();
-  }
-
-  public boolean isOpen() {
-    return phase == Phase.OPEN;
   }
 
   /** A snapshot; exact on the loop, a best-effort read elsewhere. */

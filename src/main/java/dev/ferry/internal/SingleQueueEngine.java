@@ -5,7 +5,6 @@ import dev.ferry.FerryError;
 import dev.ferry.FerryMetrics;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The single-queue batching engine behind {@code Ferry.make}: a state machine over one bounded FIFO
@@ -55,15 +54,7 @@ import java.util.concurrent.TimeUnit;
  *
  * @param <I> the input type (entries carry no key: {@code Entry<Void, I>} with a null key)
  */
-public final class SingleQueueEngine<I> {
-  private enum Phase { OPEN, DRAINING, CLOSED }
-
-  private final Limits limits;
-  private final long delayNanos;
-  private final long callTimeoutNanos;
-  private final CallTimeouts<Void, I> callTimeouts;
-  private final Loop loop;
-  private final Effects<Void, I> out;
+public final class SingleQueueEngine<I> extends EngineCore<Void, I> {
 
   /** The one queue. A keyless {@link Lane} gives FIFO order and cheap skipping of expired entries. */
   private final Lane<Void, I> queue = new Lane<>(null, null);
@@ -72,40 +63,15 @@ public final class SingleQueueEngine<I> {
   private long delayTimer = -1;
   /** When {@link #delayTimer} fires, so that it is re-armed only when the oldest input changes. */
   private long delayTimerAt = -1;
-  private long drainTimer = -1;
-
-  private long submitted;
-  private long rejected;
-  private long batches;
-  private long failedBatches;
-  private long timedOut;
-
-  private long nextSeq;
-  private long nextBatchId;
-  private Phase phase = Phase.OPEN;
-  private boolean closedSignalled;
-  private Probe probe = Probe.NONE;
 
   public SingleQueueEngine(FerryConfig config, Loop loop, Effects<Void, I> out) {
-    this.limits = config.limits();
-    this.delayNanos = limits.maxBatchDelay().toNanos();
-    this.callTimeoutNanos = limits.callTimeout().toNanos();
-    this.callTimeouts = new CallTimeouts<>(loop, callTimeoutNanos, this::callOverdue);
-    this.loop = loop;
-    this.out = out;
+    super(config.limits(), loop, out);
   }
 
   /** Creates the entry for one valid input; {@code timeoutNanos <= 0} means no deadline. */
   public Entry<Void, I> entry(I input, long weight, Object caller, long timeoutNanos) {
     assert loop.inLoop();
-    long now = loop.nanoTime();
-    long deadline = timeoutNanos > 0 ? saturatedAdd(now, timeoutNanos) : Long.MAX_VALUE;
-    return new Entry<>(null, input, weight, caller, nextSeq++, now, deadline);
-  }
-
-  /** Reports to {@code probe} from now on (metrics). */
-  public void observe(Probe probe) {
-    this.probe = probe == null ? Probe.NONE : probe;
+    return newEntry(null, input, weight, caller, timeoutNanos);
   }
 
   // ---------------------------------------------------------------- transitions
@@ -113,72 +79,30 @@ public final class SingleQueueEngine<I> {
   /** An input arrives: refuse it, or queue it and let a free slot take it if the queue is due. */
   public void admit(Entry<Void, I> e) {
     assert loop.inLoop();
-    submitted++;
-    if (phase != Phase.OPEN) {
-      settle(e, FerryError.CLOSED, "the ferry is closed");
-      return;
-    }
-    if (queue.count >= limits.maxQueueing()) {
-      rejected++;
-      probe.rejected("queueing");
-      settle(e, FerryError.REJECTED, "maxQueueing (" + limits.maxQueueing() + ") inputs are waiting");
-      return;
-    }
-    if (e.weight > limits.maxQueuedWeight() - queue.weight) {
-      rejected++;
-      probe.rejected("weight");
-      settle(e, FerryError.REJECTED, "maxQueuedWeight (" + limits.maxQueuedWeight()
-          + ") would be exceeded: " + queue.weight + " waiting, this input weighs " + e.weight);
+    if (!accepting(e) || refusedForRoom(e, queue.count, queue.weight)) {
       return;
     }
     queue.add(e);
-    if (e.deadline != Long.MAX_VALUE) {
-      e.deadlineTimer = loop.schedule(e.deadline - loop.nanoTime(), () -> expire(e));
-    }
+    armDeadline(e);
     pump();
   }
 
   /** A call is over (its Future completed, and the driver is back on the loop): free its slot. */
   public void completed(Batch<Void, I> batch) {
     assert loop.inLoop();
-    if (batch.over) {
+    if (!callEnded(batch)) {
       return;
     }
-    batch.over = true;
-    callTimeouts.over(batch);
     batchesInFlight--;
-    probe.batchFinished(loop.nanoTime() - batch.startedAt, batch.overdue || batch.failure != null);
-    if (!batch.overdue) {
-      if (batch.failure != null) {
-        failedBatches++;
-      }
-      for (Entry<Void, I> e : batch.entries) {
-        e.state = Entry.State.SETTLED;
-      }
-      out.deliver(batch);
-    }
     pump();
     maybeFinish();
-  }
-
-  /**
-   * The call timeout passed: its callers fail now, but the slot stays held until the call is really
-   * over, so that no more than {@code maxInFlightBatches} calls are ever on the wire.
-   */
-  void callOverdue(Batch<Void, I> batch) {
-    assert loop.inLoop();
-    failedBatches++;
-    String message = "the batch call did not complete within "
-        + TimeUnit.NANOSECONDS.toMillis(callTimeoutNanos) + " ms";
-    for (Entry<Void, I> e : batch.entries) {
-      settle(e, FerryError.FAILED, message);
-    }
   }
 
   /**
    * A waiting input's deadline passed (or, for {@code keyed}, no caller wants it any more): drop
    * it, never send it. Does nothing to an input already sent or settled.
    */
+  @Override
   void expire(Entry<Void, I> e) {
     assert loop.inLoop();
     e.deadlineTimer = -1;
@@ -201,28 +125,19 @@ public final class SingleQueueEngine<I> {
   /** Stops admitting and sends what waits without delay; closes when empty or at the timeout. */
   public void drain(long timeoutNanos) {
     assert loop.inLoop();
-    if (phase != Phase.OPEN) {
+    if (!beginDrain(timeoutNanos)) {
       return;
     }
-    phase = Phase.DRAINING;
-    drainTimer = loop.schedule(Math.max(0, timeoutNanos), () -> {
-      drainTimer = -1;
-      close();
-    });
     pump();
     maybeFinish();
   }
 
   /** Stops admitting, fails every waiting input with CLOSED, and lets calls in flight finish. */
+  @Override
   public void close() {
     assert loop.inLoop();
-    if (phase == Phase.CLOSED) {
+    if (!beginClose()) {
       return;
-    }
-    phase = Phase.CLOSED;
-    if (drainTimer >= 0) {
-      loop.cancel(drainTimer);
-      drainTimer = -1;
     }
     cancelDelayTimer();
     for (Entry<Void, I> e : queue.takeAll()) {
@@ -275,20 +190,7 @@ public final class SingleQueueEngine<I> {
   private void start(List<Entry<Void, I>> entries, long weight) {
     batchesInFlight++;
     batches++;
-    for (Entry<Void, I> e : entries) {
-      e.state = Entry.State.SENT;
-      if (e.deadlineTimer >= 0) {
-        loop.cancel(e.deadlineTimer);
-        e.deadlineTimer = -1;
-      }
-    }
-    long now = loop.nanoTime();
-    if (probe.active()) {
-      probe.batchStarted(false, entries.size(), weight, Entry.waits(entries, now));
-    }
-    Batch<Void, I> batch = new Batch<>(nextBatchId++, null, entries, false, weight, now);
-    callTimeouts.started(batch);
-    out.call(batch);
+    launch(null, entries, false, weight);
   }
 
   /** Nanos until the queue may leave: 0 with no delay, when draining, when full, or when the oldest waited enough. */
@@ -330,44 +232,20 @@ public final class SingleQueueEngine<I> {
   /** Settles a waiting entry with TIMEOUT and takes it out of the counts. */
   private void dropWaiting(Entry<Void, I> e) {
     queue.forget(e);
-    timedOut++;
-    probe.timedOut();
-    settle(e, FerryError.TIMEOUT, "the caller's deadline passed before the input was sent");
+    answerTimedOut(e);
   }
 
-  private void settle(Entry<Void, I> e, FerryError kind, String message) {
-    if (e.state == Entry.State.SETTLED) {
-      return;
-    }
-    e.state = Entry.State.SETTLED;
-    if (e.deadlineTimer >= 0) {
-      loop.cancel(e.deadlineTimer);
-      e.deadlineTimer = -1;
-    }
-    out.fail(e, kind, message, null);
+  @Override
+  int queuedInputs() {
+    return queue.count;
   }
 
-  private void maybeFinish() {
-    if (phase == Phase.DRAINING && queue.count == 0 && batchesInFlight == 0) {
-      close();
-      return;
-    }
-    if (phase == Phase.CLOSED && !closedSignalled && batchesInFlight == 0) {
-      closedSignalled = true;
-      out.closed();
-    }
-  }
-
-  private static long saturatedAdd(long a, long b) {
-    long sum = a + b;
-    return ((a ^ sum) & (b ^ sum)) < 0 ? Long.MAX_VALUE - 1 : sum;
+  @Override
+  int inFlight() {
+    return batchesInFlight;
   }
 
   // ---------------------------------------------------------------- reads
-
-  public boolean isOpen() {
-    return phase == Phase.OPEN;
-  }
 
   /** A snapshot; exact on the loop, a best-effort read elsewhere. One queue: no lanes, no direct calls. */
   public FerryMetrics metrics() {
