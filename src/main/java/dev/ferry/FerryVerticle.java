@@ -44,6 +44,12 @@ public class FerryVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
+    if (context.getInstanceCount() > 1) {
+      // Each instance would own a ferry of its own and the event bus would spread a key's inputs
+      // over them: two calls in flight for one key. One instance owns every key.
+      return Future.failedFuture(new InvalidConfigException("FerryVerticle deployment", List.of(
+          "instances = " + context.getInstanceCount() + ": must be 1 (one verticle owns every key on a node)")));
+    }
     try {
       settings = VerticleConfig.read(config());
     } catch (InvalidConfigException e) {
@@ -61,6 +67,10 @@ public class FerryVerticle extends VerticleBase {
       metrics = vertx.eventBus().consumer(settings.metricsAddress(),
           m -> m.reply(ferry.metrics().toJson()));
       return Future.all(submissions.completion(), metrics.completion());
+    }).onFailure(e -> {
+      // Vert.x does not call stop() after a failed start: release what was made.
+      ferry.close();
+      downstream.close();
     });
   }
 

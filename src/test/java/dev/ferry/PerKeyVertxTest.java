@@ -120,6 +120,21 @@ class PerKeyVertxTest {
   }
 
   @Test
+  void aCallerOnAnotherContextGetsItsOutcomeOnItsOwnContext(Vertx vertx, VertxTestContext ctx) {
+    Context owner = vertx.getOrCreateContext();
+    Promise<List<String>> held = Promise.promise();
+    Ferry<String, String> ferry = Ferry.perKey(owner, PerKeyConfig.defaults(), s -> "k", null, null,
+        (String key, List<String> inputs) -> held.future(), (in, r) -> in);
+    Context caller = vertx.getOrCreateContext();
+    caller.runOnContext(v -> ferry.submit("x").onComplete(ctx.succeeding(r -> ctx.verify(() -> {
+      assertSame(caller, base(Vertx.currentContext()), "the caller's callback ran on the ferry's loop");
+      ctx.completeNow();
+    }))));
+    // Completed on the ferry's context, after the caller registered its callback.
+    vertx.setTimer(20, t -> owner.runOnContext(v -> held.complete(List.of("x"))));
+  }
+
+  @Test
   void aDeadlineFailsTheCallerWithTimeoutOnARealTimer(Vertx vertx, VertxTestContext ctx) {
     Promise<List<String>> held = Promise.promise();
     Ferry<String, String> ferry = Ferry.perKey(vertx, PerKeyConfig.defaults(), s -> "same",

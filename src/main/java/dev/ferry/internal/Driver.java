@@ -91,9 +91,19 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
     if (input == null) {
       return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, "the input is null"));
     }
-    Promise<O> promise = Promise.promise();
+    Promise<O> promise = callerPromise();
     onLoop(() -> admit(input, timeoutNanos, promise));
     return promise.future();
+  }
+
+  /**
+   * A promise bound to the caller's context when there is one: its callbacks then run where the
+   * caller lives, not on the ferry's loop (a verticle submitting to another verticle's ferry keeps
+   * its own thread). On the ferry's own context this costs nothing.
+   */
+  public static <T> Promise<T> callerPromise() {
+    io.vertx.core.internal.ContextInternal caller = io.vertx.core.internal.ContextInternal.current();
+    return caller != null ? caller.promise() : Promise.promise();
   }
 
   /** Closes now; see {@link dev.ferry.Ferry#close()}. */
@@ -120,18 +130,32 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
    * The weight of {@code input}, computed once: 1 without a weigh function. A weigh function that
    * throws or returns a negative weight fails the caller with BAD_INPUT; then -1 is returned.
    */
-  protected static <I> long weightOf(ToLongFunction<? super I> weigh, I input, Promise<?> caller) {
+  protected final long weightOf(ToLongFunction<? super I> weigh, I input, Promise<?> caller) {
     long weight;
     try {
       weight = weigh == null ? 1 : weigh.applyAsLong(input);
     } catch (RuntimeException e) {
-      caller.fail(new FerryException(FerryError.BAD_INPUT, "the weight function failed: " + e, e));
+      refuse(caller, "the weight function failed: " + e, e);
       return -1;
     }
     if (weight < 0) {
-      caller.fail(new FerryException(FerryError.BAD_INPUT, "the weight must be >= 0, got " + weight));
+      refuse(caller, "the weight must be >= 0, got " + weight, null);
     }
     return weight;
+  }
+
+  /**
+   * Fails a caller whose input is bad, as an effect like any reply: its callback may submit again,
+   * and must find the transition over.
+   */
+  protected final void refuse(Promise<?> caller, String message, Throwable cause) {
+    FerryException bad = new FerryException(FerryError.BAD_INPUT, message, cause);
+    pending.add(() -> once(caller.tryFail(bad)));
+  }
+
+  /** Every caller is answered exactly once; a second answer is a bug the tests must see. */
+  private static void once(boolean first) {
+    assert first : "a caller was answered twice";
   }
 
   /** Starts the downstream call for the batch. May throw or return null: both fail the batch. */
@@ -199,7 +223,7 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
         FerryException failed = new FerryException(FerryError.FAILED,
             "the batch call failed: " + batch.failure.getMessage(), batch.failure);
         for (Entry<K, I> e : batch.entries) {
-          promise(e).tryFail(failed);
+          once(promise(e).tryFail(failed));
         }
         return;
       }
@@ -211,20 +235,20 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
         try {
           outcome = extract.apply(e.input, result);
         } catch (FerryException rejectedOrFailed) {
-          p.tryFail(rejectedOrFailed);
+          once(p.tryFail(rejectedOrFailed));
           continue;
         } catch (Throwable t) {
-          p.tryFail(new FerryException(FerryError.FAILED, "extract failed for this input: " + t, t));
+          once(p.tryFail(new FerryException(FerryError.FAILED, "extract failed for this input: " + t, t)));
           continue;
         }
-        p.tryComplete(outcome);
+        once(p.tryComplete(outcome));
       }
     });
   }
 
   @Override
   public final void fail(Entry<K, I> entry, FerryError kind, String message, Throwable cause) {
-    pending.add(() -> promise(entry).tryFail(new FerryException(kind, message, cause)));
+    pending.add(() -> once(promise(entry).tryFail(new FerryException(kind, message, cause))));
   }
 
   /** Where handed-off inputs go: the new owner. {@code remaining} is null when there is no deadline. */

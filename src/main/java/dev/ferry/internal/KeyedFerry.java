@@ -99,7 +99,7 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
     if (key == null) {
       return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, "the key is null"));
     }
-    Promise<Optional<V>> mine = Promise.promise();
+    Promise<Optional<V>> mine = Driver.callerPromise();
     queue.run(() -> join(key, timeoutNanos, mine));
     return mine.future();
   }

@@ -2,8 +2,6 @@ package dev.ferry.internal;
 
 import dev.ferry.BatchCall;
 import dev.ferry.Ferry;
-import dev.ferry.FerryError;
-import dev.ferry.FerryException;
 import dev.ferry.FerryMetrics;
 import dev.ferry.PerKeyConfig;
 import io.vertx.core.Future;
@@ -46,11 +44,11 @@ public final class PerKeyFerry<K, I, R, O> extends Driver<K, I, R, O> implements
     try {
       key = keyOf.apply(input);
     } catch (RuntimeException e) {
-      promise.fail(new FerryException(FerryError.BAD_INPUT, "the key function failed: " + e, e));
+      refuse(promise, "the key function failed: " + e, e);
       return;
     }
     if (key == null) {
-      promise.fail(new FerryException(FerryError.BAD_INPUT, "the key function returned null"));
+      refuse(promise, "the key function returned null", null);
       return;
     }
     long weight = weightOf(weigh, input, promise);

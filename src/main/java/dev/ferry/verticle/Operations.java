@@ -51,7 +51,8 @@ public final class Operations {
   /** Starts everything the config asks for; fails if an endpoint cannot listen. */
   public static Future<Operations> start(Vertx vertx, VerticleConfig settings, Ferry<?, ?> ferry) {
     Operations ops = new Operations(vertx, settings);
-    return ops.begin(ferry).map(ops);
+    // A port already taken fails the start: undo whatever did start.
+    return ops.begin(ferry).map(ops).recover(e -> ops.stop().transform(v -> Future.failedFuture(e)));
   }
 
   private Future<Void> begin(Ferry<?, ?> ferry) {

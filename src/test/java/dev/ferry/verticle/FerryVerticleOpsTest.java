@@ -187,6 +187,26 @@ class FerryVerticleOpsTest extends VerticleTestBase {
   }
 
   @Test
+  void aPortAlreadyTakenFailsTheDeploymentAndLeavesNothingBehind() throws IOException {
+    try (ServerSocket taken = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      Throwable e = failure(vertx.deployVerticle("dev.ferry.FerryVerticle", new io.vertx.core.DeploymentOptions()
+          .setConfig(config(new JsonObject().put("monitoring", new JsonObject().put("port", taken.getLocalPort()))))));
+      assertTrue(e.getMessage().toLowerCase().contains("address already in use"), e.toString());
+    }
+    // The failed node's health consumer is gone: a fresh deployment can take the same addresses.
+    deploy(config(new JsonObject()));
+    assertEquals("UP", health().getString("status"));
+    assertEquals(1, vertx.deploymentIDs().size());
+  }
+
+  @Test
+  void moreThanOneInstanceIsRefused() {
+    Throwable e = failure(vertx.deployVerticle("dev.ferry.FerryVerticle",
+        new io.vertx.core.DeploymentOptions().setInstances(2).setConfig(config(new JsonObject()))));
+    assertTrue(e.getMessage().contains("instances = 2: must be 1"), e.getMessage());
+  }
+
+  @Test
   void opsFieldsAreValidatedWithTheRest() {
     InvalidConfigException e = (InvalidConfigException) failure(vertx.deployVerticle("dev.ferry.FerryVerticle",
         new io.vertx.core.DeploymentOptions().setConfig(config(new JsonObject()
