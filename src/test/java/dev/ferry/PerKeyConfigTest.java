@@ -76,6 +76,18 @@ class PerKeyConfigTest {
   }
 
   @Test
+  void millisecondFieldsAreNamedAsWrittenAndBoundedSoTheyNeverOverflow() {
+    InvalidConfigException e = assertThrows(InvalidConfigException.class, () -> PerKeyConfig.fromJson(
+        new JsonObject().put("maxBatchDelayMs", -1).put("callTimeoutMs", Long.MAX_VALUE)));
+    String m = e.getMessage();
+    assertTrue(m.contains("maxBatchDelayMs = -1: must be >= 0"), m);
+    assertTrue(m.contains("callTimeoutMs = " + Long.MAX_VALUE + ": must be >= 1 and <= "), m);
+    assertEquals(2, e.violations().size(), m);
+    assertThrows(InvalidConfigException.class,
+        () -> PerKeyConfig.builder().callTimeout(Duration.ofDays(365L * 1000)).build());
+  }
+
+  @Test
   void aPositiveDelayTurnsDirectCallsOff() {
     PerKeyConfig c = PerKeyConfig.builder().maxBatchDelay(Duration.ofMillis(2)).build();
     assertTrue(c.directIdleKeys());

@@ -19,6 +19,9 @@ public record Limits(
 
   public static final long UNBOUNDED = Long.MAX_VALUE;
 
+  /** The longest duration in ms the engines can hold: they keep time in nanoseconds. */
+  public static final long MAX_MS = Long.MAX_VALUE / 1_000_000;
+
   public static final Limits DEFAULTS =
       new Limits(100, UNBOUNDED, 16, 10_000, UNBOUNDED, Duration.ZERO, Duration.ofSeconds(30));
 
@@ -34,8 +37,11 @@ public record Limits(
     check.require(maxInFlightBatches >= 1, "maxInFlightBatches", maxInFlightBatches, "must be >= 1");
     check.require(maxQueueing >= 1, "maxQueueing", maxQueueing, "must be >= 1");
     check.require(maxQueuedWeight >= 1, "maxQueuedWeight", maxQueuedWeight, "must be >= 1");
-    check.require(maxBatchDelay != null && !maxBatchDelay.isNegative(), "maxBatchDelay", maxBatchDelay, "must be >= 0");
-    check.require(callTimeout != null && callTimeout.toMillis() >= 1, "callTimeout", callTimeout, "must be >= 1 ms");
+    Duration longest = Duration.ofMillis(MAX_MS);
+    check.require(maxBatchDelay != null && !maxBatchDelay.isNegative() && maxBatchDelay.compareTo(longest) <= 0,
+        "maxBatchDelay", maxBatchDelay, "must be >= 0 and <= " + MAX_MS + " ms");
+    check.require(callTimeout != null && callTimeout.compareTo(Duration.ofMillis(1)) >= 0 && callTimeout.compareTo(longest) <= 0,
+        "callTimeout", callTimeout, "must be >= 1 ms and <= " + MAX_MS + " ms");
   }
 
   /** Reads the shared fields from {@code json} over {@code base}; wrong types are recorded. */
@@ -45,8 +51,8 @@ public record Limits(
     Integer inFlight = check.readInt(json, "maxInFlightBatches");
     Integer queueing = check.readInt(json, "maxQueueing");
     Long queuedWeight = check.readLong(json, "maxQueuedWeight");
-    Long delayMs = check.readLong(json, "maxBatchDelayMs");
-    Long callTimeoutMs = check.readLong(json, "callTimeoutMs");
+    Long delayMs = readMs(json, "maxBatchDelayMs", 0, check);
+    Long callTimeoutMs = readMs(json, "callTimeoutMs", 1, check);
     return new Limits(
         size != null ? size : base.maxBatchSize,
         batchWeight != null ? batchWeight : base.maxBatchWeight,
@@ -55,6 +61,19 @@ public record Limits(
         queuedWeight != null ? queuedWeight : base.maxQueuedWeight,
         delayMs != null ? Duration.ofMillis(delayMs) : base.maxBatchDelay,
         callTimeoutMs != null ? Duration.ofMillis(callTimeoutMs) : base.callTimeout);
+  }
+
+  /**
+   * A millisecond field, checked here under its JSON name; an out-of-range value is recorded and
+   * null returned, so the default stands in and the rule is not reported twice.
+   */
+  private static Long readMs(JsonObject json, String field, long min, ConfigCheck check) {
+    Long ms = check.readLong(json, field);
+    if (ms != null && (ms < min || ms > MAX_MS)) {
+      check.violation(field + " = " + ms + ": must be >= " + min + " and <= " + MAX_MS);
+      return null;
+    }
+    return ms;
   }
 
   /** Writes the fields under their JSON names; unbounded weights are left out. */

@@ -26,7 +26,7 @@ public record VerticleConfig(
   public static final String DEFAULT_METRICS_ADDRESS = "ferry.metrics";
   public static final long DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
   /** Millisecond fields must fit in nanoseconds once converted (the engine keeps time in nanos). */
-  static final long MAX_MS = Long.MAX_VALUE / 1_000_000;
+  static final long MAX_MS = dev.ferry.internal.Limits.MAX_MS;
 
   private static final Set<String> OWN_FIELDS =
       Set.of("address", "metricsAddress", "order", "drainTimeoutMs", "downstream");
@@ -51,10 +51,6 @@ public record VerticleConfig(
     JsonObject in = json == null ? new JsonObject() : json.copy();
     ConfigCheck check = new ConfigCheck();
     check.unknownFields(in, fieldNames());
-    // Checked here, under their JSON names, before PerKeyConfig sees them: its rules name the
-    // Duration fields (maxBatchDelay, callTimeout), not the JSON fields a user wrote.
-    boundMs(in, check, "maxBatchDelayMs", 0);
-    Long callTimeoutMs = boundMs(in, check, "callTimeoutMs", 1);
     PerKeyConfig perKey = PerKeyConfig.read(in, check);
 
     String address = nonEmpty(check, "address", check.readString(in, "address"), DEFAULT_ADDRESS);
@@ -64,7 +60,7 @@ public record VerticleConfig(
     check.require(order == null || order.equals("submission") || order.equals("header"),
         "order", quote(order), "must be \"submission\" or \"header\"");
     Long drain = boundMs(in, check, "drainTimeoutMs", 0);
-    long callMs = callTimeoutMs != null ? callTimeoutMs : PerKeyConfig.defaults().callTimeout().toMillis();
+    long callMs = (perKey != null ? perKey : PerKeyConfig.defaults()).callTimeout().toMillis();
     DownstreamConfig downstream = readDownstream(in, check, callMs, address);
     OpsConfig ops = OpsConfig.read(in, check);
     check.require(!ops.healthAddress().equals(address) && !ops.healthAddress().equals(metrics),
