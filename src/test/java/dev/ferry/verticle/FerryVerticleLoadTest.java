@@ -25,7 +25,7 @@ class FerryVerticleLoadTest extends VerticleTestBase {
   private static final int MAX_BATCH = 50;
 
   @Test
-  @Timeout(30_000)
+  @Timeout(90_000)
   void everyRequestGetsExactlyOneReply(VertxTestContext test) {
     deploy(config(new JsonObject().put("maxQueueing", INPUTS).put("maxBatchSize", MAX_BATCH)));
     Random latency = new Random(42);
@@ -61,7 +61,7 @@ class FerryVerticleLoadTest extends VerticleTestBase {
       })));
     }
     try {
-      assertTrue(test.awaitCompletion(25, java.util.concurrent.TimeUnit.SECONDS), "not every request was answered");
+      assertTrue(test.awaitCompletion(80, java.util.concurrent.TimeUnit.SECONDS), "not every request was answered");
     } catch (InterruptedException e) {
       throw new AssertionError(e);
     }

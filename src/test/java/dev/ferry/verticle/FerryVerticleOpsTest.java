@@ -43,10 +43,6 @@ class FerryVerticleOpsTest extends VerticleTestBase {
         .compose(resp -> resp.body().map(b -> resp.statusCode() + "\n" + b)));
   }
 
-  JsonObject health() {
-    return await(vertx.eventBus().<JsonObject>request("ferry.health", null)).body();
-  }
-
   @Test
   void prometheusScrapeShowsTheFerrysMetersTaggedWithItsAddress() {
     int port = freePort();
@@ -100,10 +96,8 @@ class FerryVerticleOpsTest extends VerticleTestBase {
     await(downstream.call(0));
     Future<Void> undeployed = vertx.undeploy(id);
     // The undeploy reaches the verticle's context as a task of its own: ask until it has.
+    awaitDraining();
     JsonObject h = health();
-    for (int i = 0; i < 1000 && "UP".equals(h.getString("status")); i++) {
-      h = health();
-    }
     assertEquals("DOWN", h.getString("status"));
     assertTrue(h.encode().contains("draining"), h.encode());
     downstream.releaseAll();

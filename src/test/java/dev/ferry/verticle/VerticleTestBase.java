@@ -101,6 +101,23 @@ abstract class VerticleTestBase {
     return m;
   }
 
+  /** This node's health, from {@code ferry.health}. */
+  JsonObject health() {
+    Promise<Message<JsonObject>> reply = Promise.promise();
+    client.runOnContext(v -> vertx.eventBus().<JsonObject>request("ferry.health", null).onComplete(reply));
+    return await(reply.future()).body();
+  }
+
+  /** Asks for health until the node says it is draining (the undeploy reached the verticle). */
+  void awaitDraining() {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!health().encode().contains("\"draining\"")) {
+      if (System.nanoTime() > deadline) {
+        fail("the node never reported draining");
+      }
+    }
+  }
+
   /** Waits until the ferry has taken in {@code n} submissions in all (bad input not counted). */
   JsonObject admitted(long n) {
     return metricsUntil(m -> m.getLong("submitted") >= n);
