@@ -40,7 +40,10 @@ public interface Ferry<I, O> {
    */
   Future<O> submit(I input, Duration timeout);
 
-  /** A snapshot of state and counters; exact when called on the ferry's context. */
+  /**
+   * A snapshot of state and counters: exact when called on the ferry's context; from any other
+   * thread, the snapshot last published on that context (at most about a second old).
+   */
   FerryMetrics metrics();
 
   /**

@@ -28,6 +28,9 @@ public record FerryMetrics(
     long failedBatches,
     long timedOut) {
 
+  /** All zeros: a ferry that has seen nothing yet. */
+  public static final FerryMetrics EMPTY = new FerryMetrics(0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+
   /** The snapshot as JSON, with the field names of the record (what {@code ferry.metrics} replies). */
   public JsonObject toJson() {
     return new JsonObject()

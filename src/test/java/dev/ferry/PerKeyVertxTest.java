@@ -135,6 +135,31 @@ class PerKeyVertxTest {
   }
 
   @Test
+  void metricsReadFromAnotherThreadComeFromASnapshotPublishedOnTheLoop(Vertx vertx, VertxTestContext ctx) {
+    Ferry<String, String> ferry = Ferry.perKey(vertx, PerKeyConfig.defaults(), s -> s,
+        (String key, List<String> inputs) -> Future.succeededFuture(inputs), (in, r) -> in);
+    List<Future<String>> all = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      all.add(ferry.submit("k" + i));
+    }
+    Future.all(all).onComplete(ctx.succeeding(done -> foreign.submit(() -> {
+      // Off the loop: the first read starts the publishing, later reads see it within a second.
+      long deadline = System.nanoTime() + 5_000_000_000L;
+      FerryMetrics m = ferry.metrics();
+      while (m.submitted() < 5 && System.nanoTime() < deadline) {
+        Thread.onSpinWait();
+        m = ferry.metrics();
+      }
+      FerryMetrics seen = m;
+      ctx.verify(() -> {
+        assertEquals(5, seen.submitted());
+        assertEquals(5, seen.directCalls());
+        ctx.completeNow();
+      });
+    })));
+  }
+
+  @Test
   void aDeadlineFailsTheCallerWithTimeoutOnARealTimer(Vertx vertx, VertxTestContext ctx) {
     Promise<List<String>> held = Promise.promise();
     Ferry<String, String> ferry = Ferry.perKey(vertx, PerKeyConfig.defaults(), s -> "same",

@@ -32,9 +32,12 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
   /** What the engine reports to: every probe in {@link #probes}, as it is at each report. */
   protected final Probe probe = Probe.all(probes);
 
+  private final PublishedMetrics published;
+
   protected Driver(Loop loop, BiFunction<? super I, ? super R, ? extends O> extract) {
     this.loop = loop;
     this.extract = extract;
+    this.published = new PublishedMetrics(loop, this::snapshot);
     this.engineLoop = new TransitionTimers(loop);
   }
 
@@ -118,6 +121,17 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
     onLoop(() -> drainEngine(nanos));
     return closed.future();
   }
+
+  /**
+   * The ferry's metrics: exact on its context; elsewhere the snapshot last published on the loop,
+   * at most about a second old.
+   */
+  public final dev.ferry.FerryMetrics metrics() {
+    return published.get();
+  }
+
+  /** The engine's metrics, on the loop. */
+  protected abstract dev.ferry.FerryMetrics snapshot();
 
   /** Validates one input and hands it to the engine; on the loop, inside a transition. */
   protected abstract void admit(I input, long timeoutNanos, Promise<O> promise);
@@ -296,7 +310,10 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
 
   @Override
   public final void closed() {
-    pending.add(() -> closed.tryComplete());
+    pending.add(() -> {
+      published.stop();
+      closed.tryComplete();
+    });
   }
 
   @SuppressWarnings("unchecked")

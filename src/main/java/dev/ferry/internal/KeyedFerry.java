@@ -59,8 +59,9 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
   private final SingleQueueFerry<K, Map<K, V>, Optional<V>> queue;
   private final SingleQueueEngine<K> engine;
   private final HashMap<K, Shared<K, V>> waiting = new HashMap<>();
-  private long joined;
-  private long callersTimedOut;
+  /** Written only on the loop; volatile so metrics() may read it from any thread. */
+  private volatile long joined;
+  private volatile long callersTimedOut;
 
   public KeyedFerry(Loop loop, FerryConfig config, Function<List<K>, Future<Map<K, V>>> call) {
     this.loop = loop;
@@ -169,7 +170,7 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
    */
   @Override
   public FerryMetrics metrics() {
-    FerryMetrics m = engine.metrics();
+    FerryMetrics m = queue.metrics();
     return new FerryMetrics(m.inFlightBatches(), m.queuedInputs(), m.queuedWeight(), 0,
         m.submitted() + joined, m.rejected(), m.batches(), 0, m.failedBatches(), callersTimedOut);
   }

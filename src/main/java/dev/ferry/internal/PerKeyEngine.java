@@ -453,7 +453,7 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     return lanes.size();
   }
 
-  /** A snapshot; exact on the loop, a best-effort read elsewhere. */
+  /** A snapshot, on the loop (the driver publishes it for other threads). */
   public FerryMetrics metrics() {
     return new FerryMetrics(inFlight(), queuedInputs, queuedWeight, lanes.size(), submitted,
         rejected, batches + directCount, directCount, failedBatches, timedOut);

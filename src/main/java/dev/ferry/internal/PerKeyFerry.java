@@ -85,7 +85,7 @@ public final class PerKeyFerry<K, I, R, O> extends Driver<K, I, R, O> implements
   }
 
   @Override
-  public FerryMetrics metrics() {
+  protected FerryMetrics snapshot() {
     return engine.metrics();
   }
 

@@ -247,7 +247,7 @@ public final class SingleQueueEngine<I> extends EngineCore<Void, I> {
 
   // ---------------------------------------------------------------- reads
 
-  /** A snapshot; exact on the loop, a best-effort read elsewhere. One queue: no lanes, no direct calls. */
+  /** A snapshot, on the loop (the driver publishes it for other threads). One queue: no lanes, no direct calls. */
   public FerryMetrics metrics() {
     return new FerryMetrics(batchesInFlight, queue.count, queue.weight, 0, submitted, rejected,
         batches, 0, failedBatches, timedOut);

@@ -73,7 +73,7 @@ public final class SingleQueueFerry<I, R, O> extends Driver<Void, I, R, O> imple
   }
 
   @Override
-  public FerryMetrics metrics() {
+  protected FerryMetrics snapshot() {
     return engine.metrics();
   }
 
