@@ -20,11 +20,14 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
 
 /**
- * Scenario 4: CPU per input on the event loop, measured by JMH ({@link SubmitCost}) with short
- * iterations so the whole harness stays within minutes. The {@code ferry.submit} event-bus path,
- * against a bare event-bus request/echo, joins here once {@code FerryVerticle} lands.
+ * Scenario 4: CPU per input on the event loop, measured by JMH in one run with short iterations so
+ * the whole harness stays within minutes: the Java API against a bare promise ({@link SubmitCost}),
+ * and {@code ferry.submit} on the local event bus against a bare event-bus request/echo ({@link
+ * EventBusCost}). Target: {@code ferry.submit} within {@value #EVENT_BUS_TARGET}× the bare echo.
  */
 final class Overhead implements Scenario {
+  static final double EVENT_BUS_TARGET = 1.5;
+
   @Override
   public String id() {
     return "s4";
@@ -40,6 +43,7 @@ final class Overhead implements Scenario {
     boolean fork = exposeClassPath();
     Options options = new OptionsBuilder()
         .include(SubmitCost.class.getName())
+        .include(EventBusCost.class.getName())
         .warmupIterations(env.pick(3, 1)).warmupTime(env.pick(TimeValue.seconds(1), TimeValue.milliseconds(200)))
         .measurementIterations(env.pick(3, 1)).measurementTime(env.pick(TimeValue.seconds(1), TimeValue.milliseconds(200)))
         .forks(fork && !env.quick() ? 1 : 0)
@@ -70,7 +74,37 @@ final class Overhead implements Scenario {
     }
     Charts.bars(env.out().resolve("s4-cpu-per-input.png"), "Event-loop CPU per input", "", "ns / input", chart,
         Double.NaN, null);
-    return new Outcome(new JsonObject().put("forked", fork && !env.quick()).put("results", raw), rows);
+    rows.addAll(eventBusRows(score, env));
+    return new Outcome(new JsonObject().put("forked", fork && !env.quick()).put("eventBusTarget", EVENT_BUS_TARGET)
+        .put("results", raw), rows);
+  }
+
+  /**
+   * The event-bus path. The target is judged on the hot key, where inputs leave in batches: that is
+   * the path the ferry exists for. With idle keys every input is a direct call, i.e. a request to
+   * the ferry plus its own downstream request, so its floor is two bare echoes; that row shows the
+   * ratio against one echo and the two-echo floor beside it, without a verdict.
+   */
+  private List<Row> eventBusRows(Map<String, Double> score, BenchEnv env) throws java.io.IOException {
+    List<Row> rows = new ArrayList<>();
+    DefaultCategoryDataset chart = new DefaultCategoryDataset();
+    for (String keys : List.of("1", String.valueOf(EventBusCost.N))) {
+      boolean hot = keys.equals("1");
+      String label = hot ? "one hot key (batched)" : "idle keys (direct calls)";
+      double ferry = score.getOrDefault("ferrySubmit/" + keys, Double.NaN);
+      double echo = score.getOrDefault("bareEcho/" + keys, Double.NaN);
+      double ratio = ferry / echo;
+      rows.add(new Row(id(), "ferry.submit per input, " + label,
+          String.format("%.0f ns vs bare echo %.0f ns = %.2fx", ferry, echo, ratio),
+          hot ? String.format("<= %.1fx bare echo", EVENT_BUS_TARGET) : "-",
+          hot ? String.format("bare echo %.0f ns", echo) : String.format("two echoes %.0f ns (%.2fx of that)", 2 * echo, ferry / (2 * echo)),
+          hot ? Row.verdict(ratio <= EVENT_BUS_TARGET) : "-"));
+      chart.addValue(ferry, "ferry.submit (FerryVerticle + echo downstream)", label);
+      chart.addValue(echo, "bare event-bus request/echo", label);
+    }
+    Charts.bars(env.out().resolve("s4-eventbus-per-input.png"), "Event-loop CPU per input, local event bus", "",
+        "ns / input", chart, Double.NaN, null);
+    return rows;
   }
 
   /**
