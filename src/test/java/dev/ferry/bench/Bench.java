@@ -24,9 +24,10 @@ import java.util.stream.Collectors;
 public final class Bench {
   private Bench() {}
 
-  /** Every scenario, in run order. New ones (event-bus path, make/keyed, FoldWrite) go here. */
+  /** Every scenario, in run order. Cluster forwarding, when it joins, goes here. */
   static List<Scenario> scenarios() {
-    return List.of(new Saturation(), new QuietKeys(), new LatencyVsLoad(), new Overhead(), new Memory());
+    return List.of(new Saturation(), new QuietKeys(), new LatencyVsLoad(), new Overhead(), new Memory(),
+        new RealStore());
   }
 
   public static void main(String[] args) throws Exception {

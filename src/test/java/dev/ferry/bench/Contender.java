@@ -15,8 +15,9 @@ import reactor.core.publisher.Sinks;
 /**
  * One way of getting keyed inputs to the {@link SimStore}, compared side by side in scenario 3.
  * Every contender gets a fresh store with the same costs and connection pool, and is started on the
- * load generator's context. {@code Ferry.make} and {@code Ferry.keyed} join the comparison by
- * adding an implementation to {@link #all}.
+ * load generator's context. A new contender joins by adding an implementation to {@link #all}, if
+ * it honours the scenario's per-key semantics. {@code Ferry.make} and {@code Ferry.keyed} do not
+ * (mixed-key batches, no per-key order), so they are not here; docs/performance.md says why.
  */
 interface Contender {
   String name();

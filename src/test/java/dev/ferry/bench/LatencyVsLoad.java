@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import org.jfree.data.category.DefaultCategoryDataset;
 import org.jfree.data.xy.XYSeries;
 import org.jfree.data.xy.XYSeriesCollection;
 
@@ -61,7 +62,7 @@ final class LatencyVsLoad implements Scenario {
       tput.put(c.name(), new XYSeries(c.name()));
     });
     JsonArray points = new JsonArray();
-    StringBuilder csv = new StringBuilder("contender,loadPct,offeredPerSec,throughputPerSec,p50Ms,p99Ms,maxMs,samples,pending,failures\n");
+    StringBuilder csv = new StringBuilder("contender,loadPct,offeredPerSec,throughputPerSec,p50Ms,p99Ms,maxMs,samples,pending,failures,connectionsBusy,meanBatch\n");
     List<Row> rows = new ArrayList<>();
     // A discarded pass through every contender first, so that whichever runs first does not pay
     // for the JIT alone.
@@ -76,14 +77,18 @@ final class LatencyVsLoad implements Scenario {
       double bestPeerP99 = Double.MAX_VALUE;
       double ferryP99 = Double.NaN;
       for (Contender c : contenders) {
-        Latencies.Stats s = runOne(env, c, rate, warm, m);
+        Run run = runOne(env, c, rate, warm, m);
+        Latencies.Stats s = run.stats();
         JsonObject p = new JsonObject().put("contender", c.name()).put("loadPct", load).put("offered", rate)
             .put("throughput", s.throughput()).put("p50Ms", s.p50ms()).put("p99Ms", s.p99ms()).put("maxMs", s.max() / 1e6)
-            .put("samples", s.samples()).put("pending", s.pending()).put("failures", s.failures());
+            .put("samples", s.samples()).put("pending", s.pending()).put("failures", s.failures())
+            .put("connectionsBusy", run.connectionsBusy()).put("meanBatch", run.meanBatch());
         points.add(p);
-        csv.append(String.format("%s,%d,%.0f,%.0f,%.3f,%.3f,%.3f,%d,%d,%d%n", c.name(), load, rate, s.throughput(),
-            s.p50ms(), s.p99ms(), s.max() / 1e6, s.samples(), s.pending(), s.failures()));
-        System.out.printf("   %3d%% %-16s p50 %8.2f ms  p99 %8.2f ms  %,9.0f/s%n", load, c.name(), s.p50ms(), s.p99ms(), s.throughput());
+        csv.append(String.format("%s,%d,%.0f,%.0f,%.3f,%.3f,%.3f,%d,%d,%d,%.3f,%.2f%n", c.name(), load, rate, s.throughput(),
+            s.p50ms(), s.p99ms(), s.max() / 1e6, s.samples(), s.pending(), s.failures(), run.connectionsBusy(),
+            run.meanBatch()));
+        System.out.printf("   %3d%% %-16s p50 %8.2f ms  p99 %8.2f ms  %,9.0f/s  busy %3.0f%%  batch %.1f%n", load, c.name(),
+            s.p50ms(), s.p99ms(), s.throughput(), 100 * run.connectionsBusy(), run.meanBatch());
         p99.get(c.name()).add(load, Math.max(0.1, s.p99ms()));
         p50.get(c.name()).add(load, Math.max(0.1, s.p50ms()));
         tput.get(c.name()).add(load, s.throughput());
@@ -98,6 +103,7 @@ final class LatencyVsLoad implements Scenario {
           "ferry lowest", String.format("offered %,.0f/s", rate), Row.verdict(ferryP99 <= bestPeerP99)));
     }
     rows.addAll(saturationRows(points, loads.get(loads.size() - 1)));
+    JsonArray sweep = inFlightSweep(env, warm, measure, rows);
 
     Files.writeString(env.out().resolve("s3-latency-vs-load.csv"), csv);
     chart(env, "s3-p99-vs-load.png", "p99 latency vs offered load", "p99 (ms, log)", p99, true);
@@ -105,7 +111,44 @@ final class LatencyVsLoad implements Scenario {
     chart(env, "s3-throughput-vs-load.png", "Throughput vs offered load", "answered inputs / s", tput, false);
     return new Outcome(new JsonObject().put("roundTripMs", ROUND_TRIP / 1e6).put("perInputUs", PER_INPUT / 1e3)
         .put("connections", SLOTS).put("maxInFlightBatches", SLOTS).put("maxBatchSize", BATCH).put("keys", KEYS)
-        .put("capacityPerSec", capacity()).put("points", points), rows);
+        .put("capacityPerSec", capacity()).put("points", points).put("maxInFlightSweep", sweep), rows);
+  }
+
+  /**
+   * Ferry (zero delay) with {@code maxInFlightBatches} at the pool size, pool size + 2 and twice
+   * the pool size, near and beyond saturation. Tests the hypothesis that with as many slots as
+   * connections a connection sits idle from a call's completion until Ferry dispatches the next
+   * batch: if so, extra slots (whose calls wait inside the pool, already issued) should raise the
+   * connections' busy fraction and the throughput. Extra slots can also cost: a batch that waits in
+   * the pool stops taking inputs, so batches may shrink.
+   */
+  private JsonArray inFlightSweep(BenchEnv env, Duration warm, Duration measure, List<Row> rows) throws Exception {
+    List<Integer> slots = env.pick(List.of(SLOTS, SLOTS + 2, 2 * SLOTS), List.of(SLOTS, 2 * SLOTS));
+    List<Integer> loads = env.pick(List.of(90, 100, 120), List.of(120));
+    Contender ferry = Contender.ferry("ferry", Duration.ZERO);
+    JsonArray out = new JsonArray();
+    DefaultCategoryDataset chart = new DefaultCategoryDataset();
+    for (int load : loads) {
+      double rate = capacity() * load / 100.0;
+      for (int n : slots) {
+        Run run = runOne(env, ferry, new Contender.Shape(BATCH, n), rate, warm, measure);
+        Latencies.Stats s = run.stats();
+        out.add(new JsonObject().put("maxInFlightBatches", n).put("loadPct", load).put("offered", rate)
+            .put("throughput", s.throughput()).put("p50Ms", s.p50ms()).put("p99Ms", s.p99ms())
+            .put("connectionsBusy", run.connectionsBusy()).put("meanBatch", run.meanBatch()));
+        System.out.printf("   %3d%% maxInFlightBatches %d: p50 %8.2f ms  p99 %8.2f ms  %,9.0f/s  busy %3.0f%%  batch %.1f%n",
+            load, n, s.p50ms(), s.p99ms(), s.throughput(), 100 * run.connectionsBusy(), run.meanBatch());
+        rows.add(new Row(id(), "maxInFlightBatches " + n + " (pool " + SLOTS + ") at " + load + "%",
+            String.format("%,.0f/s, p50 %.1f ms, p99 %.1f ms, connections busy %.0f%%, mean batch %.1f", s.throughput(),
+                s.p50ms(), s.p99ms(), 100 * run.connectionsBusy(), run.meanBatch()),
+            "-", String.format("capacity %,.0f/s", capacity()), "-"));
+        chart.addValue(s.throughput(), load + "% offered", "maxInFlightBatches " + n);
+      }
+    }
+    Charts.bars(env.out().resolve("s3-max-in-flight-sweep.png"),
+        "Ferry throughput by maxInFlightBatches, pool of " + SLOTS + " connections", "", "answered inputs / s", chart,
+        capacity(), "capacity");
+    return out;
   }
 
   /** Throughput at the highest offered load, per contender: Ferry's should be the highest. */
@@ -138,10 +181,18 @@ final class LatencyVsLoad implements Scenario {
     return rows;
   }
 
-  private Latencies.Stats runOne(BenchEnv env, Contender c, double rate, Duration warm, Duration measure) throws Exception {
+  /** One open-loop run's latencies, and what the store saw during its measured window. */
+  record Run(Latencies.Stats stats, double connectionsBusy, double meanBatch) {}
+
+  private Run runOne(BenchEnv env, Contender c, double rate, Duration warm, Duration measure) throws Exception {
+    return runOne(env, c, new Contender.Shape(BATCH, SLOTS), rate, warm, measure);
+  }
+
+  private Run runOne(BenchEnv env, Contender c, Contender.Shape shape, double rate, Duration warm, Duration measure)
+      throws Exception {
     Context context = env.newContext();
     SimStore store = new SimStore(context, ROUND_TRIP, PER_INPUT, SLOTS);
-    Contender.Running running = c.start(context, store, new Contender.Shape(BATCH, SLOTS));
+    Contender.Running running = c.start(context, store, shape);
     int count = (int) (rate * (warm.toNanos() + measure.toNanos()) / 1e9);
     String[] keys = new String[KEYS];
     for (int k = 0; k < KEYS; k++) {
@@ -150,14 +201,28 @@ final class LatencyVsLoad implements Scenario {
     SplittableRandom random = new SplittableRandom(42);
     int[] keyOf = random.ints(count, 0, KEYS).toArray(); // the same key sequence for every contender
     Latencies lat = new Latencies(count);
+    // The store's counters when the measured window opens: a timer queued on the context just
+    // before the generator starts, so it fires about `warm` after the first input.
+    long[] atWindow = new long[4];
+    context.runOnContext(v -> context.owner().setTimer(Math.max(1, warm.toMillis()), t -> {
+      atWindow[0] = System.nanoTime();
+      atWindow[1] = store.wireNanos.get();
+      atWindow[2] = store.calls.get();
+      atWindow[3] = store.inputs.get();
+    }));
     long start = BenchEnv.await(OpenLoop.run(context, rate, count, lat, i -> running.submit(keys[keyOf[i]])));
+    long windowEnd = System.nanoTime();
+    long wire = store.wireNanos.get() - atWindow[1];
+    long calls = store.calls.get() - atWindow[2];
+    long inputs = store.inputs.get() - atWindow[3];
+    double busy = atWindow[0] == 0 ? Double.NaN : wire / (double) (SLOTS * (windowEnd - atWindow[0]));
     long end = start + warm.toNanos() + measure.toNanos();
     QuietKeys.waitForAnswers(lat, Duration.ofMillis(500));
     Latencies.Stats s = lat.stats(start + warm.toNanos(), end, System.nanoTime());
     Future<Void> closed = running.close();
     BenchEnv.await(store.stop());
     BenchEnv.await(closed);
-    return s;
+    return new Run(s, busy, inputs / (double) Math.max(1, calls));
   }
 
   private static void chart(BenchEnv env, String file, String title, String y, Map<String, XYSeries> series, boolean log)

@@ -7,9 +7,8 @@ import java.util.List;
  * One benchmark scenario. The harness runs every scenario in one process, one after another, so
  * the figures of a run are measured side by side on the same machine under the same noise.
  *
- * <p>Scenarios still to come plug in here: the {@code ferry.submit} event-bus path (once {@code
- * FerryVerticle} lands), {@code Ferry.make}/{@code Ferry.keyed} contenders, FoldWrite on a real
- * store and cluster forwarding. Add the class to {@link Bench#scenarios()}.
+ * <p>Cluster forwarding, measured for now by {@code ForwardingBench}, would plug in here (reported
+ * under scenario 6, next to {@link RealStore}). Add the class to {@link Bench#scenarios()}.
  */
 interface Scenario {
   /** Short id used on the command line ({@code --only s1,s3}) and as the results key. */
