@@ -1,7 +1,5 @@
 package dev.ferry;
 
-import dev.ferry.verticle.Submission;
-import dev.ferry.verticle.VerticleConfig;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -20,6 +18,16 @@ import java.util.Objects;
  * (docs/adr/0023-client-timeout-is-failed.md); anything else becomes FAILED. Thread-safe.
  */
 public final class FerryClient {
+  /** Where a node takes inputs unless configured otherwise. */
+  public static final String DEFAULT_ADDRESS = "ferry.submit";
+  /** The request headers of the submit protocol (see the verticle guide). */
+  public static final String KEY_HEADER = "key";
+  public static final String ID_HEADER = "id";
+  public static final String TIMEOUT_MS_HEADER = "timeout-ms";
+  public static final String ORDER_HEADER = "order";
+  /** The longest key a node accepts, in characters. */
+  public static final int MAX_KEY_LENGTH = 1024;
+
   private final Vertx vertx;
   private final String address;
 
@@ -30,7 +38,7 @@ public final class FerryClient {
 
   /** A client for the default address {@code ferry.submit}. */
   public static FerryClient create(Vertx vertx) {
-    return create(vertx, VerticleConfig.DEFAULT_ADDRESS);
+    return create(vertx, DEFAULT_ADDRESS);
   }
 
   public static FerryClient create(Vertx vertx, String address) {
@@ -44,20 +52,20 @@ public final class FerryClient {
 
   public <T> Future<T> submit(String key, Object body, SubmitOptions options) {
     Objects.requireNonNull(options, "options");
-    if (key == null || key.isEmpty() || key.length() > Submission.MAX_KEY_LENGTH) {
+    if (key == null || key.isEmpty() || key.length() > MAX_KEY_LENGTH) {
       // Checked here too, so an obviously bad key costs no round trip.
       return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
-          "the key must be a non-empty string of at most " + Submission.MAX_KEY_LENGTH + " characters"));
+          "the key must be a non-empty string of at most " + MAX_KEY_LENGTH + " characters"));
     }
-    DeliveryOptions delivery = new DeliveryOptions().addHeader(Submission.KEY, key);
+    DeliveryOptions delivery = new DeliveryOptions().addHeader(KEY_HEADER, key);
     if (options.id != null) {
-      delivery.addHeader(Submission.ID, options.id);
+      delivery.addHeader(ID_HEADER, options.id);
     }
     if (options.timeout != null) {
-      delivery.addHeader(Submission.TIMEOUT_MS, Long.toString(options.timeout.toMillis()));
+      delivery.addHeader(TIMEOUT_MS_HEADER, Long.toString(options.timeout.toMillis()));
     }
     if (options.order != null) {
-      delivery.addHeader(Submission.ORDER, Long.toString(options.order));
+      delivery.addHeader(ORDER_HEADER, Long.toString(options.order));
     }
     if (options.sendTimeout != null) {
       delivery.setSendTimeout(options.sendTimeout.toMillis());

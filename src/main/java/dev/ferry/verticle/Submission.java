@@ -13,11 +13,11 @@ import io.vertx.core.json.JsonObject;
  * is built (an input is sent at most once), it lets each caller find its own outcome in O(1).
  */
 public final class Submission {
-  public static final String KEY = "key";
-  public static final String ID = "id";
-  public static final String TIMEOUT_MS = "timeout-ms";
-  public static final String ORDER = "order";
-  public static final int MAX_KEY_LENGTH = 1024;
+  public static final String KEY = dev.ferry.FerryClient.KEY_HEADER;
+  public static final String ID = dev.ferry.FerryClient.ID_HEADER;
+  public static final String TIMEOUT_MS = dev.ferry.FerryClient.TIMEOUT_MS_HEADER;
+  public static final String ORDER = dev.ferry.FerryClient.ORDER_HEADER;
+  public static final int MAX_KEY_LENGTH = dev.ferry.FerryClient.MAX_KEY_LENGTH;
 
   public final String key;
   public final String id;

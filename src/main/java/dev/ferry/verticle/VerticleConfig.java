@@ -22,7 +22,7 @@ public record VerticleConfig(
     DownstreamConfig downstream,
     OpsConfig ops) {
 
-  public static final String DEFAULT_ADDRESS = "ferry.submit";
+  public static final String DEFAULT_ADDRESS = dev.ferry.FerryClient.DEFAULT_ADDRESS;
   public static final String DEFAULT_METRICS_ADDRESS = "ferry.metrics";
   public static final long DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
   /** Millisecond fields must fit in nanoseconds once converted (the engine keeps time in nanos). */
