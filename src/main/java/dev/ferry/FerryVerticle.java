@@ -1,5 +1,6 @@
 package dev.ferry;
 
+import dev.ferry.cluster.ClusterNode;
 import dev.ferry.downstream.Downstream;
 import dev.ferry.downstream.EventBusDownstream;
 import dev.ferry.downstream.HttpDownstream;
@@ -39,6 +40,8 @@ public class FerryVerticle extends VerticleBase {
   private Ferry<Submission, Object> ferry;
   private MessageConsumer<Object> submissions;
   private MessageConsumer<Object> metrics;
+  /** Set iff Vert.x is clustered: routes each input to its key's owner (docs/guide/clustering.md). */
+  private ClusterNode cluster;
 
   @Override
   public Future<?> start() {
@@ -53,10 +56,16 @@ public class FerryVerticle extends VerticleBase {
     ferry = Ferry.perKey(context, settings.perKey(), (Submission s) -> s.key, s -> s.weight,
         settings.headerOrder() ? Comparator.comparingLong((Submission s) -> s.order) : null,
         this::callDownstream, BatchOutcomes::extract);
+    if (vertx.isClustered()) {
+      // Until it has joined the ownership view, the cluster layer holds what arrives.
+      cluster = ClusterNode.create(vertx, context, settings.address(), ferry,
+          settings.perKey().callTimeout().toMillis(), FerryVerticle::reply);
+    }
     submissions = vertx.eventBus().consumer(settings.address(), this::onSubmit);
     metrics = vertx.eventBus().consumer(settings.metricsAddress(),
         m -> m.reply(ferry.metrics().toJson()));
-    return Future.all(submissions.completion(), metrics.completion());
+    return Future.all(submissions.completion(), metrics.completion(),
+        cluster == null ? Future.succeededFuture() : cluster.start());
   }
 
   @Override
@@ -64,9 +73,14 @@ public class FerryVerticle extends VerticleBase {
     if (ferry == null) {
       return Future.succeededFuture();
     }
-    return ferry.drain(Duration.ofMillis(settings.drainTimeoutMs()))
+    // Clustered, the public address is left first: other nodes take new inputs, and this node's
+    // keys move to their new owners before the (then empty) drain (docs/adr/0052-graceful-leave.md).
+    Future<?> left = cluster == null ? Future.succeededFuture() : submissions.unregister()
+        .eventually(() -> cluster.leave(settings.drainTimeoutMs() + 2 * settings.perKey().callTimeout().toMillis()));
+    return left.eventually(() -> ferry.drain(Duration.ofMillis(settings.drainTimeoutMs())))
         .eventually(() -> submissions.unregister())
         .eventually(() -> metrics.unregister())
+        .eventually(() -> cluster == null ? Future.succeededFuture() : cluster.close())
         .eventually(() -> downstream.close());
   }
 
@@ -93,6 +107,10 @@ public class FerryVerticle extends VerticleBase {
       input = Submission.parse(message.headers(), message.body());
     } catch (Submission.BadInput e) {
       message.fail(FerryError.BAD_INPUT.code(), e.getMessage());
+      return;
+    }
+    if (cluster != null) {
+      cluster.route(message, input);
       return;
     }
     Future<Object> outcome = input.timeoutMs > 0

@@ -1,0 +1,378 @@
+package dev.ferry.cluster;
+
+import dev.ferry.FerryError;
+import dev.ferry.FerryException;
+import dev.ferry.internal.PerKeyFerry;
+import dev.ferry.verticle.Submission;
+import io.vertx.core.AsyncResult;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.BiConsumer;
+
+/**
+ * The cluster side of one FerryVerticle: decides, per input, whether this node owns its key
+ * ({@link Rendezvous} over the announced live nodes), and otherwise forwards it to the owner's node
+ * address. On a view change it hands the keys it lost to their new owners and tells every node
+ * when it has no call left for a key it does not own ("released" for that view); keys it gained
+ * stay held until every node that could have owned them since the last settled view released them
+ * (docs/adr/0051-hand-off-on-membership-change.md). All state lives on the verticle's context.
+ */
+public final class ClusterNode {
+  private static final System.Logger LOG = System.getLogger(ClusterNode.class.getName());
+  static final String CTL = "ferry-ctl";
+  static final String VIEW = "ferry-view";
+  static final String FROM = "ferry-from";
+
+  private final Vertx vertx;
+  private final String address;
+  private final PerKeyFerry<String, Submission, ?, Object> ferry;
+  private final BiConsumer<Message<Object>, AsyncResult<Object>> reply;
+  private final Membership membership;
+  private final Forwarder forwarder;
+  private final String self;
+  private final long maxHoldMs;
+  private MessageConsumer<Object> nodeConsumer;
+
+  private boolean viewKnown;
+  private List<String> view = List.of();
+  private String viewId = "";
+  private Set<String> members = Set.of();
+  /** Views seen since the last settled one, that one first: anyone owning a key in them may hold it. */
+  private final List<List<String>> unsettled = new ArrayList<>();
+  /** Nodes whose release of the current view has not arrived; keys gained since settling wait for it. */
+  private Set<String> awaiting = Set.of();
+  /** Releases received, per view id (kept for views not seen yet; bounded). */
+  private final Map<String, Set<String>> releases = new LinkedHashMap<>(16, 0.75f, false) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, Set<String>> eldest) {
+      return size() > 64;
+    }
+  };
+  private final Map<String, ArrayDeque<Pending>> handedIn = new LinkedHashMap<>();
+  private final Map<String, ArrayDeque<Pending>> held = new LinkedHashMap<>();
+  private final Set<String> handingOff = new HashSet<>();
+  private int handOffsOpen;
+  private boolean releaseSent;
+  private Promise<Void> settledAfterLeave;
+
+  private ClusterNode(Vertx vertx, String address, PerKeyFerry<String, Submission, ?, Object> ferry,
+      long callTimeoutMs, BiConsumer<Message<Object>, AsyncResult<Object>> reply, Membership membership) {
+    this.vertx = vertx;
+    this.address = address;
+    this.ferry = ferry;
+    this.reply = reply;
+    this.membership = membership;
+    this.self = membership.self();
+    this.forwarder = new Forwarder(vertx, address, callTimeoutMs);
+    // A previous owner releases a key once its call in flight is over: bounded by the call timeout.
+    this.maxHoldMs = 2 * callTimeoutMs;
+  }
+
+  /** The cluster layer for a clustered Vert.x; the only entry point that loads Hazelcast classes. */
+  @SuppressWarnings("unchecked")
+  public static ClusterNode create(Vertx vertx, Context context, String address, Object perKeyFerry,
+      long callTimeoutMs, BiConsumer<Message<Object>, AsyncResult<Object>> reply) {
+    return new ClusterNode(vertx, address, (PerKeyFerry<String, Submission, ?, Object>) perKeyFerry,
+        callTimeoutMs, reply, new HazelcastMembership(vertx, context, address));
+  }
+
+  public String nodeId() {
+    return self;
+  }
+
+  /** Registers the node address, then joins the ownership view (in that order: releases need it). */
+  public Future<Void> start() {
+    nodeConsumer = vertx.eventBus().consumer(Forwarder.nodeAddress(address, self), this::onNode);
+    return nodeConsumer.completion().compose(v -> membership.start(this::onSnapshot));
+  }
+
+  /** An input that arrived at the public address (already parsed). */
+  public void route(Message<Object> message, Submission input) {
+    route(pending(message, input, 0, false));
+  }
+
+  private void onNode(Message<Object> m) {
+    String ctl = m.headers().get(CTL);
+    if ("release".equals(ctl)) {
+      onRelease(m.headers().get(FROM), m.headers().get(VIEW));
+      m.reply(null);
+      return;
+    }
+    if ("view".equals(ctl)) {
+      // For operators and tests: what this node routes by, and whether it still waits for releases.
+      m.reply(new io.vertx.core.json.JsonObject().put("node", self).put("view", new io.vertx.core.json.JsonArray(view))
+          .put("settled", viewKnown && awaiting.isEmpty()).put("held", held.size() + handedIn.size()));
+      return;
+    }
+    Submission input;
+    try {
+      input = Submission.parse(m.headers(), m.body());
+    } catch (Submission.BadInput e) {
+      m.fail(FerryError.BAD_INPUT.code(), e.getMessage());
+      return;
+    }
+    int hop;
+    try {
+      hop = Integer.parseInt(m.headers().get(Forwarder.HOP));
+    } catch (NumberFormatException e) {
+      hop = 0; // a caller entering here directly, not a forward
+    }
+    route(pending(m, input, hop, m.headers().contains(Forwarder.HANDOFF)));
+  }
+
+  private Pending pending(Message<Object> m, Submission input, int hop, boolean handedOff) {
+    Promise<Object> answer = Promise.promise();
+    answer.future().onComplete(ar -> {
+      if (ar.failed() && ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.RECIPIENT_FAILURE) {
+        m.fail(re.failureCode(), re.getMessage()); // the owner's code and text, unchanged
+      } else {
+        reply.accept(m, ar);
+      }
+    });
+    long deadline = input.timeoutMs > 0 ? System.nanoTime() + input.timeoutMs * 1_000_000 : Long.MAX_VALUE;
+    return new Pending(input, hop, handedOff, deadline, answer);
+  }
+
+  private void route(Pending p) {
+    String key = p.input.key;
+    if (!viewKnown || handingOff.contains(key)) {
+      hold(p);
+      return;
+    }
+    String owner = Rendezvous.owner(key, view);
+    if (owner == null) {
+      p.answer.tryFail(new FerryException(FerryError.CLOSED, "no node of the cluster serves " + address));
+    } else if (!owner.equals(self)) {
+      forwarder.forward(owner, p);
+    } else if (gated(key)) {
+      hold(p);
+    } else {
+      long remaining = p.remainingMs(System.nanoTime());
+      if (remaining < 0) {
+        p.answer.tryFail(new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent"));
+        return;
+      }
+      Future<Object> outcome = remaining > 0 ? ferry.submit(p.input, Duration.ofMillis(remaining)) : ferry.submit(p.input);
+      outcome.onComplete(p.answer);
+    }
+  }
+
+  /** True when another node may still hold a call for {@code key}, which this node owns now. */
+  private boolean gated(String key) {
+    if (awaiting.isEmpty()) {
+      return false;
+    }
+    for (List<String> v : unsettled) {
+      if (!self.equals(Rendezvous.owner(key, v))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private void hold(Pending p) {
+    ArrayDeque<Pending> q = (p.handedOff ? handedIn : held).computeIfAbsent(p.input.key, k -> new ArrayDeque<>());
+    q.add(p);
+    long left = p.deadline == Long.MAX_VALUE ? Long.MAX_VALUE : (p.deadline - System.nanoTime()) / 1_000_000;
+    long ms = Math.max(1, Math.min(left, maxHoldMs));
+    p.holdTimer = vertx.setTimer(ms, t -> {
+      if (q.remove(p)) {
+        p.answer.tryFail(System.nanoTime() >= p.deadline
+            ? new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent")
+            : new FerryException(FerryError.CLOSED, "the key's previous owner did not release it in time"));
+        if (q.isEmpty()) {
+          handedIn.remove(p.input.key, q);
+          held.remove(p.input.key, q);
+        }
+      }
+    });
+  }
+
+  /** Routes the key's held inputs again, hand-offs first: they were accepted before the others. */
+  private void flush(String key) {
+    ArrayDeque<Pending> first = handedIn.remove(key);
+    ArrayDeque<Pending> then = held.remove(key);
+    for (ArrayDeque<Pending> q : new ArrayDeque[] {first, then}) {
+      if (q != null) {
+        for (Pending p : q) {
+          vertx.cancelTimer(p.holdTimer);
+          p.holdTimer = -1;
+          route(p);
+        }
+      }
+    }
+  }
+
+  private void flushAll() {
+    Set<String> keys = new java.util.LinkedHashSet<>(handedIn.keySet());
+    keys.addAll(held.keySet());
+    for (String key : keys) {
+      if (viewKnown && !handingOff.contains(key)) {
+        flush(key);
+      }
+    }
+  }
+
+  private void onSnapshot(Membership.Snapshot s) {
+    members = s.members();
+    forwarder.membersNow(members);
+    TreeSet<String> live = new TreeSet<>(s.announced());
+    live.retainAll(members);
+    List<String> next = List.copyOf(live);
+    if (!viewKnown || !next.equals(view)) {
+      if (!viewKnown) {
+        // Before this node joined, the others owned every key: wait for all of them.
+        List<String> before = new ArrayList<>(next);
+        before.remove(self);
+        unsettled.add(List.copyOf(before));
+      }
+      viewKnown = true;
+      view = next;
+      viewId = String.join(",", next);
+      unsettled.add(next);
+      releaseSent = false;
+      LOG.log(Level.DEBUG, "ferry: node {0} sees view [{1}]", self, viewId);
+      handOffLostKeys();
+    }
+    recomputeAwaiting();
+    flushAll();
+    maybeRelease();
+  }
+
+  private void handOffLostKeys() {
+    handOffsOpen++; // so that no release goes out before every lost key was looked at
+    ferry.activeKeys().onSuccess(keys -> {
+      for (String key : keys) {
+        String owner = Rendezvous.owner(key, view);
+        if (owner == null || owner.equals(self) || !handingOff.add(key)) {
+          continue; // ours, or no one to hand to (the last node drains instead), or already going
+        }
+        handOffsOpen++;
+        ferry.handOff(key, this::handedOff).onComplete(v -> {
+          handingOff.remove(key);
+          handOffsOpen--;
+          flush(key);
+          maybeRelease();
+        });
+      }
+      handOffsOpen--;
+      maybeRelease();
+    });
+  }
+
+  /** One waiting input of a key handed off here, routed to whoever owns the key now. */
+  private Future<Object> handedOff(Submission input, Duration remaining) {
+    Promise<Object> answer = Promise.promise();
+    long deadline = remaining == null ? Long.MAX_VALUE : System.nanoTime() + remaining.toNanos();
+    Pending p = new Pending(input, 0, true, deadline, answer);
+    // Not route(): the key is still marked as handing off, and these inputs go before its held ones.
+    String owner = Rendezvous.owner(input.key, view);
+    if (owner == null) {
+      answer.fail(new FerryException(FerryError.CLOSED, "no node of the cluster serves " + address));
+    } else if (owner.equals(self)) {
+      hold(p); // ownership came back meanwhile: flushed, first, when the hand-off completes
+    } else {
+      forwarder.forward(owner, p);
+    }
+    return answer.future().recover(t -> Future.failedFuture(Forwarder.asFerryException(t)));
+  }
+
+  private void recomputeAwaiting() {
+    Set<String> relevant = new HashSet<>();
+    for (List<String> v : unsettled) {
+      relevant.addAll(v);
+    }
+    relevant.retainAll(members);
+    relevant.remove(self);
+    relevant.removeAll(releases.getOrDefault(viewId, Set.of()));
+    awaiting = relevant;
+    if (awaiting.isEmpty() && unsettled.size() > 1) {
+      unsettled.clear();
+      unsettled.add(view);
+      LOG.log(Level.DEBUG, "ferry: node {0} settled view [{1}]", self, viewId);
+    }
+  }
+
+  private void onRelease(String from, String forView) {
+    if (from == null || forView == null) {
+      return;
+    }
+    releases.computeIfAbsent(forView, v -> new HashSet<>()).add(from);
+    if (viewKnown && forView.equals(viewId)) {
+      recomputeAwaiting();
+      flushAll();
+    }
+  }
+
+  /**
+   * Once no key this node does not own has a call or waiting input here, says so to every node
+   * that may wait for it. Sent on each node's node address, after the hand-off forwards to it:
+   * the same address from the same sender, so it arrives after them.
+   */
+  private void maybeRelease() {
+    if (viewKnown && !releaseSent && handOffsOpen == 0) {
+      releaseSent = true;
+      Set<String> to = new TreeSet<>(view);
+      unsettled.forEach(to::addAll);
+      to.retainAll(members);
+      to.remove(self);
+      DeliveryOptions o = new DeliveryOptions().addHeader(CTL, "release").addHeader(FROM, self).addHeader(VIEW, viewId);
+      for (String node : to) {
+        String id = viewId;
+        vertx.eventBus().request(Forwarder.nodeAddress(address, node), null, o).onFailure(t ->
+            LOG.log(Level.WARNING, "ferry: release of view [{0}] not delivered to {1}: {2}", id, node, t.toString()));
+      }
+    }
+    checkLeft();
+  }
+
+  /**
+   * Graceful leave: withdraws this node from the view (the others stop routing here and take its
+   * keys), hands every key over, and completes once every forward made here has been answered
+   * (bounded by {@code maxWaitMs}). The caller should have stopped taking public requests first.
+   */
+  public Future<Void> leave(long maxWaitMs) {
+    settledAfterLeave = Promise.promise();
+    forwarder.onIdle(this::checkLeft);
+    long timer = vertx.setTimer(Math.max(1, maxWaitMs), t -> {
+      forwarder.failAll("this node left the cluster before the key's owner answered");
+      settledAfterLeave.tryComplete();
+    });
+    return membership.withdraw()
+        .compose(v -> {
+          checkLeft();
+          return settledAfterLeave.future();
+        })
+        .onComplete(ar -> vertx.cancelTimer(timer));
+  }
+
+  private void checkLeft() {
+    if (settledAfterLeave != null && !view.contains(self) && viewKnown && handOffsOpen == 0
+        && held.isEmpty() && handedIn.isEmpty() && forwarder.idle()) {
+      settledAfterLeave.tryComplete();
+    }
+  }
+
+  /** Unregisters the node address and stops listening to membership. */
+  public Future<Void> close() {
+    Future<Void> unregistered = nodeConsumer == null ? Future.succeededFuture() : nodeConsumer.unregister();
+    return unregistered.eventually(membership::close);
+  }
+}
