@@ -39,6 +39,8 @@ public final class ClusterNode {
   static final String CTL = "ferry-ctl";
   static final String VIEW = "ferry-view";
   static final String FROM = "ferry-from";
+  /** Pause before an input that was passed on twice is sent on once more. */
+  static final long RETRY_MS = 100;
 
   private final Vertx vertx;
   private final String address;
@@ -52,6 +54,7 @@ public final class ClusterNode {
 
   private boolean viewKnown;
   private List<String> view = List.of();
+  private List<String> previousView = List.of();
   private String viewId = "";
   private Set<String> members = Set.of();
   /** Views seen since the last settled one, that one first: anyone owning a key in them may hold it. */
@@ -65,6 +68,13 @@ public final class ClusterNode {
       return size() > 64;
     }
   };
+  /** View ids this node has routed by (bounded): a forward routed by another one is from ahead. */
+  private final Set<String> seenViews = java.util.Collections.newSetFromMap(new LinkedHashMap<>(16, 0.75f, false) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+      return size() > 64;
+    }
+  });
   private final Map<String, ArrayDeque<Pending>> handedIn = new LinkedHashMap<>();
   private final Map<String, ArrayDeque<Pending>> held = new LinkedHashMap<>();
   private final Set<String> handingOff = new HashSet<>();
@@ -134,7 +144,9 @@ public final class ClusterNode {
     } catch (NumberFormatException e) {
       hop = 0; // a caller entering here directly, not a forward
     }
-    route(pending(m, input, hop, m.headers().contains(Forwarder.HANDOFF)));
+    Pending p = pending(m, input, hop, m.headers().contains(Forwarder.HANDOFF));
+    p.senderView = m.headers().get(VIEW);
+    route(p);
   }
 
   private Pending pending(Message<Object> m, Submission input, int hop, boolean handedOff) {
@@ -159,8 +171,19 @@ public final class ClusterNode {
     String owner = Rendezvous.owner(key, view);
     if (owner == null) {
       p.answer.tryFail(new FerryException(FerryError.CLOSED, "no node of the cluster serves " + address));
+    } else if (!owner.equals(self) && !p.retry && p.senderView != null && !seenViews.contains(p.senderView)) {
+      // The sender routes by a view this node has not had yet: this node is probably behind, and
+      // sending it back would bounce it (and let later inputs overtake it). Wait for the view.
+      hold(p, RETRY_MS);
+    } else if (!owner.equals(self) && p.hop >= Forwarder.MAX_HOPS && !p.retry) {
+      // Passed on twice already: views disagree and one of the nodes is behind. Rather than bounce
+      // it at network speed, wait for a view change or a short pause, then send it on again.
+      hold(p, RETRY_MS);
     } else if (!owner.equals(self)) {
-      forwarder.forward(owner, p);
+      p.retry = false;
+      // Reaching the previous owner after the key moved, an input is older than whatever its
+      // sender's entry node now sends to the new owner directly: it goes with the hand-off class.
+      forwarder.forward(owner, p, p.handedOff || self.equals(Rendezvous.owner(key, previousView)), viewId);
     } else if (gated(key)) {
       hold(p);
     } else {
@@ -188,19 +211,36 @@ public final class ClusterNode {
   }
 
   private void hold(Pending p) {
+    hold(p, Long.MAX_VALUE);
+  }
+
+  /** Holds {@code p} until flushed, or until {@code retryMs} pass (then routes it again). */
+  private void hold(Pending p, long retryMs) {
     ArrayDeque<Pending> q = (p.handedOff ? handedIn : held).computeIfAbsent(p.input.key, k -> new ArrayDeque<>());
     q.add(p);
-    long left = p.deadline == Long.MAX_VALUE ? Long.MAX_VALUE : (p.deadline - System.nanoTime()) / 1_000_000;
-    long ms = Math.max(1, Math.min(left, maxHoldMs));
+    long now = System.nanoTime();
+    if (p.holdUntil == 0) {
+      // Bounded from the first hold: routing again after a view change does not extend it.
+      p.holdUntil = Math.min(p.deadline, now + maxHoldMs * 1_000_000);
+    }
+    long ms = Math.max(1, Math.min(retryMs, (p.holdUntil - now) / 1_000_000));
     p.holdTimer = vertx.setTimer(ms, t -> {
-      if (q.remove(p)) {
+      if (!q.remove(p)) {
+        return; // flushed meanwhile
+      }
+      p.holdTimer = -1;
+      if (q.isEmpty()) {
+        handedIn.remove(p.input.key, q);
+        held.remove(p.input.key, q);
+      }
+      if (System.nanoTime() < p.holdUntil) {
+        p.retry = true;
+        route(p);
+      } else {
         p.answer.tryFail(System.nanoTime() >= p.deadline
             ? new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent")
-            : new FerryException(FerryError.CLOSED, "the key's previous owner did not release it in time"));
-        if (q.isEmpty()) {
-          handedIn.remove(p.input.key, q);
-          held.remove(p.input.key, q);
-        }
+            : new FerryException(FerryError.CLOSED, "the key's owner could not be reached: membership did not settle in time"));
+        checkLeft();
       }
     });
   }
@@ -244,8 +284,10 @@ public final class ClusterNode {
         unsettled.add(List.copyOf(before));
       }
       viewKnown = true;
+      previousView = view;
       view = next;
       viewId = String.join(",", next);
+      seenViews.add(viewId);
       unsettled.add(next);
       releaseSent = false;
       LOG.log(Level.DEBUG, "ferry: node {0} sees view [{1}]", self, viewId);
@@ -289,7 +331,7 @@ public final class ClusterNode {
     } else if (owner.equals(self)) {
       hold(p); // ownership came back meanwhile: flushed, first, when the hand-off completes
     } else {
-      forwarder.forward(owner, p);
+      forwarder.forward(owner, p, true, viewId);
     }
     return answer.future().recover(t -> Future.failedFuture(Forwarder.asFerryException(t)));
   }

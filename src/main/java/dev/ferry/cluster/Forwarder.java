@@ -23,7 +23,11 @@ import java.util.Set;
 final class Forwarder {
   static final String HOP = "ferry-hop";
   static final String HANDOFF = "ferry-handoff";
-  /** An input is forwarded at most twice: entry node to owner, and once more if views disagreed. */
+  /**
+   * Forwarded at once at most twice (entry node to owner, and once more if views disagreed);
+   * beyond that, only after a pause (ClusterNode holds it), so that disagreeing views never make
+   * an input bounce at network speed.
+   */
   static final int MAX_HOPS = 2;
 
   private final Vertx vertx;
@@ -43,12 +47,7 @@ final class Forwarder {
     return address + ".node." + nodeId;
   }
 
-  void forward(String owner, Pending p) {
-    if (p.hop >= MAX_HOPS) {
-      p.answer.tryFail(new FerryException(FerryError.CLOSED,
-          "the key's owner could not be reached: forwarded " + p.hop + " times while the cluster's membership changes"));
-      return;
-    }
+  void forward(String owner, Pending p, boolean handedOff, String viewId) {
     long remaining = p.remainingMs(System.nanoTime());
     if (remaining < 0) {
       p.answer.tryFail(new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent"));
@@ -60,7 +59,7 @@ final class Forwarder {
     DeliveryOptions o = new DeliveryOptions()
         .setSendTimeout(remaining + 3 * callTimeoutMs)
         .addHeader(Submission.KEY, s.key)
-        .addHeader(HOP, Integer.toString(p.hop + 1));
+        .addHeader(HOP, Integer.toString(Math.min(p.hop + 1, MAX_HOPS)));
     if (s.id != null) {
       o.addHeader(Submission.ID, s.id);
     }
@@ -71,7 +70,8 @@ final class Forwarder {
       // timeout-ms counts from arrival: the owner gets what is left of the caller's deadline.
       o.addHeader(Submission.TIMEOUT_MS, Long.toString(remaining));
     }
-    if (p.handedOff) {
+    o.addHeader(ClusterNode.VIEW, viewId);
+    if (handedOff) {
       o.addHeader(HANDOFF, "1");
     }
     Set<Promise<Object>> toOwner = open.computeIfAbsent(owner, n -> new LinkedHashSet<>());

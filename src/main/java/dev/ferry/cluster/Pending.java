@@ -18,6 +18,12 @@ final class Pending {
   final Promise<Object> answer;
   /** The timer bounding its wait while held, or -1. */
   long holdTimer = -1;
+  /** When its wait while held ends (System.nanoTime()), set at its first hold; 0 before. */
+  long holdUntil;
+  /** Held at the hop limit and let go: it may be passed on once more (still paced by the hold). */
+  boolean retry;
+  /** The view id the forwarding node routed it by, or null when it did not come from a node. */
+  String senderView;
 
   Pending(Submission input, int hop, boolean handedOff, long deadline, Promise<Object> answer) {
     this.input = input;

@@ -36,8 +36,8 @@ final class ClusterHarness implements AutoCloseable {
   }
 
   final String clusterName = "ferry-test-" + UUID.randomUUID();
-  final List<Vertx> nodes = new ArrayList<>();
-  final List<Context> clients = new ArrayList<>();
+  final List<Vertx> nodes = new java.util.concurrent.CopyOnWriteArrayList<>();
+  final List<Context> clients = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   Vertx start() {
     Config config = ConfigUtil.loadConfig();

@@ -29,7 +29,12 @@ final class SharedDownstream {
   private final List<Call> calls = new ArrayList<>();
   private final Map<String, Integer> open = new HashMap<>();
   private final Map<String, Long> lastSeq = new HashMap<>();
+  private final Map<String, String> lastWhere = new HashMap<>();
+  private final long t0 = System.nanoTime();
+  private volatile int slowNode = -1;
+  private volatile int slowMs;
   private final List<String> violations = new ArrayList<>();
+  private final List<String> reorders = new ArrayList<>();
 
   SharedDownstream(Vertx vertx, long seed, int maxDelayMs) {
     this.vertx = vertx;
@@ -66,12 +71,15 @@ final class SharedDownstream {
           String lane = key + "/" + b.getValue("s");
           long n = b.getLong("n");
           Long last = lastSeq.put(lane, n);
+          String where = "node " + node + " at " + (start - t0) / 1_000_000 + " ms";
+          String before = lastWhere.put(lane, where);
           if (last != null && last >= n) {
-            violations.add("sender " + b.getValue("s") + " key " + key + ": " + n + " sent after " + last);
+            reorders.add("sender " + b.getValue("s") + " key " + key + ": " + n + " sent by " + where
+                + " after " + last + " sent by " + before);
           }
         }
       }
-      delay = maxDelayMs <= 0 ? 0 : random.nextInt(maxDelayMs + 1);
+      delay = node == slowNode ? slowMs : maxDelayMs <= 0 ? 0 : random.nextInt(maxDelayMs + 1);
     }
     Runnable answer = () -> {
       List<Object> bodies = new ArrayList<>();
@@ -104,10 +112,23 @@ final class SharedDownstream {
     }
   }
 
+  /** Calls made by {@code node} take {@code ms}: its lanes fill up. */
+  SharedDownstream slow(int node, int ms) {
+    slowMs = ms;
+    slowNode = node;
+    return this;
+  }
+
   synchronized List<Call> calls() {
     return List.copyOf(calls);
   }
 
+  /** One sender's inputs for a key that reached the downstream out of order. */
+  synchronized List<String> reorders() {
+    return List.copyOf(reorders);
+  }
+
+  /** Two calls in flight for one key. */
   synchronized List<String> violations() {
     return List.copyOf(violations);
   }
