@@ -55,6 +55,7 @@ public final class ClusterNode {
   private boolean viewKnown;
   private List<String> view = List.of();
   private List<String> previousView = List.of();
+  private long viewSince;
   private String viewId = "";
   private Set<String> members = Set.of();
   /** Views seen since the last settled one, that one first: anyone owning a key in them may hold it. */
@@ -68,13 +69,6 @@ public final class ClusterNode {
       return size() > 64;
     }
   };
-  /** View ids this node has routed by (bounded): a forward routed by another one is from ahead. */
-  private final Set<String> seenViews = java.util.Collections.newSetFromMap(new LinkedHashMap<>(16, 0.75f, false) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
-      return size() > 64;
-    }
-  });
   private final Map<String, ArrayDeque<Pending>> handedIn = new LinkedHashMap<>();
   private final Map<String, ArrayDeque<Pending>> held = new LinkedHashMap<>();
   private final Set<String> handingOff = new HashSet<>();
@@ -93,6 +87,11 @@ public final class ClusterNode {
     this.forwarder = new Forwarder(vertx, address, callTimeoutMs);
     // A previous owner releases a key once its call in flight is over: bounded by the call timeout.
     this.maxHoldMs = 2 * callTimeoutMs;
+    forwarder.onPathClear(key -> {
+      if (!handingOff.contains(key)) {
+        flush(key);
+      }
+    });
   }
 
   /** The cluster layer for a clustered Vert.x; the only entry point that loads Hazelcast classes. */
@@ -145,7 +144,7 @@ public final class ClusterNode {
       hop = 0; // a caller entering here directly, not a forward
     }
     Pending p = pending(m, input, hop, m.headers().contains(Forwarder.HANDOFF));
-    p.senderView = m.headers().get(VIEW);
+    p.sender = m.headers().get(FROM);
     route(p);
   }
 
@@ -169,11 +168,23 @@ public final class ClusterNode {
       return;
     }
     String owner = Rendezvous.owner(key, view);
+    String via = p.handedOff ? null : forwarder.pathOf(key);
+    if (owner != null && via != null && !via.equals(owner)) {
+      // Earlier inputs of this key are still on their way through the previous owner: follow them
+      // (it passes these on behind them), or, if the key is now ours, wait for them to come back.
+      if (owner.equals(self)) {
+        hold(p);
+      } else {
+        forwarder.forward(via, p, false, self);
+      }
+      return;
+    }
     if (owner == null) {
       p.answer.tryFail(new FerryException(FerryError.CLOSED, "no node of the cluster serves " + address));
-    } else if (!owner.equals(self) && !p.retry && p.senderView != null && !seenViews.contains(p.senderView)) {
-      // The sender routes by a view this node has not had yet: this node is probably behind, and
-      // sending it back would bounce it (and let later inputs overtake it). Wait for the view.
+    } else if (!p.retry && owner.equals(p.sender)) {
+      // The node that sent it here is its owner by this node's view, and it thinks otherwise: one
+      // of the two views is behind. Sending it straight back would bounce it (and let the sender's
+      // later inputs overtake it): wait for the next view, or a short pause.
       hold(p, RETRY_MS);
     } else if (!owner.equals(self) && p.hop >= Forwarder.MAX_HOPS && !p.retry) {
       // Passed on twice already: views disagree and one of the nodes is behind. Rather than bounce
@@ -183,7 +194,7 @@ public final class ClusterNode {
       p.retry = false;
       // Reaching the previous owner after the key moved, an input is older than whatever its
       // sender's entry node now sends to the new owner directly: it goes with the hand-off class.
-      forwarder.forward(owner, p, p.handedOff || self.equals(Rendezvous.owner(key, previousView)), viewId);
+      forwarder.forward(owner, p, p.handedOff || ownedJustBefore(key), self);
     } else if (gated(key)) {
       hold(p);
     } else {
@@ -195,6 +206,11 @@ public final class ClusterNode {
       Future<Object> outcome = remaining > 0 ? ferry.submit(p.input, Duration.ofMillis(remaining)) : ferry.submit(p.input);
       outcome.onComplete(p.answer);
     }
+  }
+
+  /** This node owned {@code key} in the view before the current one, adopted recently. */
+  private boolean ownedJustBefore(String key) {
+    return System.nanoTime() - viewSince < maxHoldMs * 1_000_000 && self.equals(Rendezvous.owner(key, previousView));
   }
 
   /** True when another node may still hold a call for {@code key}, which this node owns now. */
@@ -286,11 +302,11 @@ public final class ClusterNode {
       viewKnown = true;
       previousView = view;
       view = next;
+      viewSince = System.nanoTime();
       viewId = String.join(",", next);
-      seenViews.add(viewId);
       unsettled.add(next);
       releaseSent = false;
-      LOG.log(Level.DEBUG, "ferry: node {0} sees view [{1}]", self, viewId);
+      LOG.log(Level.DEBUG, "ferry: node {0} sees view [{1}]", self, self);
       handOffLostKeys();
     }
     recomputeAwaiting();
@@ -331,7 +347,7 @@ public final class ClusterNode {
     } else if (owner.equals(self)) {
       hold(p); // ownership came back meanwhile: flushed, first, when the hand-off completes
     } else {
-      forwarder.forward(owner, p, true, viewId);
+      forwarder.forward(owner, p, true, self);
     }
     return answer.future().recover(t -> Future.failedFuture(Forwarder.asFerryException(t)));
   }
@@ -348,7 +364,7 @@ public final class ClusterNode {
     if (awaiting.isEmpty() && unsettled.size() > 1) {
       unsettled.clear();
       unsettled.add(view);
-      LOG.log(Level.DEBUG, "ferry: node {0} settled view [{1}]", self, viewId);
+      LOG.log(Level.DEBUG, "ferry: node {0} settled view [{1}]", self, self);
     }
   }
 

@@ -36,6 +36,33 @@ final class Forwarder {
   /** Forwards not yet answered, per target node: failed at once if that node leaves the cluster. */
   private final Map<String, Set<Promise<Object>>> open = new HashMap<>();
   private Runnable onIdle = () -> {};
+  /**
+   * Per key, the node its inputs were last forwarded to while some are still unanswered. New
+   * inputs of the key follow the same path until it drains, even if the owner changed: the old
+   * owner passes them on behind the older ones, so one sender's order survives the change.
+   */
+  private final Map<String, Path> paths = new HashMap<>();
+  private java.util.function.Consumer<String> onPathClear = k -> {};
+
+  private static final class Path {
+    final String target;
+    int open;
+
+    Path(String target) {
+      this.target = target;
+    }
+  }
+
+  /** The node with forwards of {@code key} still open, or null. */
+  String pathOf(String key) {
+    Path p = paths.get(key);
+    return p == null ? null : p.target;
+  }
+
+  /** Runs {@code r} with a key whose last open forward was answered. */
+  void onPathClear(java.util.function.Consumer<String> r) {
+    this.onPathClear = r;
+  }
 
   Forwarder(Vertx vertx, String address, long callTimeoutMs) {
     this.vertx = vertx;
@@ -47,7 +74,7 @@ final class Forwarder {
     return address + ".node." + nodeId;
   }
 
-  void forward(String owner, Pending p, boolean handedOff, String viewId) {
+  void forward(String owner, Pending p, boolean handedOff, String self) {
     long remaining = p.remainingMs(System.nanoTime());
     if (remaining < 0) {
       p.answer.tryFail(new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent"));
@@ -70,16 +97,25 @@ final class Forwarder {
       // timeout-ms counts from arrival: the owner gets what is left of the caller's deadline.
       o.addHeader(Submission.TIMEOUT_MS, Long.toString(remaining));
     }
-    o.addHeader(ClusterNode.VIEW, viewId);
+    o.addHeader(ClusterNode.FROM, self);
     if (handedOff) {
       o.addHeader(HANDOFF, "1");
     }
     Set<Promise<Object>> toOwner = open.computeIfAbsent(owner, n -> new LinkedHashSet<>());
     toOwner.add(p.answer);
+    Path existing = paths.computeIfAbsent(s.key, k -> new Path(owner));
+    // Not on the path: a hand-off sent straight to the new owner, older than anything on the path.
+    Path path = existing.target.equals(owner) ? existing : null;
+    if (path != null) {
+      path.open++;
+    }
     vertx.eventBus().request(nodeAddress(address, owner), s.body, o).onComplete(ar -> {
       toOwner.remove(p.answer);
       if (toOwner.isEmpty()) {
         open.remove(owner, toOwner);
+      }
+      if (path != null && --path.open == 0 && paths.remove(s.key, path)) {
+        onPathClear.accept(s.key);
       }
       if (ar.succeeded()) {
         p.answer.tryComplete(ar.result().body());
@@ -104,6 +140,11 @@ final class Forwarder {
               "the key's owner " + e.getKey() + " left the cluster before answering"));
         }
         open.remove(e.getKey());
+      }
+    }
+    for (Map.Entry<String, Path> e : Map.copyOf(paths).entrySet()) {
+      if (!members.contains(e.getValue().target) && paths.remove(e.getKey(), e.getValue())) {
+        onPathClear.accept(e.getKey());
       }
     }
     if (open.isEmpty()) {

@@ -22,8 +22,8 @@ final class Pending {
   long holdUntil;
   /** Held at the hop limit and let go: it may be passed on once more (still paced by the hold). */
   boolean retry;
-  /** The view id the forwarding node routed it by, or null when it did not come from a node. */
-  String senderView;
+  /** The node that forwarded it here, or null when a caller sent it. */
+  String sender;
 
   Pending(Submission input, int hop, boolean handedOff, long deadline, Promise<Object> answer) {
     this.input = input;
