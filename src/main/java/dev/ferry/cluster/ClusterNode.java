@@ -14,16 +14,15 @@ import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.function.BiConsumer;
 
 /**
@@ -52,23 +51,7 @@ public final class ClusterNode {
   private final long maxHoldMs;
   private MessageConsumer<Object> nodeConsumer;
 
-  private boolean viewKnown;
-  private List<String> view = List.of();
-  private List<String> previousView = List.of();
-  private long viewSince;
-  private String viewId = "";
-  private Set<String> members = Set.of();
-  /** Views seen since the last settled one, that one first: anyone owning a key in them may hold it. */
-  private final List<List<String>> unsettled = new ArrayList<>();
-  /** Nodes whose release of the current view has not arrived; keys gained since settling wait for it. */
-  private Set<String> awaiting = Set.of();
-  /** Releases received, per view id (kept for views not seen yet; bounded). */
-  private final Map<String, Set<String>> releases = new LinkedHashMap<>(16, 0.75f, false) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<String, Set<String>> eldest) {
-      return size() > 64;
-    }
-  };
+  private final Views views;
   private final Map<String, ArrayDeque<Pending>> handedIn = new LinkedHashMap<>();
   private final Map<String, ArrayDeque<Pending>> held = new LinkedHashMap<>();
   private final Set<String> handingOff = new HashSet<>();
@@ -85,6 +68,7 @@ public final class ClusterNode {
     this.membership = membership;
     this.self = membership.self();
     this.forwarder = new Forwarder(vertx, address, callTimeoutMs);
+    this.views = new Views(self);
     // A previous owner releases a key once its call in flight is over: bounded by the call timeout.
     this.maxHoldMs = 2 * callTimeoutMs;
     forwarder.onPathClear(key -> {
@@ -126,8 +110,8 @@ public final class ClusterNode {
     }
     if ("view".equals(ctl)) {
       // For operators and tests: what this node routes by, and whether it still waits for releases.
-      m.reply(new io.vertx.core.json.JsonObject().put("node", self).put("view", new io.vertx.core.json.JsonArray(view))
-          .put("settled", viewKnown && awaiting.isEmpty()).put("held", held.size() + handedIn.size()));
+      m.reply(new JsonObject().put("node", self).put("view", new JsonArray(views.view()))
+          .put("settled", views.settled()).put("held", held.size() + handedIn.size()));
       return;
     }
     Submission input;
@@ -163,11 +147,11 @@ public final class ClusterNode {
 
   private void route(Pending p) {
     String key = p.input.key;
-    if (!viewKnown || handingOff.contains(key)) {
+    if (!views.known() || handingOff.contains(key)) {
       hold(p);
       return;
     }
-    String owner = Rendezvous.owner(key, view);
+    String owner = views.owner(key);
     String via = p.handedOff ? null : forwarder.pathOf(key);
     if (owner != null && via != null && !via.equals(owner)) {
       // Earlier inputs of this key are still on their way through the previous owner: follow them
@@ -194,8 +178,8 @@ public final class ClusterNode {
       p.retry = false;
       // Reaching the previous owner after the key moved, an input is older than whatever its
       // sender's entry node now sends to the new owner directly: it goes with the hand-off class.
-      forwarder.forward(owner, p, p.handedOff || ownedJustBefore(key), self);
-    } else if (gated(key)) {
+      forwarder.forward(owner, p, p.handedOff || views.ownedJustBefore(key, System.nanoTime(), maxHoldMs * 1_000_000), self);
+    } else if (views.gated(key)) {
       hold(p);
     } else {
       long remaining = p.remainingMs(System.nanoTime());
@@ -206,24 +190,6 @@ public final class ClusterNode {
       Future<Object> outcome = remaining > 0 ? ferry.submit(p.input, Duration.ofMillis(remaining)) : ferry.submit(p.input);
       outcome.onComplete(p.answer);
     }
-  }
-
-  /** This node owned {@code key} in the view before the current one, adopted recently. */
-  private boolean ownedJustBefore(String key) {
-    return System.nanoTime() - viewSince < maxHoldMs * 1_000_000 && self.equals(Rendezvous.owner(key, previousView));
-  }
-
-  /** True when another node may still hold a call for {@code key}, which this node owns now. */
-  private boolean gated(String key) {
-    if (awaiting.isEmpty()) {
-      return false;
-    }
-    for (List<String> v : unsettled) {
-      if (!self.equals(Rendezvous.owner(key, v))) {
-        return true;
-      }
-    }
-    return false;
   }
 
   private void hold(Pending p) {
@@ -280,36 +246,19 @@ public final class ClusterNode {
     Set<String> keys = new java.util.LinkedHashSet<>(handedIn.keySet());
     keys.addAll(held.keySet());
     for (String key : keys) {
-      if (viewKnown && !handingOff.contains(key)) {
+      if (views.known() && !handingOff.contains(key)) {
         flush(key);
       }
     }
   }
 
   private void onSnapshot(Membership.Snapshot s) {
-    members = s.members();
-    forwarder.membersNow(members);
-    TreeSet<String> live = new TreeSet<>(s.announced());
-    live.retainAll(members);
-    List<String> next = List.copyOf(live);
-    if (!viewKnown || !next.equals(view)) {
-      if (!viewKnown) {
-        // Before this node joined, the others owned every key: wait for all of them.
-        List<String> before = new ArrayList<>(next);
-        before.remove(self);
-        unsettled.add(List.copyOf(before));
-      }
-      viewKnown = true;
-      previousView = view;
-      view = next;
-      viewSince = System.nanoTime();
-      viewId = String.join(",", next);
-      unsettled.add(next);
+    forwarder.membersNow(s.members());
+    if (views.adopt(s.members(), s.announced(), System.nanoTime())) {
       releaseSent = false;
-      LOG.log(Level.DEBUG, "ferry: node {0} sees view [{1}]", self, self);
+      LOG.log(Level.DEBUG, "ferry: node {0} routes by [{1}]", self, views.id());
       handOffLostKeys();
     }
-    recomputeAwaiting();
     flushAll();
     maybeRelease();
   }
@@ -318,7 +267,7 @@ public final class ClusterNode {
     handOffsOpen++; // so that no release goes out before every lost key was looked at
     ferry.activeKeys().onSuccess(keys -> {
       for (String key : keys) {
-        String owner = Rendezvous.owner(key, view);
+        String owner = views.owner(key);
         if (owner == null || owner.equals(self) || !handingOff.add(key)) {
           continue; // ours, or no one to hand to (the last node drains instead), or already going
         }
@@ -341,7 +290,7 @@ public final class ClusterNode {
     long deadline = remaining == null ? Long.MAX_VALUE : System.nanoTime() + remaining.toNanos();
     Pending p = new Pending(input, 0, true, deadline, answer);
     // Not route(): the key is still marked as handing off, and these inputs go before its held ones.
-    String owner = Rendezvous.owner(input.key, view);
+    String owner = views.owner(input.key);
     if (owner == null) {
       answer.fail(new FerryException(FerryError.CLOSED, "no node of the cluster serves " + address));
     } else if (owner.equals(self)) {
@@ -352,29 +301,8 @@ public final class ClusterNode {
     return answer.future().recover(t -> Future.failedFuture(Forwarder.asFerryException(t)));
   }
 
-  private void recomputeAwaiting() {
-    Set<String> relevant = new HashSet<>();
-    for (List<String> v : unsettled) {
-      relevant.addAll(v);
-    }
-    relevant.retainAll(members);
-    relevant.remove(self);
-    relevant.removeAll(releases.getOrDefault(viewId, Set.of()));
-    awaiting = relevant;
-    if (awaiting.isEmpty() && unsettled.size() > 1) {
-      unsettled.clear();
-      unsettled.add(view);
-      LOG.log(Level.DEBUG, "ferry: node {0} settled view [{1}]", self, self);
-    }
-  }
-
   private void onRelease(String from, String forView) {
-    if (from == null || forView == null) {
-      return;
-    }
-    releases.computeIfAbsent(forView, v -> new HashSet<>()).add(from);
-    if (viewKnown && forView.equals(viewId)) {
-      recomputeAwaiting();
+    if (from != null && forView != null && views.released(from, forView)) {
       flushAll();
     }
   }
@@ -385,15 +313,11 @@ public final class ClusterNode {
    * the same address from the same sender, so it arrives after them.
    */
   private void maybeRelease() {
-    if (viewKnown && !releaseSent && handOffsOpen == 0) {
+    if (views.known() && !releaseSent && handOffsOpen == 0) {
       releaseSent = true;
-      Set<String> to = new TreeSet<>(view);
-      unsettled.forEach(to::addAll);
-      to.retainAll(members);
-      to.remove(self);
-      DeliveryOptions o = new DeliveryOptions().addHeader(CTL, "release").addHeader(FROM, self).addHeader(VIEW, viewId);
-      for (String node : to) {
-        String id = viewId;
+      String id = views.id();
+      DeliveryOptions o = new DeliveryOptions().addHeader(CTL, "release").addHeader(FROM, self).addHeader(VIEW, id);
+      for (String node : views.releaseTargets()) {
         vertx.eventBus().request(Forwarder.nodeAddress(address, node), null, o).onFailure(t ->
             LOG.log(Level.WARNING, "ferry: release of view [{0}] not delivered to {1}: {2}", id, node, t.toString()));
       }
@@ -422,7 +346,7 @@ public final class ClusterNode {
   }
 
   private void checkLeft() {
-    if (settledAfterLeave != null && !view.contains(self) && viewKnown && handOffsOpen == 0
+    if (settledAfterLeave != null && views.known() && !views.view().contains(self) && handOffsOpen == 0
         && held.isEmpty() && handedIn.isEmpty() && forwarder.idle()) {
       settledAfterLeave.tryComplete();
     }

@@ -113,6 +113,26 @@ class ClusterForwardingTest {
   }
 
   @Test
+  void theCallersDeadlineTravelsWithTheForward() {
+    String key = keyOwnedBy(2, "deadline-");
+    downstream.slow(2, 400);
+    try {
+      // The first input occupies the key's call at the owner for 400 ms; the second, entering at
+      // node 0 with 100 ms to live, must time out at the owner (504), not wait for the call.
+      Future<Message<Object>> first = cluster.send(0, cluster.entry(0), key, "first");
+      ClusterHarness.sleep(50);
+      long start = System.nanoTime();
+      ReplyException late = failure(cluster.send(0, cluster.entry(0), key, "second", "timeout-ms", "100"));
+      long ms = (System.nanoTime() - start) / 1_000_000;
+      assertEquals(504, late.failureCode(), late.getMessage());
+      assertTrue(ms < 350, "answered after " + ms + " ms: the deadline did not travel");
+      assertEquals("first", await(first).body());
+    } finally {
+      downstream.slow(-1, 0);
+    }
+  }
+
+  @Test
   void aForwardPassedOnTwiceWaitsBeforeItIsPassedOnAgain() {
     String key = keyOwnedBy(1, "hops-");
     // As if two nodes had already passed it on: node 0 is not the owner and holds it a moment
