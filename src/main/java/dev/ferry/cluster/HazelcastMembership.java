@@ -37,10 +37,12 @@ final class HazelcastMembership implements Membership {
   private final Context context;
   private final HazelcastInstance hz;
   private final String self;
-  private final IMap<String, Boolean> announced;
+  private final String mapName;
+  /** Set in start(), off the loop (creating a map proxy may wait for the cluster); volatile: workers and the loop read it. */
+  private volatile IMap<String, Boolean> announced;
   private Consumer<Snapshot> listener;
-  private UUID membersListenerId;
-  private UUID mapListenerId;
+  private volatile UUID membersListenerId;
+  private volatile UUID mapListenerId;
   private boolean closed;
 
   HazelcastMembership(Vertx vertx, Context context, String address) {
@@ -53,7 +55,7 @@ final class HazelcastMembership implements Membership {
     this.context = context;
     this.hz = hcm.getHazelcastInstance();
     this.self = hcm.getNodeId();
-    this.announced = hz.getMap("__ferry.nodes." + address);
+    this.mapName = "__ferry.nodes." + address;
   }
 
   @Override
@@ -65,6 +67,7 @@ final class HazelcastMembership implements Membership {
   public Future<Void> start(Consumer<Snapshot> listener) {
     this.listener = listener;
     return vertx.<Void>executeBlocking(() -> {
+      announced = hz.getMap(mapName);
       // Listen before announcing and reading, so that no change falls between the two.
       membersListenerId = hz.getCluster().addMembershipListener(new MembershipListener() {
         @Override
@@ -133,6 +136,9 @@ final class HazelcastMembership implements Membership {
 
   @Override
   public Future<Void> withdraw() {
+    if (announced == null) {
+      return Future.succeededFuture(); // never started
+    }
     return vertx.<Void>executeBlocking(() -> {
       announced.remove(self);
       return null;
@@ -146,7 +152,7 @@ final class HazelcastMembership implements Membership {
       if (membersListenerId != null) {
         hz.getCluster().removeMembershipListener(membersListenerId);
       }
-      if (mapListenerId != null) {
+      if (mapListenerId != null && announced != null) {
         announced.removeEntryListener(mapListenerId);
       }
       return null;

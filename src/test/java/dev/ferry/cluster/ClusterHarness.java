@@ -129,6 +129,17 @@ final class ClusterHarness implements AutoCloseable {
     }
   }
 
+  static Throwable failure(Future<?> future) {
+    try {
+      Object v = future.toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+      throw new AssertionError("expected a failure, got " + v);
+    } catch (java.util.concurrent.ExecutionException e) {
+      return e.getCause();
+    } catch (InterruptedException | java.util.concurrent.TimeoutException e) {
+      throw new AssertionError("future not complete in time: " + e, e);
+    }
+  }
+
   static <T> T await(Future<T> future) {
     return await(future, 30);
   }
