@@ -1,5 +1,6 @@
 package dev.ferry;
 
+import dev.ferry.cluster.ClusterNode;
 import dev.ferry.downstream.Downstream;
 import dev.ferry.downstream.EventBusDownstream;
 import dev.ferry.downstream.HttpDownstream;
@@ -41,6 +42,8 @@ public class FerryVerticle extends VerticleBase {
   private MessageConsumer<Object> submissions;
   private MessageConsumer<Object> metrics;
   private Operations operations;
+  /** Set iff Vert.x is clustered: routes each input to its key's owner (docs/guide/clustering.md). */
+  private ClusterNode cluster;
 
   @Override
   public Future<?> start() {
@@ -61,16 +64,28 @@ public class FerryVerticle extends VerticleBase {
     ferry = Ferry.perKey(context, settings.perKey(), (Submission s) -> s.key, s -> s.weight,
         settings.headerOrder() ? Comparator.comparingLong((Submission s) -> s.order) : null,
         this::callDownstream, BatchOutcomes::extract);
+    if (vertx.isClustered()) {
+      // Until it has joined the ownership view, the cluster layer holds what arrives.
+      cluster = ClusterNode.create(vertx, context, settings.address(), ferry,
+          settings.perKey().callTimeout().toMillis(), FerryVerticle::reply);
+    }
     return Operations.start(vertx, settings, ferry).compose(ops -> {
       operations = ops;
       submissions = vertx.eventBus().consumer(settings.address(), this::onSubmit);
       metrics = vertx.eventBus().consumer(settings.metricsAddress(),
           m -> m.reply(ferry.metrics().toJson()));
-      return Future.all(submissions.completion(), metrics.completion());
+      return Future.all(submissions.completion(), metrics.completion(),
+          cluster == null ? Future.succeededFuture() : cluster.start());
     }).onFailure(e -> {
       // Vert.x does not call stop() after a failed start: release what was made.
       ferry.close();
       downstream.close();
+      if (operations != null) {
+        operations.stop();
+      }
+      if (cluster != null) {
+        cluster.close();
+      }
     });
   }
 
@@ -82,10 +97,15 @@ public class FerryVerticle extends VerticleBase {
     if (operations != null) {
       operations.draining();
     }
-    return ferry.drain(Duration.ofMillis(settings.drainTimeoutMs()))
+    // Clustered, the public address is left first: other nodes take new inputs, and this node's
+    // keys move to their new owners before the (then empty) drain (docs/adr/0052-graceful-leave.md).
+    Future<?> left = cluster == null ? Future.succeededFuture() : submissions.unregister()
+        .eventually(() -> cluster.leave(settings.drainTimeoutMs() + 2 * settings.perKey().callTimeout().toMillis()));
+    return left.eventually(() -> ferry.drain(Duration.ofMillis(settings.drainTimeoutMs())))
         .eventually(() -> submissions == null ? Future.succeededFuture() : submissions.unregister())
         .eventually(() -> metrics == null ? Future.succeededFuture() : metrics.unregister())
         .eventually(() -> operations == null ? Future.succeededFuture() : operations.stop())
+        .eventually(() -> cluster == null ? Future.succeededFuture() : cluster.close())
         .eventually(() -> downstream.close());
   }
 
@@ -118,6 +138,10 @@ public class FerryVerticle extends VerticleBase {
       input = Submission.parse(message.headers(), message.body());
     } catch (Submission.BadInput e) {
       message.fail(FerryError.BAD_INPUT.code(), e.getMessage());
+      return;
+    }
+    if (cluster != null) {
+      cluster.route(message, input);
       return;
     }
     Future<Object> outcome = input.timeoutMs > 0

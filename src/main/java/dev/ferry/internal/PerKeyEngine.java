@@ -390,6 +390,12 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     return batchesInFlight;
   }
 
+  /** The keys that have a lane (inputs waiting or a call in flight), in no particular order. */
+  public List<K> laneKeys() {
+    assert loop.inLoop();
+    return new ArrayList<>(lanes.keySet());
+  }
+
   /**
    * Checks the invariants of the design comment against the current state; returns the first one
    * broken, or null. For the simulation tests: O(lanes), never called on a hot path.

@@ -84,6 +84,16 @@ public final class PerKeyFerry<K, I, R, O> extends Driver<K, I, R, O> implements
     return done.future();
   }
 
+  /**
+   * The keys with inputs waiting or a call in flight, as a snapshot taken on the loop (at once
+   * when called there): the keys a cluster node must hand over when ownership moves.
+   */
+  public Future<java.util.List<K>> activeKeys() {
+    Promise<java.util.List<K>> keys = Promise.promise();
+    onLoop(() -> keys.complete(engine.laneKeys()));
+    return keys.future();
+  }
+
   @Override
   protected FerryMetrics snapshot() {
     return engine.metrics();

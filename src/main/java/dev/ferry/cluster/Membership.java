@@ -1,0 +1,29 @@
+package dev.ferry.cluster;
+
+import io.vertx.core.Future;
+import java.util.Set;
+import java.util.function.Consumer;
+
+/**
+ * Who is in the cluster, as seen by one node: the live members and, among them, the nodes whose
+ * FerryVerticle at this address announced itself. Implementations deliver every change to the
+ * listener on the verticle's context, in the order they observed them. The only place that knows
+ * the cluster manager (Hazelcast today), so that the routing logic stays plain Vert.x.
+ */
+interface Membership {
+
+  /** Live members and announced Ferry nodes (Vert.x node ids), both immutable. */
+  record Snapshot(Set<String> members, Set<String> announced) {}
+
+  /** This node's Vert.x node id. */
+  String self();
+
+  /** Starts listening, announces this node, and completes once the first snapshot was delivered. */
+  Future<Void> start(Consumer<Snapshot> listener);
+
+  /** Withdraws the announcement; completes once the snapshot without this node was delivered. */
+  Future<Void> withdraw();
+
+  /** Stops listening (the announcement should have been withdrawn already). */
+  Future<Void> close();
+}

@@ -1,0 +1,44 @@
+package dev.ferry.cluster;
+
+import dev.ferry.verticle.Submission;
+import io.vertx.core.Promise;
+
+/**
+ * One input on its way through the cluster layer: accepted here (from a caller, a forward, or a
+ * hand-off) and answered exactly once through {@link #answer}, whatever path it takes.
+ */
+final class Pending {
+  final Submission input;
+  /** How many times it was forwarded before arriving here. */
+  final int hop;
+  /** Handed over by the key's previous owner: it goes before inputs held for the key. */
+  final boolean handedOff;
+  /** System.nanoTime() deadline, or Long.MAX_VALUE for none. */
+  final long deadline;
+  final Promise<Object> answer;
+  /** The timer bounding its wait while held, or -1. */
+  long holdTimer = -1;
+  /** When its wait while held ends (System.nanoTime()), set at its first hold; 0 before. */
+  long holdUntil;
+  /** Held at the hop limit and let go: it may be passed on once more (still paced by the hold). */
+  boolean retry;
+  /** The node that forwarded it here, or null when a caller sent it. */
+  String sender;
+
+  Pending(Submission input, int hop, boolean handedOff, long deadline, Promise<Object> answer) {
+    this.input = input;
+    this.hop = hop;
+    this.handedOff = handedOff;
+    this.deadline = deadline;
+    this.answer = answer;
+  }
+
+  /** Whole ms left before the deadline (at least 1 while it has not passed), 0 for none, -1 if passed. */
+  long remainingMs(long now) {
+    if (deadline == Long.MAX_VALUE) {
+      return 0;
+    }
+    long left = deadline - now;
+    return left <= 0 ? -1 : Math.max(1, left / 1_000_000);
+  }
+}

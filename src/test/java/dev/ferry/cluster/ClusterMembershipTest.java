@@ -1,0 +1,121 @@
+package dev.ferry.cluster;
+
+import static dev.ferry.cluster.ClusterHarness.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Membership changes under load, checked on the calls recorded by one downstream shared by all
+ * nodes: a key never has two calls in flight across nodes, one sender's inputs for a key keep
+ * their order along a stable entry, every input gets exactly one answer, and the keys really
+ * moved (a test where nothing moved would prove nothing).
+ */
+class ClusterMembershipTest {
+  private final ClusterHarness cluster = new ClusterHarness();
+  private SharedDownstream downstream;
+
+  @AfterEach
+  void stop() {
+    cluster.close();
+  }
+
+  private JsonObject extra = new JsonObject();
+
+  private void startNodes(int n, int maxDelayMs, JsonObject extra) {
+    this.extra = extra;
+    for (int i = 0; i < n; i++) {
+      cluster.start();
+    }
+    downstream = new SharedDownstream(cluster.nodes.get(0), 11, maxDelayMs);
+    // Listens for a fourth node too, for the join test.
+    await(downstream.listen(4));
+    for (int i = 0; i < n; i++) {
+      deploy(i);
+    }
+    int[] all = new int[n];
+    for (int i = 0; i < n; i++) {
+      all[i] = i;
+    }
+    cluster.awaitSettled(all);
+  }
+
+  private void deploy(int i) {
+    cluster.deploy(cluster.nodes.get(i), ClusterHarness.config(SharedDownstream.address(i), extra));
+  }
+
+  private List<String> ids() {
+    return cluster.nodes.stream().map(ClusterHarness::nodeId).toList();
+  }
+
+  @Test
+  void aNodeThatLeavesHandsItsWaitingInputsOverInOrderWithNoFailure() {
+    // Node 2's calls are slow and its batches small: most inputs still wait there when it leaves.
+    startNodes(3, 5, new JsonObject().put("maxBatchSize", 5));
+    downstream.slow(2, 200);
+    List<String> ids = ids();
+    List<String> keys = new ArrayList<>();
+    for (int k = 0; keys.size() < 6; k++) {
+      if (Rendezvous.owner("leave-" + k, ids).equals(ids.get(2))) {
+        keys.add("leave-" + k);
+      }
+    }
+    Load load = new Load(cluster, 3);
+    for (String key : keys) {
+      load.sender(0, cluster.entry(0), key, true).sender(1, cluster.entry(1), key, true);
+    }
+    // Calls take up to 25 ms: most of these 600 inputs are still waiting on node 2 when it leaves.
+    load.send(600, 600);
+    long leftAt = System.nanoTime();
+    Vertx leaver = cluster.nodes.remove(2);
+    cluster.clients.remove(2);
+    await(leaver.close());
+
+    assertEquals(Map.of("ok", 600), load.outcomes(30), () -> load.samples.toString());
+    assertEquals(List.of(), downstream.violations());
+    assertEquals(List.of(), downstream.reorders());
+    long movedCalls = downstream.calls().stream().filter(c -> c.start() > leftAt && c.node() != 2).count();
+    assertTrue(movedCalls > 0, "no call of node 2's keys was made by another node: nothing was handed over");
+  }
+
+  @Test
+  void aNodeThatJoinsUnderLoadNeverOverlapsTheCallsOfTheKeysItTakes() throws Exception {
+    startNodes(2, 4, new JsonObject());
+    Load load = new Load(cluster, 5);
+    for (int k = 0; k < 24; k++) {
+      String key = "join-" + k;
+      load.sender(k % 2, cluster.entry(k / 2 % 2), key, true);
+      load.sender((k + 1) % 2, ClusterHarness.SUBMIT, key, false);
+    }
+    load.send(800, 20);
+    CompletableFuture<Long> joined = CompletableFuture.supplyAsync(() -> {
+      cluster.start();
+      deploy(2);
+      return System.nanoTime();
+    });
+    while (!joined.isDone()) {
+      load.send(20, 20);
+      ClusterHarness.sleep(10);
+    }
+    long joinedAt = joined.get(30, TimeUnit.SECONDS);
+    load.send(800, 20);
+
+    Map<String, Integer> outcomes = load.outcomes(30);
+    assertEquals(Map.of("ok", load.sent()), outcomes, () -> load.samples.toString());
+    assertEquals(List.of(), downstream.violations());
+    assertEquals(List.of(), downstream.reorders());
+    long takenOver = downstream.calls().stream().filter(c -> c.node() == 2).map(SharedDownstream.Call::key).distinct().count();
+    assertTrue(takenOver > 0, "the new node took no key");
+    assertTrue(downstream.calls().stream().anyMatch(c -> c.node() != 2 && c.end() < joinedAt
+        && Rendezvous.owner(c.key(), ids()).equals(ids().get(2))), "no key moved while it had traffic");
+  }
+}

@@ -1,0 +1,96 @@
+package dev.ferry.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The hold-until-released rule of ADR 0051, step by step, with views arriving in different
+ * orders: a node starts a key it gained only once every live node that may have owned it since
+ * its last settled view released the current view.
+ */
+class ClusterViewsTest {
+  private static final Set<String> ABC = Set.of("a", "b", "c");
+  private static final Set<String> AB = Set.of("a", "b");
+
+  /** A key owned by {@code first} in view {@code v1} and by {@code second} in view {@code v2}. */
+  private static String key(String first, List<String> v1, String second, List<String> v2) {
+    for (int k = 0; k < 100_000; k++) {
+      String key = "k" + k;
+      if (first.equals(Rendezvous.owner(key, v1)) && second.equals(Rendezvous.owner(key, v2))) {
+        return key;
+      }
+    }
+    throw new AssertionError("no such key");
+  }
+
+  private static final List<String> V_AB = List.of("a", "b");
+  private static final List<String> V_ABC = List.of("a", "b", "c");
+
+  @Test
+  void aJoiningNodeHoldsEveryKeyItOwnsUntilEachOtherNodeReleased() {
+    Views c = new Views("c");
+    assertTrue(c.adopt(ABC, ABC, 0));
+    String gained = key("a", V_AB, "c", V_ABC);
+    assertTrue(c.gated(gained));
+    assertTrue(c.released("a", "a,b,c"));
+    assertTrue(c.gated(gained), "one release is not enough");
+    c.released("b", "a,b,c");
+    assertFalse(c.gated(gained));
+    assertTrue(c.settled());
+  }
+
+  @Test
+  void aKeyKeptThroughTheChangeIsNeverHeldAndAReleaseMayArriveBeforeTheView() {
+    Views a = new Views("a");
+    a.adopt(AB, AB, 0);
+    a.released("b", "a,b");
+    assertTrue(a.settled());
+    // c's release of the next view arrives before a sees that view.
+    assertFalse(a.released("c", "a,b,c"));
+    a.adopt(ABC, ABC, 1);
+    String kept = key("a", V_AB, "a", V_ABC);
+    assertFalse(a.gated(kept), "a key a owned all along waits for nobody");
+    assertFalse(a.settled(), "b's release is still missing");
+    a.released("b", "a,b,c");
+    assertTrue(a.settled());
+  }
+
+  @Test
+  void aCrashedNodeIsNotWaitedFor() {
+    Views a = new Views("a");
+    a.adopt(AB, AB, 0);
+    a.released("b", "a,b");
+    a.adopt(ABC, ABC, 1);
+    a.released("b", "a,b,c");
+    assertFalse(a.settled());
+    // c dies before releasing: its member is removed, and with it the wait.
+    a.adopt(AB, ABC, 2);
+    assertEquals(List.of("a", "b"), a.view());
+    a.released("b", "a,b");
+    assertTrue(a.settled());
+  }
+
+  @Test
+  void aKeyLostAndRegainedBeforeSettlingWaitsForTheNodeThatHadItInBetween() {
+    Views a = new Views("a");
+    a.adopt(AB, AB, 0);
+    a.released("b", "a,b");
+    // c joins and takes one of a's keys; then c withdraws before anyone settled.
+    a.adopt(ABC, ABC, 1);
+    String viaC = key("a", V_AB, "c", V_ABC);
+    a.adopt(ABC, AB, 2); // c is still a live member: it may still have a call for the key
+    assertEquals("a", a.owner(viaC));
+    assertTrue(a.gated(viaC));
+    assertEquals(Set.of("b", "c"), a.releaseTargets(), "c, in an unsettled view, may wait for a's release");
+    a.released("b", "a,b");
+    assertTrue(a.gated(viaC), "still waiting for c");
+    a.released("c", "a,b");
+    assertFalse(a.gated(viaC));
+    assertTrue(a.settled());
+  }
+}

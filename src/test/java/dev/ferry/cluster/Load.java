@@ -1,0 +1,82 @@
+package dev.ferry.cluster;
+
+import io.vertx.core.Future;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Seeded random load for cluster tests. Each sender is (client node, entry, key): it pipelines
+ * inputs {"s": sender, "n": seq} so that the shared downstream can check its per-key order.
+ * Senders entering at the public address are not order-checked (round robin gives each input a
+ * different path), only counted.
+ */
+final class Load {
+  record Sender(int from, String entry, String key, boolean ordered) {}
+
+  private final ClusterHarness cluster;
+  private final Random random;
+  private final List<Sender> senders = new ArrayList<>();
+  private final List<Future<Message<Object>>> replies = new ArrayList<>();
+  private int seq;
+  /** A few failure messages, for the assertion message. */
+  final List<String> samples = new ArrayList<>();
+
+  Load(ClusterHarness cluster, long seed) {
+    this.cluster = cluster;
+    this.random = new Random(seed);
+  }
+
+  Load sender(int from, String entry, String key, boolean ordered) {
+    senders.add(new Sender(from, entry, key, ordered));
+    return this;
+  }
+
+  /** Sends {@code count} inputs from random senders, pausing 1 ms every {@code burst}. */
+  void send(int count, int burst) {
+    for (int i = 0; i < count; i++) {
+      int s = random.nextInt(senders.size());
+      Sender sender = senders.get(s);
+      Object body = sender.ordered() ? new JsonObject().put("s", s).put("n", seq++) : "x" + seq++;
+      replies.add(cluster.send(sender.from(), sender.entry(), sender.key(), body));
+      if (i % burst == burst - 1) {
+        ClusterHarness.sleep(1);
+      }
+    }
+  }
+
+  /** Waits for every reply (bounded) and counts outcomes: "ok", a failure code, or a transport failure type. */
+  Map<String, Integer> outcomes(int seconds) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+    Map<String, Integer> out = new TreeMap<>();
+    for (Future<Message<Object>> r : replies) {
+      String kind;
+      try {
+        long left = Math.max(1, deadline - System.nanoTime());
+        r.toCompletionStage().toCompletableFuture().get(left, TimeUnit.NANOSECONDS);
+        kind = "ok";
+      } catch (ExecutionException e) {
+        kind = e.getCause() instanceof ReplyException re
+            ? re.failureType() + "/" + re.failureCode() : String.valueOf(e.getCause());
+        if (samples.size() < 5) {
+          samples.add(String.valueOf(e.getCause()));
+        }
+      } catch (Exception e) {
+        kind = "no reply";
+      }
+      out.merge(kind, 1, Integer::sum);
+    }
+    return out;
+  }
+
+  int sent() {
+    return replies.size();
+  }
+}
