@@ -36,12 +36,21 @@ interface Contender {
   record Shape(int maxBatchSize, int maxInFlightBatches) {}
 
   static List<Contender> all() {
-    return List.of(ferry("ferry", Duration.ZERO), ferry("ferry delay 1ms", Duration.ofMillis(1)),
-        ferry("ferry delay 5ms", Duration.ofMillis(5)), unbatched(), reactor(Duration.ofMillis(1)));
+    return List.of(ferry("ferry", Duration.ZERO), ferry("ferry direct off", Duration.ZERO, false),
+        ferry("ferry delay 1ms", Duration.ofMillis(1)), ferry("ferry delay 5ms", Duration.ofMillis(5)),
+        unbatched(), reactor(Duration.ofMillis(1)));
   }
 
   /** {@code Ferry.perKey}; a positive delay gives fixed-delay batching ("wait for company"). */
   static Contender ferry(String name, Duration delay) {
+    return ferry(name, delay, true);
+  }
+
+  /**
+   * {@code Ferry.perKey} with direct calls of idle keys on or off: off, the slots are the one hard
+   * bound on concurrent calls, which a store with a small connection pool may prefer.
+   */
+  static Contender ferry(String name, Duration delay, boolean directIdleKeys) {
     return new Contender() {
       @Override
       public String name() {
@@ -53,7 +62,8 @@ interface Contender {
         // The waiting room is made effectively unbounded, like every other contender's queues:
         // overload shows as latency, not as rejections.
         PerKeyConfig config = PerKeyConfig.builder().maxBatchSize(shape.maxBatchSize())
-            .maxInFlightBatches(shape.maxInFlightBatches()).maxQueueing(5_000_000).maxBatchDelay(delay).build();
+            .maxInFlightBatches(shape.maxInFlightBatches()).maxQueueing(5_000_000).maxBatchDelay(delay)
+            .directIdleKeys(directIdleKeys).build();
         Ferry<String, String> f = Ferry.perKey(context, config, s -> s, null, null,
             (String key, List<String> batch) -> store.call(batch.size(), key), (in, out) -> out);
         return new Running() {
