@@ -2,6 +2,7 @@ package dev.ferry;
 
 import dev.ferry.cluster.ClusterNode;
 import dev.ferry.downstream.Downstream;
+import dev.ferry.internal.Limits;
 import dev.ferry.downstream.EventBusDownstream;
 import dev.ferry.downstream.HttpDownstream;
 import dev.ferry.verticle.BatchOutcomes;
@@ -59,9 +60,11 @@ public class FerryVerticle extends VerticleBase {
       return Future.failedFuture(e);
     }
     downstream = createDownstream();
-    // Every input is weighed (one JSON encoding, done at parse): the bounds need it when set, and
-    // queuedWeight in the metrics stays meaningful when they are not (docs/adr/0022).
-    ferry = Ferry.perKey(context, settings.perKey(), (Submission s) -> s.key, s -> s.weight,
+    // Inputs are weighed (one JSON encoding each) only when a weight bound needs it; otherwise
+    // each weighs 1 and queuedWeight counts inputs (docs/adr/0024).
+    boolean weighed = settings.perKey().maxBatchWeight() != Limits.UNBOUNDED
+        || settings.perKey().maxQueuedWeight() != Limits.UNBOUNDED;
+    ferry = Ferry.perKey(context, settings.perKey(), (Submission s) -> s.key, weighed ? Submission::weight : null,
         settings.headerOrder() ? Comparator.comparingLong((Submission s) -> s.order) : null,
         this::callDownstream, BatchOutcomes::extract);
     if (vertx.isClustered()) {

@@ -26,17 +26,14 @@ public final class Submission {
   public final long order;
   /** The caller's deadline in ms, or 0 for none. */
   public final long timeoutMs;
-  /** Byte length of the body encoded as JSON. */
-  public final long weight;
   int slot = -1;
 
-  private Submission(String key, String id, Object body, long order, long timeoutMs, long weight) {
+  private Submission(String key, String id, Object body, long order, long timeoutMs) {
     this.key = key;
     this.id = id;
     this.body = body;
     this.order = order;
     this.timeoutMs = timeoutMs;
-    this.weight = weight;
   }
 
   /** Thrown for bad input; the message says what is wrong (never quoting the body). */
@@ -71,7 +68,7 @@ public final class Submission {
     }
     String o = headers.get(ORDER);
     long order = o == null ? Long.MAX_VALUE : parseLong(o, ORDER);
-    return new Submission(key, headers.get(ID), body, order, timeoutMs, weigh(body));
+    return new Submission(key, headers.get(ID), body, order, timeoutMs);
   }
 
   /** The {@code {"id", "input"}} object sent downstream for this input. */
@@ -79,7 +76,14 @@ public final class Submission {
     return new JsonObject().put("id", id).put("input", body);
   }
 
-  /** Byte length of {@code body} encoded as JSON (the contract's weight). */
+  /**
+   * The contract's weight of this input: the byte length of its body encoded as JSON. It costs
+   * one encoding, so the verticle asks for it only when a weight bound is set (ADR 0024).
+   */
+  public long weight() {
+    return weigh(body);
+  }
+
   static long weigh(Object body) {
     if (body instanceof JsonObject o) {
       return o.toBuffer().length();

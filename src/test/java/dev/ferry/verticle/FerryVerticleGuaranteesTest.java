@@ -123,6 +123,20 @@ class FerryVerticleGuaranteesTest extends VerticleTestBase {
   }
 
   @Test
+  void withoutAWeightBoundInputsAreNotWeighedAndEachCountsOne() {
+    deploy(config(new JsonObject()));
+    send("w", "first");
+    EbRecorder.Call direct = await(downstream.call(0));
+    send("w", "this body would weigh many bytes");
+    send("w", "and so would this one");
+    JsonObject m = admitted(3);
+    assertEquals(2, m.getLong("queuedInputs"), m.encode());
+    assertEquals(2, m.getLong("queuedWeight"), m.encode());
+    direct.echo();
+    await(downstream.call(1)).echo();
+  }
+
+  @Test
   void batchWeightIsTheJsonByteLengthAndAHeavyInputTravelsAlone() {
     // "abcd" encodes as "\"abcd\"": 6 bytes. Two fit in 12, a third does not.
     deploy(config(new JsonObject().put("maxBatchWeight", 12)));
