@@ -44,6 +44,8 @@ import java.util.concurrent.TimeUnit;
 public final class MainJob {
   /** Where the store answers Ferry's downstream protocol. */
   static final String STORE_ADDRESS = "demo.accounts.store";
+  /** Store consumers, each on its own event loop; the JDBC pool has a connection for each and more. */
+  static final int STORE_CONSUMERS = 4;
   static final String SUBMIT_ADDRESS = "ferry.submit";
   static final String METRICS_ADDRESS = "ferry.metrics";
 
@@ -111,8 +113,14 @@ public final class MainJob {
 
     DownstreamCounter counter = new DownstreamCounter(STORE_ADDRESS, Load.BUSY_PREFIX);
     vertx.eventBus().addOutboundInterceptor(counter);
-    StoreService service = StoreService.start(vertx, STORE_ADDRESS, Accounts.foldWrite(store), Object.class)
-        .await(30, TimeUnit.SECONDS);
+    // Several consumers, each on an event loop of its own (registered from this non-Vert.x thread),
+    // so the store's calls for different keys run side by side: Ferry already guarantees that one
+    // key never has two calls in flight, whichever consumer takes them.
+    List<StoreService> services = new ArrayList<>();
+    for (int i = 0; i < STORE_CONSUMERS; i++) {
+      services.add(StoreService.start(vertx, STORE_ADDRESS, Accounts.foldWrite(store), Object.class)
+          .await(30, TimeUnit.SECONDS));
+    }
     String deployment = vertx.deployVerticle("dev.ferry.FerryVerticle", new DeploymentOptions().setConfig(ferryConfig()))
         .await(30, TimeUnit.SECONDS);
 
@@ -139,7 +147,9 @@ public final class MainJob {
     Check check = checkDatabase(store, load).await(60, TimeUnit.SECONDS);
 
     vertx.undeploy(deployment).await(30, TimeUnit.SECONDS);
-    service.stop().await(30, TimeUnit.SECONDS);
+    for (StoreService service : services) {
+      service.stop().await(30, TimeUnit.SECONDS);
+    }
     vertx.eventBus().removeOutboundInterceptor(counter);
     store.tx(conn -> conn.query("DROP ALL OBJECTS").execute()).await(30, TimeUnit.SECONDS);
     store.pool().close().await(30, TimeUnit.SECONDS);
