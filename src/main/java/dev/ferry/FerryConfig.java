@@ -3,7 +3,6 @@ package dev.ferry;
 import dev.ferry.internal.ConfigCheck;
 import dev.ferry.internal.Limits;
 import io.vertx.core.json.JsonObject;
-import java.time.Duration;
 import java.util.Set;
 
 /**
@@ -11,11 +10,9 @@ import java.util.Set;
  * validated once when built. Same fields and defaults as {@link PerKeyConfig}, less {@code
  * directIdleKeys} (one stream has no idle keys).
  */
-public final class FerryConfig {
-  private final Limits limits;
-
+public final class FerryConfig extends FerryBounds {
   private FerryConfig(Limits limits) {
-    this.limits = limits;
+    super(limits);
   }
 
   public static FerryConfig defaults() {
@@ -50,18 +47,6 @@ public final class FerryConfig {
     return b;
   }
 
-  public int maxBatchSize() { return limits.maxBatchSize(); }
-  public long maxBatchWeight() { return limits.maxBatchWeight(); }
-  public int maxInFlightBatches() { return limits.maxInFlightBatches(); }
-  public int maxQueueing() { return limits.maxQueueing(); }
-  public long maxQueuedWeight() { return limits.maxQueuedWeight(); }
-  public Duration maxBatchDelay() { return limits.maxBatchDelay(); }
-  public Duration callTimeout() { return limits.callTimeout(); }
-
-  public Limits limits() {
-    return limits;
-  }
-
   @Override
   public String toString() {
     return "FerryConfig" + toJson().encode();
@@ -78,24 +63,16 @@ public final class FerryConfig {
   }
 
   /** Builds a {@link FerryConfig}; {@link #build()} validates every field at once. */
-  public static final class Builder {
-    private Limits.Draft draft = new Limits.Draft();
-
+  public static final class Builder extends FerryBounds.Builder<Builder> {
     private Builder() {}
 
-    public Builder maxBatchSize(int value) { draft.maxBatchSize = value; return this; }
-    public Builder maxBatchWeight(long value) { draft.maxBatchWeight = value; return this; }
-    public Builder maxInFlightBatches(int value) { draft.maxInFlightBatches = value; return this; }
-    public Builder maxQueueing(int value) { draft.maxQueueing = value; return this; }
-    public Builder maxQueuedWeight(long value) { draft.maxQueuedWeight = value; return this; }
-    public Builder maxBatchDelay(Duration value) { draft.maxBatchDelay = value; return this; }
-    public Builder callTimeout(Duration value) { draft.callTimeout = value; return this; }
+    @Override
+    Builder self() {
+      return this;
+    }
 
     public FerryConfig build() {
-      ConfigCheck check = new ConfigCheck();
-      Limits limits = draft.toLimits();
-      limits.check(check);
-      check.throwIfAny("FerryConfig");
+      Limits limits = validated("FerryConfig");
       return new FerryConfig(limits);
     }
   }

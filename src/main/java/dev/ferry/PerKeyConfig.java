@@ -3,7 +3,6 @@ package dev.ferry;
 import dev.ferry.internal.ConfigCheck;
 import dev.ferry.internal.Limits;
 import io.vertx.core.json.JsonObject;
-import java.time.Duration;
 import java.util.HashSet;
 import java.util.Set;
 
@@ -16,14 +15,13 @@ import java.util.Set;
  * callTimeout} 30 s. An invalid config never builds: {@link InvalidConfigException} names every
  * violated field with its value and rule.
  */
-public final class PerKeyConfig {
+public final class PerKeyConfig extends FerryBounds {
   private static final Set<String> JSON_FIELDS = jsonFields();
 
-  private final Limits limits;
   private final boolean directIdleKeys;
 
   private PerKeyConfig(Limits limits, boolean directIdleKeys) {
-    this.limits = limits;
+    super(limits);
     this.directIdleKeys = directIdleKeys;
   }
 
@@ -78,23 +76,13 @@ public final class PerKeyConfig {
     return b;
   }
 
-  public int maxBatchSize() { return limits.maxBatchSize(); }
-  public long maxBatchWeight() { return limits.maxBatchWeight(); }
-  public int maxInFlightBatches() { return limits.maxInFlightBatches(); }
-  public int maxQueueing() { return limits.maxQueueing(); }
-  public long maxQueuedWeight() { return limits.maxQueuedWeight(); }
-  public Duration maxBatchDelay() { return limits.maxBatchDelay(); }
-  public Duration callTimeout() { return limits.callTimeout(); }
-  public boolean directIdleKeys() { return directIdleKeys; }
+  public boolean directIdleKeys() {
+    return directIdleKeys;
+  }
 
   /** Whether idle keys are really called directly: asked for, and no batch delay to honour. */
   public boolean directCallsEnabled() {
     return directIdleKeys && limits.maxBatchDelay().isZero();
-  }
-
-  /** The shared limits, for the engine. */
-  public Limits limits() {
-    return limits;
   }
 
   @Override
@@ -119,34 +107,24 @@ public final class PerKeyConfig {
   }
 
   /** Builds a {@link PerKeyConfig}; {@link #build()} validates every field at once. */
-  public static final class Builder {
-    private Limits.Draft draft = new Limits.Draft();
+  public static final class Builder extends FerryBounds.Builder<Builder> {
     private boolean directIdleKeys = true;
 
     private Builder() {}
 
-    /** Most inputs one batch carries; at least 1. */
-    public Builder maxBatchSize(int value) { draft.maxBatchSize = value; return this; }
-    /** Most weight one batch carries (a single heavier input still travels alone); at least 1. */
-    public Builder maxBatchWeight(long value) { draft.maxBatchWeight = value; return this; }
-    /** Most batch calls of busy keys in flight at once (direct calls not counted); at least 1. */
-    public Builder maxInFlightBatches(int value) { draft.maxInFlightBatches = value; return this; }
-    /** Most inputs waiting in lanes; beyond it submissions are rejected at once; at least 1. */
-    public Builder maxQueueing(int value) { draft.maxQueueing = value; return this; }
-    /** Most total weight waiting in lanes; at least 1. */
-    public Builder maxQueuedWeight(long value) { draft.maxQueuedWeight = value; return this; }
-    /** Zero (default): batches form on completion. Positive: wait for company; turns direct calls off. */
-    public Builder maxBatchDelay(Duration value) { draft.maxBatchDelay = value; return this; }
-    /** A call not completed by then fails its callers with FAILED; at least 1 ms. */
-    public Builder callTimeout(Duration value) { draft.callTimeout = value; return this; }
+    @Override
+    Builder self() {
+      return this;
+    }
+
     /** Whether an idle key's input is called at once, as a batch of one (default true). */
-    public Builder directIdleKeys(boolean value) { directIdleKeys = value; return this; }
+    public Builder directIdleKeys(boolean value) {
+      directIdleKeys = value;
+      return this;
+    }
 
     public PerKeyConfig build() {
-      ConfigCheck check = new ConfigCheck();
-      Limits limits = draft.toLimits();
-      limits.check(check);
-      check.throwIfAny("PerKeyConfig");
+      Limits limits = validated("PerKeyConfig");
       return new PerKeyConfig(limits, directIdleKeys);
     }
   }
