@@ -21,6 +21,7 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.BiConsumer;
@@ -359,8 +360,25 @@ public final class ClusterNode {
     }
   }
 
-  /** Unregisters the node address and stops listening to membership. */
+  /**
+   * Unregisters the node address and stops listening to membership. Whatever this node still
+   * holds (inputs that arrived after the leave settled, or a hold the undeploy would cancel) is
+   * answered CLOSED first: an accepted input always gets its one reply.
+   */
   public Future<Void> close() {
+    for (Map<String, ArrayDeque<Pending>> waiting : List.of(handedIn, held)) {
+      for (ArrayDeque<Pending> q : waiting.values()) {
+        for (Pending p : q) {
+          if (p.holdTimer >= 0) {
+            vertx.cancelTimer(p.holdTimer);
+            p.holdTimer = -1;
+          }
+          p.answer.tryFail(new FerryException(FerryError.CLOSED, "this node left the cluster"));
+        }
+      }
+      waiting.clear();
+    }
+    forwarder.failAll("this node left the cluster before the key's owner answered");
     Future<Void> unregistered = nodeConsumer == null ? Future.succeededFuture() : nodeConsumer.unregister();
     return unregistered.eventually(membership::close)
         .onComplete(ar -> vertx.sharedData().getLocalMap(INSTANCES).remove(address, self));

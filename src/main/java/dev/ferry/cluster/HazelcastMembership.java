@@ -149,6 +149,12 @@ final class HazelcastMembership implements Membership {
   public Future<Void> close() {
     closed = true;
     return vertx.executeBlocking(() -> {
+      // Withdraw too (a no-op after a graceful leave): a node whose start failed must not stay
+      // announced, or the others would keep routing its share of keys to a node address with no
+      // handler.
+      if (announced != null) {
+        announced.remove(self);
+      }
       if (membersListenerId != null) {
         hz.getCluster().removeMembershipListener(membersListenerId);
       }

@@ -80,7 +80,22 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     super(config.limits(), loop, out);
     this.directCalls = config.directCallsEnabled();
     this.order = order == null ? null
-        : Comparator.<Entry<K, I>, I>comparing(e -> e.input, order).thenComparingLong(e -> e.seq);
+        : PerKeyEngine.<K, I>safely(order).thenComparingLong(e -> e.seq);
+  }
+
+  /**
+   * The user's order over entries, made total: a comparator that throws would otherwise abort a
+   * transition halfway (an entry neither queued nor answered), so a throw counts as a tie and
+   * submission order decides.
+   */
+  private static <K, I> Comparator<Entry<K, I>> safely(Comparator<? super I> order) {
+    return (a, b) -> {
+      try {
+        return order.compare(a.input, b.input);
+      } catch (RuntimeException e) {
+        return 0;
+      }
+    };
   }
 
   /** Creates the entry for one valid input; {@code timeoutNanos <= 0} means no deadline. */

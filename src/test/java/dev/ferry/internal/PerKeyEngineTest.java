@@ -81,6 +81,25 @@ class PerKeyEngineTest {
     }
 
     @Test
+    void aCustomOrderThatThrowsCountsAsATieAndNoInputIsLost() {
+      PerKeyHarness h = new PerKeyHarness(config().build(), (a, b) -> {
+        if (a.label().equals("bad") || b.label().equals("bad")) {
+          throw new IllegalStateException("cannot compare");
+        }
+        return Long.compare(a.order(), b.order());
+      }, (in, r) -> in.label());
+      h.submit(new In("a", "first", 1, 0));
+      Future<String> x2 = h.submit(new In("a", "x2", 1, 2));
+      Future<String> bad = h.submit(new In("a", "bad", 1, 0));
+      Future<String> x1 = h.submit(new In("a", "x1", 1, 1));
+      h.succeed(0);
+      h.succeed(1);
+      assertEquals(3, h.down.calls.get(1).inputs.size(), h.calls().toString());
+      assertEquals(List.of("x2", "bad", "x1"), List.of(x2.result(), bad.result(), x1.result()));
+      assertEquals(null, h.engine().brokenInvariant());
+    }
+
+    @Test
     void aKeyThatStillHasInputsGoesToTheBackOfTheLine() {
       PerKeyHarness h = new PerKeyHarness(config().directIdleKeys(false).maxInFlightBatches(1).maxBatchSize(1).build());
       h.submit("a", "a1");
