@@ -68,9 +68,16 @@ public class FerryVerticle extends VerticleBase {
         settings.headerOrder() ? Comparator.comparingLong((Submission s) -> s.order) : null,
         this::callDownstream, BatchOutcomes::extract);
     if (vertx.isClustered()) {
-      // Until it has joined the ownership view, the cluster layer holds what arrives.
-      cluster = ClusterNode.create(vertx, context, settings.address(), ferry,
-          settings.perKey().callTimeout().toMillis(), FerryVerticle::reply);
+      try {
+        // Until it has joined the ownership view, the cluster layer holds what arrives.
+        cluster = ClusterNode.create(vertx, context, settings.address(), ferry,
+            settings.perKey().callTimeout().toMillis(), FerryVerticle::reply);
+      } catch (RuntimeException unsupported) {
+        // A cluster manager other than Hazelcast, say: release what was built, fail the deploy.
+        ferry.close();
+        downstream.close();
+        return Future.failedFuture(unsupported);
+      }
     }
     return Operations.start(vertx, settings, ferry).compose(ops -> {
       operations = ops;
