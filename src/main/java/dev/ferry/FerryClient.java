@@ -45,6 +45,26 @@ public final class FerryClient {
     return new FerryClient(vertx, address);
   }
 
+  /**
+   * A client that enters at this node's own address rather than the public one, for a clustered
+   * Vert.x whose node runs {@link FerryVerticle}. The event bus spreads requests to the public
+   * address round robin over the nodes, so two inputs of one sender may reach a key's owner by
+   * different paths and in either order; entering at one node gives all of this client's inputs
+   * one path, so each key's inputs keep the order they were sent in. Not clustered: this client.
+   */
+  public FerryClient atThisNode() {
+    if (!vertx.isClustered()) {
+      return this;
+    }
+    String nodeId = ((io.vertx.core.internal.VertxInternal) vertx).clusterManager().getNodeId();
+    return new FerryClient(vertx, nodeAddress(address, nodeId));
+  }
+
+  /** The address at which node {@code nodeId} takes inputs for the ferry at {@code address}. */
+  public static String nodeAddress(String address, String nodeId) {
+    return address + ".node." + nodeId;
+  }
+
   /** Submits {@code body} (any JSON value) under {@code key}; completes with its outcome value. */
   public <T> Future<T> submit(String key, Object body) {
     return submit(key, body, new SubmitOptions());

@@ -71,7 +71,7 @@ final class Forwarder {
   }
 
   static String nodeAddress(String address, String nodeId) {
-    return address + ".node." + nodeId;
+    return dev.ferry.FerryClient.nodeAddress(address, nodeId);
   }
 
   void forward(String owner, Pending p, boolean handedOff, String self) {

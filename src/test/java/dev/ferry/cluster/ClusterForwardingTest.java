@@ -1,5 +1,8 @@
 package dev.ferry.cluster;
 
+import dev.ferry.FerryClient;
+import io.vertx.core.Vertx;
+
 import static dev.ferry.cluster.ClusterHarness.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -94,6 +97,37 @@ class ClusterForwardingTest {
     }
     assertEquals(Set.of(0, 1, 2), owners, "keys spread over every node");
     assertEquals(List.of(), downstream.violations());
+    assertEquals(List.of(), downstream.reorders());
+  }
+
+  @Test
+  void aClientEnteringAtItsOwnNodeKeepsItsPerKeyOrderWhilePipelining() {
+    Vertx node1 = cluster.nodes.get(1);
+    String key = keyOwnedBy(0, "pinned-");
+    FerryClient client = FerryClient.create(node1).atThisNode();
+    List<Future<Object>> replies = new ArrayList<>();
+    // All sent at once from one context of node 1, none waiting for the one before.
+    io.vertx.core.Promise<Void> sent = io.vertx.core.Promise.promise();
+    node1.getOrCreateContext().runOnContext(v -> {
+      for (int n = 0; n < 200; n++) {
+        replies.add(client.submit(key, new JsonObject().put("s", "pinned").put("n", n)));
+      }
+      sent.complete();
+    });
+    await(sent.future());
+    for (Future<Object> r : replies) {
+      await(r);
+    }
+    List<Object> order = new ArrayList<>();
+    for (SharedDownstream.Call c : downstream.calls()) {
+      if (c.key().equals(key)) {
+        assertEquals(ownerIndex(key), c.node(), "called by the key's owner");
+        for (Object b : c.bodies()) {
+          order.add(((JsonObject) b).getInteger("n"));
+        }
+      }
+    }
+    assertEquals(java.util.stream.IntStream.range(0, 200).boxed().toList(), order);
     assertEquals(List.of(), downstream.reorders());
   }
 
