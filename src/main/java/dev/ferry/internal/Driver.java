@@ -33,11 +33,13 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
   protected final Probe probe = Probe.all(probes);
 
   private final PublishedMetrics published;
+  /** The engine this driver performs effects for; set once by the subclass's constructor. */
+  private EngineCore<K, I> engine;
 
   protected Driver(Loop loop, BiFunction<? super I, ? super R, ? extends O> extract) {
     this.loop = loop;
     this.extract = extract;
-    this.published = new PublishedMetrics(loop, this::snapshot);
+    this.published = new PublishedMetrics(loop, () -> engine.metrics());
     this.engineLoop = new TransitionTimers(loop);
   }
 
@@ -72,6 +74,16 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
   public final Runnable observe(Probe added) {
     onLoop(() -> probes.add(added));
     return () -> onLoop(() -> probes.remove(added));
+  }
+
+  /**
+   * Binds the engine (built with {@link #engineLoop()} and this driver as its effects) and lets it
+   * report to this driver's probes. Called once, from the subclass's constructor.
+   */
+  protected final <E extends EngineCore<K, I>> E bind(E built) {
+    this.engine = built;
+    built.observe(probe);
+    return built;
   }
 
   // ---------------------------------------------------------------- the Ferry API, shared
@@ -111,14 +123,14 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
 
   /** Closes now; see {@link dev.ferry.Ferry#close()}. */
   public final Future<Void> close() {
-    onLoop(this::closeEngine);
+    onLoop(() -> engine.close());
     return closed.future();
   }
 
   /** Closes after sending what waits; see {@link dev.ferry.Ferry#drain(java.time.Duration)}. */
   public final Future<Void> drain(java.time.Duration timeout) {
     long nanos = timeout == null ? 0 : Math.max(0, timeout.toNanos());
-    onLoop(() -> drainEngine(nanos));
+    onLoop(() -> engine.drain(nanos));
     return closed.future();
   }
 
@@ -130,15 +142,10 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
     return published.get();
   }
 
-  /** The engine's metrics, on the loop. */
-  protected abstract dev.ferry.FerryMetrics snapshot();
 
   /** Validates one input and hands it to the engine; on the loop, inside a transition. */
   protected abstract void admit(I input, long timeoutNanos, Promise<O> promise);
 
-  protected abstract void closeEngine();
-
-  protected abstract void drainEngine(long timeoutNanos);
 
   /**
    * The weight of {@code input}, computed once: 1 without a weigh function. A weigh function that
@@ -188,8 +195,6 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
     }
   }
 
-  /** Called on the loop once a call's outcome is recorded on the batch; reports it to the engine. */
-  protected abstract void callOver(Batch<K, I> batch);
 
   private void runEffects() {
     if (running) {
@@ -227,7 +232,7 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
     } else {
       batch.failure = ar.cause();
     }
-    callOver(batch);
+    engine.completed(batch);
   }
 
   @Override

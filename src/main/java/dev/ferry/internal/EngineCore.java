@@ -55,6 +55,15 @@ abstract class EngineCore<K, I> {
   /** Stops admitting, fails every waiting input with CLOSED, lets calls in flight finish. */
   public abstract void close();
 
+  /** Stops admitting, sends what waits, closes when empty or after {@code timeoutNanos}. */
+  public abstract void drain(long timeoutNanos);
+
+  /** A call is over: its Future completed and the driver is back on the loop. */
+  public abstract void completed(Batch<K, I> batch);
+
+  /** A snapshot of state and counters, on the loop. */
+  public abstract dev.ferry.FerryMetrics metrics();
+
   /** Reports to {@code probe} from now on (metrics). */
   public final void observe(Probe probe) {
     this.probe = probe == null ? Probe.NONE : probe;

@@ -135,6 +135,7 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
   }
 
   /** A call is over (its Future completed, and the driver is back on the loop). */
+  @Override
   public void completed(Batch<K, I> batch) {
     assert loop.inLoop();
     if (!callEnded(batch)) {
@@ -233,6 +234,7 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
    * Stops admitting and sends what is waiting, then closes; whatever is still waiting when the
    * timeout passes fails with CLOSED.
    */
+  @Override
   public void drain(long timeoutNanos) {
     assert loop.inLoop();
     if (!beginDrain(timeoutNanos)) {
@@ -475,6 +477,7 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
   }
 
   /** A snapshot, on the loop (the driver publishes it for other threads). */
+  @Override
   public FerryMetrics metrics() {
     return new FerryMetrics(inFlight(), queuedInputs, queuedWeight, lanes.size(), submitted,
         rejected, batches + directCount, directCount, failedBatches, timedOut);

@@ -2,7 +2,6 @@ package dev.ferry.internal;
 
 import dev.ferry.BatchCall;
 import dev.ferry.Ferry;
-import dev.ferry.FerryMetrics;
 import dev.ferry.PerKeyConfig;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -34,8 +33,7 @@ public final class PerKeyFerry<K, I, R, O> extends Driver<K, I, R, O> implements
     this.keyOf = keyOf;
     this.weigh = weigh;
     this.call = call;
-    this.engine = new PerKeyEngine<>(config, order, engineLoop(), this);
-    engine.observe(probe);
+    this.engine = bind(new PerKeyEngine<>(config, order, engineLoop(), this));
   }
 
   @Override
@@ -63,10 +61,6 @@ public final class PerKeyFerry<K, I, R, O> extends Driver<K, I, R, O> implements
     return call.call(batch.key, batch.inputs());
   }
 
-  @Override
-  protected void callOver(Batch<K, I> batch) {
-    engine.completed(batch);
-  }
 
   /** The engine, for tests in this package. */
   PerKeyEngine<K, I> engine() {
@@ -92,20 +86,5 @@ public final class PerKeyFerry<K, I, R, O> extends Driver<K, I, R, O> implements
     Promise<java.util.List<K>> keys = Promise.promise();
     onLoop(() -> keys.complete(engine.laneKeys()));
     return keys.future();
-  }
-
-  @Override
-  protected FerryMetrics snapshot() {
-    return engine.metrics();
-  }
-
-  @Override
-  protected void closeEngine() {
-    engine.close();
-  }
-
-  @Override
-  protected void drainEngine(long timeoutNanos) {
-    engine.drain(timeoutNanos);
   }
 }

@@ -88,6 +88,7 @@ public final class SingleQueueEngine<I> extends EngineCore<Void, I> {
   }
 
   /** A call is over (its Future completed, and the driver is back on the loop): free its slot. */
+  @Override
   public void completed(Batch<Void, I> batch) {
     assert loop.inLoop();
     if (!callEnded(batch)) {
@@ -123,6 +124,7 @@ public final class SingleQueueEngine<I> extends EngineCore<Void, I> {
   }
 
   /** Stops admitting and sends what waits without delay; closes when empty or at the timeout. */
+  @Override
   public void drain(long timeoutNanos) {
     assert loop.inLoop();
     if (!beginDrain(timeoutNanos)) {
@@ -248,6 +250,7 @@ public final class SingleQueueEngine<I> extends EngineCore<Void, I> {
   // ---------------------------------------------------------------- reads
 
   /** A snapshot, on the loop (the driver publishes it for other threads). One queue: no lanes, no direct calls. */
+  @Override
   public FerryMetrics metrics() {
     return new FerryMetrics(batchesInFlight, queue.count, queue.weight, 0, submitted, rejected,
         batches, 0, failedBatches, timedOut);

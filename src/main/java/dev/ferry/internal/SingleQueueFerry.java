@@ -2,7 +2,6 @@ package dev.ferry.internal;
 
 import dev.ferry.Ferry;
 import dev.ferry.FerryConfig;
-import dev.ferry.FerryMetrics;
 import dev.ferry.StreamCall;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -28,8 +27,7 @@ public final class SingleQueueFerry<I, R, O> extends Driver<Void, I, R, O> imple
     super(loop, extract);
     this.weigh = weigh;
     this.call = call;
-    this.engine = new SingleQueueEngine<>(config, engineLoop(), this);
-    engine.observe(probe);
+    this.engine = bind(new SingleQueueEngine<>(config, engineLoop(), this));
   }
 
   /**
@@ -65,25 +63,5 @@ public final class SingleQueueFerry<I, R, O> extends Driver<Void, I, R, O> imple
   @Override
   protected Future<R> invoke(Batch<Void, I> batch) {
     return call.call(batch.inputs());
-  }
-
-  @Override
-  protected void callOver(Batch<Void, I> batch) {
-    engine.completed(batch);
-  }
-
-  @Override
-  protected FerryMetrics snapshot() {
-    return engine.metrics();
-  }
-
-  @Override
-  protected void closeEngine() {
-    engine.close();
-  }
-
-  @Override
-  protected void drainEngine(long timeoutNanos) {
-    engine.drain(timeoutNanos);
   }
 }
