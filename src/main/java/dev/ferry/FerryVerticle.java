@@ -122,8 +122,11 @@ public class FerryVerticle extends VerticleBase {
   private Downstream createDownstream() {
     VerticleConfig.DownstreamConfig d = settings.downstream();
     if (d.http()) {
-      // Room for every slot plus some direct calls of idle keys; more wait for a connection.
-      int pool = settings.perKey().maxInFlightBatches() + 16;
+      // Room for every call Ferry may have out: the limit's ceiling (adaptive), or the batch slots
+      // plus as many direct calls (fixed slots). Connections open lazily, so a high ceiling costs nothing.
+      dev.ferry.PerKeyConfig perKey = settings.perKey();
+      int pool = perKey.dispatch() == dev.ferry.Dispatch.FIXED_SLOTS ? 2 * perKey.maxInFlightBatches()
+          : perKey.pinnedLimit() > 0 ? perKey.pinnedLimit() : perKey.maxInFlightBatches();
       return new HttpDownstream(vertx, d.url(), d.timeoutMs(), pool);
     }
     return new EventBusDownstream(vertx, d.address(), settings.perKey().callTimeout().toMillis());

@@ -181,6 +181,14 @@ public final class CallLimit {
     if (known > 0) {
       seenLatencyNanos = (long) (latencySum / known);
       seenFloorNanos = (long) (floorSum / known);
+    } else if (samples > failures) {
+      // The first round: what it saw is the floor.
+      long all = 0;
+      for (int c = 0; c < CLASSES; c++) {
+        all += classSum[c];
+      }
+      seenLatencyNanos = all / (samples - failures);
+      seenFloorNanos = seenLatencyNanos;
     }
     double meanInFlight = inFlightSum / (double) samples;
     boolean queueing = known > 0 && floorSum / latencySum < 1 / (1 + TOLERANCE);
