@@ -3,6 +3,7 @@ package dev.ferry;
 import dev.ferry.cluster.ClusterNode;
 import dev.ferry.downstream.Downstream;
 import dev.ferry.internal.Limits;
+import dev.ferry.internal.LogText;
 import dev.ferry.downstream.EventBusDownstream;
 import dev.ferry.downstream.HttpDownstream;
 import dev.ferry.verticle.BatchOutcomes;
@@ -133,11 +134,13 @@ public class FerryVerticle extends VerticleBase {
     return BatchOutcomes.call(downstream, key, batch).onFailure(cause -> {
       // Once per failed batch: the key, the size and the cause. Payloads only when the operator
       // asked for them (logPayloads), and then at debug level.
+      // Keys, causes (a downstream's failure text) and payloads come from outside: escaped, so that
+      // none can break the line and forge a record (LogText).
       LOG.log(Level.WARNING, "ferry: batch of {0} input(s) for key \"{1}\" failed: {2}",
-          batch.size(), key, String.valueOf(cause));
+          batch.size(), LogText.escape(key), LogText.escape(cause));
       if (settings.ops().logPayloads()) {
         LOG.log(Level.DEBUG, "ferry: inputs of the failed batch for key \"{0}\": {1}",
-            key, batch.stream().map(s -> String.valueOf(s.body)).toList());
+            LogText.escape(key), LogText.escape(batch.stream().map(s -> String.valueOf(s.body)).toList()));
       }
     });
   }
