@@ -7,6 +7,7 @@ import dev.ferry.internal.LogText;
 import dev.ferry.downstream.EventBusDownstream;
 import dev.ferry.downstream.HttpDownstream;
 import dev.ferry.verticle.BatchOutcomes;
+import dev.ferry.verticle.HttpSettings;
 import dev.ferry.verticle.Operations;
 import dev.ferry.verticle.Submission;
 import dev.ferry.verticle.VerticleConfig;
@@ -112,7 +113,7 @@ public class FerryVerticle extends VerticleBase {
     // keys move to their new owners before the (then empty) drain (docs/adr/0052-graceful-leave.md).
     Future<?> left = cluster == null ? Future.succeededFuture() : submissions.unregister()
         .eventually(() -> cluster.leave(settings.drainTimeoutMs() + 2 * settings.perKey().callTimeout().toMillis()));
-    return left.eventually(() -> ferry.drain(Duration.ofMillis(settings.drainTimeoutMs())))
+    return left.eventually(this::drain)
         .eventually(() -> submissions == null ? Future.succeededFuture() : submissions.unregister())
         .eventually(() -> metrics == null ? Future.succeededFuture() : metrics.unregister())
         .eventually(() -> operations == null ? Future.succeededFuture() : operations.stop())
@@ -120,18 +121,34 @@ public class FerryVerticle extends VerticleBase {
         .eventually(() -> downstream.close());
   }
 
+  /**
+   * Sends what waits for up to {@code drainTimeoutMs}; then closes the ferry (what still waits gets
+   * 503) and the downstream, which fails every call still in flight (502), so that the undeploy
+   * ends at the drain deadline whatever the downstream does (docs/adr/0061-undeploy-ends-at-drain-deadline.md).
+   */
+  private Future<Void> drain() {
+    long drainMs = settings.drainTimeoutMs();
+    long cut = vertx.setTimer(Math.max(1, drainMs), t -> {
+      ferry.close();
+      downstream.close();
+    });
+    return ferry.drain(Duration.ofMillis(drainMs)).onComplete(ar -> vertx.cancelTimer(cut));
+  }
+
   private Downstream createDownstream() {
     VerticleConfig.DownstreamConfig d = settings.downstream();
     if (d.http()) {
       // Room for every slot plus some direct calls of idle keys; more wait for a connection.
       int pool = settings.perKey().maxInFlightBatches() + 16;
-      return new HttpDownstream(vertx, d.url(), d.timeoutMs(), pool);
+      HttpSettings http = d.httpSettings();
+      return new HttpDownstream(vertx, d.url(), d.timeoutMs(), http.maxResponseBytes(), http.clientOptions(),
+          http.headers(), pool);
     }
     return new EventBusDownstream(vertx, d.address(), settings.perKey().callTimeout().toMillis());
   }
 
   private Future<JsonArray> callDownstream(String key, List<Submission> batch) {
-    return BatchOutcomes.call(downstream, key, batch).onFailure(cause -> {
+    return BatchOutcomes.call(vertx, downstream, key, batch).onFailure(cause -> {
       // Once per failed batch: the key, the size and the cause. Payloads only when the operator
       // asked for them (logPayloads), and then at debug level.
       // Keys, causes (a downstream's failure text) and payloads come from outside: escaped, so that
@@ -160,23 +177,27 @@ public class FerryVerticle extends VerticleBase {
     Future<Object> outcome = input.timeoutMs > 0
         ? ferry.submit(input, Duration.ofMillis(input.timeoutMs))
         : ferry.submit(input);
-    outcome.onComplete(ar -> reply(message, ar));
+    outcome.onComplete(input.answerTo((value, failure) -> reply(message, value, failure)));
   }
 
   private static void reply(Message<Object> message, AsyncResult<Object> ar) {
-    if (ar.succeeded()) {
+    reply(message, ar.succeeded() ? ar.result() : null, ar.succeeded() ? null : ar.cause());
+  }
+
+  private static void reply(Message<Object> message, Object value, Throwable failure) {
+    if (failure == null) {
       try {
-        message.reply(ar.result());
+        message.reply(value);
       } catch (RuntimeException e) {
         // A value the event bus has no codec for (a huge JSON number, say): still one reply.
         message.fail(FerryError.FAILED.code(), "the outcome cannot travel on the event bus: " + e.getMessage());
       }
       return;
     }
-    if (ar.cause() instanceof FerryException e) {
+    if (failure instanceof FerryException e) {
       message.fail(e.code(), e.getMessage());
     } else {
-      message.fail(FerryError.FAILED.code(), String.valueOf(ar.cause()));
+      message.fail(FerryError.FAILED.code(), String.valueOf(failure));
     }
   }
 }
