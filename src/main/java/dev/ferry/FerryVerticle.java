@@ -8,15 +8,18 @@ import dev.ferry.downstream.EventBusDownstream;
 import dev.ferry.downstream.HttpDownstream;
 import dev.ferry.verticle.BatchOutcomes;
 import dev.ferry.verticle.HttpSettings;
+import dev.ferry.verticle.LocalCodec;
 import dev.ferry.verticle.Operations;
 import dev.ferry.verticle.Submission;
 import dev.ferry.verticle.VerticleConfig;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Comparator;
@@ -45,6 +48,8 @@ public class FerryVerticle extends VerticleBase {
   private MessageConsumer<Object> submissions;
   private MessageConsumer<Object> metrics;
   private Operations operations;
+  /** Replies with {@link LocalCodec} (no copy of the outcome); null when Vert.x is clustered. */
+  private DeliveryOptions localReply;
   /** Set iff Vert.x is clustered: routes each input to its key's owner (docs/guide/clustering.md). */
   private ClusterNode cluster;
 
@@ -61,6 +66,8 @@ public class FerryVerticle extends VerticleBase {
     } catch (InvalidConfigException e) {
       return Future.failedFuture(e);
     }
+    // Unclustered, every caller and consumer is in this JVM: JSON crosses the bus uncopied.
+    localReply = vertx.isClustered() ? null : LocalCodec.register(vertx);
     downstream = createDownstream();
     // Inputs are weighed (one JSON encoding each) only when a weight bound needs it; otherwise
     // each weighs 1 and queuedWeight counts inputs (docs/adr/0024).
@@ -144,7 +151,9 @@ public class FerryVerticle extends VerticleBase {
       return new HttpDownstream(vertx, d.url(), d.timeoutMs(), http.maxResponseBytes(), http.clientOptions(),
           http.headers(), pool);
     }
-    return new EventBusDownstream(vertx, d.address(), settings.perKey().callTimeout().toMillis());
+    // Unclustered, every consumer is in this JVM: the batch crosses the bus without being copied.
+    return new EventBusDownstream(vertx, d.address(), settings.perKey().callTimeout().toMillis(),
+        localReply == null ? null : LocalCodec.NAME);
   }
 
   private Future<JsonArray> callDownstream(String key, List<Submission> batch) {
@@ -177,7 +186,15 @@ public class FerryVerticle extends VerticleBase {
     Future<Object> outcome = input.timeoutMs > 0
         ? ferry.submit(input, Duration.ofMillis(input.timeoutMs))
         : ferry.submit(input);
-    outcome.onComplete(input.answerTo((value, failure) -> reply(message, value, failure)));
+    outcome.onComplete(input.answerTo((value, failure) -> {
+      if (failure == null && (value instanceof JsonObject || value instanceof JsonArray)) {
+        // The caller is in this JVM and the outcome is its alone: hand it over uncopied. Other
+        // values are immutable, and the default codecs never copy them.
+        message.reply(value, localReply);
+      } else {
+        reply(message, value, failure);
+      }
+    }));
   }
 
   private static void reply(Message<Object> message, AsyncResult<Object> ar) {

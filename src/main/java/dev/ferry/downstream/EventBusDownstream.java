@@ -25,12 +25,20 @@ public final class EventBusDownstream implements Downstream {
   private final Set<Promise<JsonArray>> open = new HashSet<>();
 
   public EventBusDownstream(Vertx vertx, String address, long sendTimeoutMs) {
+    this(vertx, address, sendTimeoutMs, null);
+  }
+
+  /**
+   * @param codecName the codec to send requests with (a local one that does not copy them, when
+   *     every consumer is in this JVM), or null for Vert.x's JSON codec
+   */
+  public EventBusDownstream(Vertx vertx, String address, long sendTimeoutMs, String codecName) {
     this.vertx = Objects.requireNonNull(vertx, "vertx");
     this.address = Objects.requireNonNull(address, "address");
     if (sendTimeoutMs < 1) {
       throw new IllegalArgumentException("sendTimeoutMs must be >= 1, got " + sendTimeoutMs);
     }
-    this.options = new DeliveryOptions().setSendTimeout(sendTimeoutMs);
+    this.options = new DeliveryOptions().setSendTimeout(sendTimeoutMs).setCodecName(codecName);
   }
 
   @Override
