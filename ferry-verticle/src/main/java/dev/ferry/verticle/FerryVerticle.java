@@ -143,11 +143,9 @@ public class FerryVerticle extends VerticleBase {
   private Downstream createDownstream() {
     VerticleConfig.DownstreamConfig d = settings.downstream();
     if (d.http()) {
-      // Room for every call Ferry may have out: the limit's ceiling (adaptive), or the batch slots
-      // plus as many direct calls (fixed slots). Connections open lazily, so a high ceiling costs nothing.
-      dev.ferry.PerKeyConfig perKey = settings.perKey();
-      int pool = perKey.dispatch() == dev.ferry.Dispatch.FIXED_SLOTS ? 2 * perKey.maxInFlightBatches()
-          : perKey.pinnedLimit() > 0 ? perKey.pinnedLimit() : perKey.maxInFlightBatches();
+      // Adaptive: room for every call (the limit never exceeds maxInFlightBatches). Fixed slots:
+      // every slot plus some direct calls; more wait for a connection. Connections open lazily.
+      int pool = settings.perKey().maxInFlightBatches() + 16;
       HttpSettings http = d.httpSettings();
       return new HttpDownstream(vertx, d.url(), d.timeoutMs(), http.maxResponseBytes(), http.clientOptions(),
           http.headers(), pool);

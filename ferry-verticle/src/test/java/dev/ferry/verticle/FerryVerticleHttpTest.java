@@ -95,8 +95,11 @@ class FerryVerticleHttpTest extends VerticleTestBase {
 
   @Test
   void anInputWhoseDeadlinePassesWhileWaitingForAConnectionIsNeverSentAndGets504AtItsDeadline() {
-    // maxInFlightBatches 1: the pool holds 1 + 16 = 17 connections. 17 idle keys' direct calls,
-    // held by the server, take them all; key "late" then waits in the pool for a connection.
+    int hold = 33;
+    // Fixed slots, maxInFlightBatches 17: the pool holds 17 + 16 = 33 connections, and Ferry may
+    // have 17 batch calls and 17 direct calls out. 33 idle keys' calls, held by the server, take
+    // every connection; key "late" then takes the last slot and waits in the pool for a connection.
+    // (Adaptive dispatch never has more calls out than the pool has connections.)
     List<Runnable> held = new CopyOnWriteArrayList<>();
     serve((req, batch) -> {
       if (batch.getString("key").startsWith("hold")) {
@@ -104,26 +107,26 @@ class FerryVerticleHttpTest extends VerticleTestBase {
       } else {
         req.response().end(echo(batch).toBuffer());
       }
-    }, new JsonObject(), new JsonObject().put("maxInFlightBatches", 1));
+    }, new JsonObject(), new JsonObject().put("maxInFlightBatches", 17).put("dispatch", "fixed-slots"));
     List<Future<Message<Object>>> holding = new java.util.ArrayList<>();
-    for (int i = 0; i < 17; i++) {
+    for (int i = 0; i < hold; i++) {
       holding.add(send("hold-" + i, i));
     }
-    metricsUntil(m -> held.size() == 17);
+    metricsUntil(m -> held.size() == hold);
     Future<Message<Object>> late = send("late", "expired", "timeout-ms", "100");
     // Answered at its deadline, while the connections are still held: nothing waits for them.
     assertEquals(504, code(late));
-    assertEquals(17, requests.size());
+    assertEquals(hold, requests.size());
     vertx.runOnContext(v -> held.forEach(Runnable::run));
-    for (int i = 0; i < 17; i++) {
+    for (int i = 0; i < hold; i++) {
       assertEquals(i, body(holding.get(i)));
     }
     // The late batch got its connection, found nothing left to send, and freed the key: the next
     // input of "late" is the only one of that key the server ever sees.
     assertEquals("after", body(send("late", "after")));
-    assertEquals(18, requests.size());
+    assertEquals(hold + 1, requests.size());
     assertEquals(new JsonObject().put("key", "late").put("inputs", new JsonArray()
-        .add(new JsonObject().put("id", null).put("input", "after"))), requests.get(17));
+        .add(new JsonObject().put("id", null).put("input", "after"))), requests.get(hold));
   }
 
   @Test
