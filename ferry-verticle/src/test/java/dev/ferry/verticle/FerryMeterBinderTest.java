@@ -59,7 +59,7 @@ class FerryMeterBinderTest {
     PerKeyFerry<String, String, List<String>, String> ferry = new PerKeyFerry<>(loop,
         PerKeyConfig.builder().maxInFlightBatches(8).build(), s -> s, null, null, down, (in, r) -> in);
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    FerryMeters.bind(ferry, registry, "orders");
+    FerryMeterBinder.bind(ferry, registry, "orders");
     loop.runPending();
     ferry.submit("a"); // the learned limit starts at 1: a goes, b and c wait for it
     ferry.submit("b");
