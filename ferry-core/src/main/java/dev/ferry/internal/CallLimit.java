@@ -14,7 +14,10 @@ import java.util.Arrays;
  * {@code max(4, limit)} of them. At its end, {@code g = sum(floors) / sum(latencies)} says how much of
  * the time was queueing: well below 1, the limit drops to what the downstream serves at once
  * (Little's law: calls in flight x g, plus the tolerance); otherwise, if the limit held calls
- * back, it probes up. Floors only fall between re-measurements; every {@link #FLOOR_PERIOD_NANOS}
+ * back, it probes up. The round after a cut is not judged (its calls queued behind the ones
+ * started before the cut). A deep cut that does not bring latency down in the round after that was not our
+ * queue (a slower downstream, a busy machine): it is undone and the floors move up to what calls
+ * take now. Otherwise floors only fall between re-measurements; every {@link #FLOOR_PERIOD_NANOS}
  * one round runs at 60% of the limit and its class means replace the floors, so a queue never
  * becomes the floor and a downstream that got slower for good is learned.
  *
@@ -33,6 +36,8 @@ public final class CallLimit {
   static final long FLOOR_PERIOD_NANOS = 30_000_000_000L;
   /** The limit during a floor round, as a fraction of the limit before it. */
   static final double FLOOR_ROUND_SHARE = 0.6;
+  /** Cuts that brought the calls in flight to this share or less are judged. */
+  static final double DEEP_CUT = 0.8;
   /** Rounds queued at limit 1 (where every call is alone) that start a floor round at once. */
   static final int ROUNDS_AT_ONE = 5;
 
@@ -47,6 +52,12 @@ public final class CallLimit {
   private final double[] floorSize = new double[CLASSES];
   private final double[] floorLatency = new double[CLASSES];
   private int roundsQueuedAtOne;
+  // Cuts in a row, judged together (see endRound).
+  private boolean cutting;
+  private boolean settling;
+  private int limitBeforeCuts;
+  private double ratioAtFirstCut;
+  private double inFlightAtFirstCut;
 
   // The current round.
   private long roundStart = Long.MIN_VALUE;
@@ -148,6 +159,13 @@ public final class CallLimit {
       endFloorRound(now);
       return;
     }
+    if (settling && failures == 0) {
+      // The round after a cut: its calls queued behind those started before the cut. Not judged.
+      settling = false;
+      newRound(now);
+      return;
+    }
+    settling = false;
     // Each class's samples are judged at their mean size against the floor curve; a class with no
     // floor yet learns one below, from this round's mean less the queueing the known classes show.
     double floorSum = 0;
@@ -192,14 +210,44 @@ public final class CallLimit {
     }
     double meanInFlight = inFlightSum / (double) samples;
     boolean queueing = known > 0 && floorSum / latencySum < 1 / (1 + TOLERANCE);
+    double ratio = known > 0 ? latencySum / floorSum : 1;
+    if (cutting && known > 0 && failures == 0) {
+      // Cuts in a row, judged together: our own queue shrinks with the calls in flight (Little's
+      // law), so once they are well down, at least half of that drop must show in latency over floor.
+      double mustFallTo = 0.5 + 0.5 * Math.min(1, meanInFlight / inFlightAtFirstCut);
+      boolean deep = meanInFlight <= DEEP_CUT * inFlightAtFirstCut && limitBeforeCuts - limit >= 2;
+      if (!queueing) {
+        cutting = false;
+      } else if (deep && ratio >= mustFallTo * ratioAtFirstCut
+          && meanInFlight / ratio <= 0.5 * inFlightAtFirstCut / ratioAtFirstCut) {
+        // ... and what the downstream seems to serve at once (calls in flight x floor / latency)
+        // fell with our own limit: an estimate that follows the limit down is no estimate.
+        // The cuts did not bring latency down: it was not our queue (a slower downstream, a busy
+        // machine). The floors move up to what calls take now, and the limit comes back.
+        cutting = false;
+        rebaseFloors(ratio);
+        setLimit(limitBeforeCuts);
+        newRound(now);
+        return;
+      }
+    }
     if (failures > 0) {
       setLimit(limit - Math.max(1, limit / 10));
       slowStart = false;
     } else if (queueing) {
       double gradient = floorSum / latencySum;
       int target = (int) Math.ceil(meanInFlight * gradient * (1 + TOLERANCE));
+      if (!cutting || ratio > ratioAtFirstCut) {
+        // A streak is judged from its worst point: a queue that grew meanwhile (a pool that
+        // shrank) starts it afresh.
+        cutting = true;
+        limitBeforeCuts = limit;
+        ratioAtFirstCut = ratio;
+        inFlightAtFirstCut = meanInFlight;
+      }
       setLimit(Math.min(limit - 1, target));
       slowStart = false;
+      settling = true;
     } else if (heldBack) {
       setLimit(slowStart ? 2 * limit : limit + Math.max(1, limit / 8));
     }
@@ -228,6 +276,18 @@ public final class CallLimit {
     setLimit(limitBeforeFloorRound);
     nextFloorRound = now + FLOOR_PERIOD_NANOS;
     newRound(now);
+  }
+
+  /** Scales every floor by {@code ratio}, then takes this round's class means as the floors of its classes. */
+  private void rebaseFloors(double ratio) {
+    for (int c = 0; c < CLASSES; c++) {
+      floorLatency[c] *= ratio;
+    }
+    for (int c = 0; c < CLASSES; c++) {
+      if (classCount[c] > 0) {
+        setFloor(c, classSize[c] / (double) classCount[c], Math.max(1, classSum[c] / (double) classCount[c]));
+      }
+    }
   }
 
   private void setFloor(int c, double size, double latency) {
