@@ -6,15 +6,21 @@ import dev.ferry.FerryException;
 import dev.ferry.InvalidConfigException;
 import dev.ferry.cluster.ClusterNode;
 import dev.ferry.downstream.Downstream;
-import dev.ferry.internal.Limits;
 import dev.ferry.downstream.EventBusDownstream;
 import dev.ferry.downstream.HttpDownstream;
+import dev.ferry.internal.Limits;
 import io.vertx.core.AsyncResult;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
+import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.healthchecks.HealthChecks;
+import io.vertx.ext.healthchecks.Status;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Comparator;
@@ -58,6 +64,10 @@ public class FerryVerticle extends VerticleBase {
       settings = VerticleConfig.read(config());
     } catch (InvalidConfigException e) {
       return Future.failedFuture(e);
+    }
+    List<String> missingJars = OptionalJars.missing(settings, vertx.isClustered(), OptionalJars::present);
+    if (!missingJars.isEmpty()) {
+      return Future.failedFuture(new InvalidConfigException("FerryVerticle deployment", missingJars));
     }
     downstream = createDownstream();
     // Inputs are weighed (one JSON encoding each) only when a weight bound needs it; otherwise
@@ -117,6 +127,26 @@ public class FerryVerticle extends VerticleBase {
         .eventually(() -> operations == null ? Future.succeededFuture() : operations.stop())
         .eventually(() -> cluster == null ? Future.succeededFuture() : cluster.close())
         .eventually(() -> downstream.close());
+  }
+
+  /**
+   * This node's health check as a procedure for the application's own {@link HealthChecks}:
+   * register it once the deployment succeeded, {@code checks.register("ferry",
+   * verticle.healthProcedure())}. OK while up; KO before the start completed, while draining, once
+   * closed, or after repeated failed batches. Callable from any thread: the status is read on this
+   * verticle's context.
+   */
+  public Handler<Promise<Status>> healthProcedure() {
+    return promise -> {
+      Context owner = context;
+      if (owner == null) {
+        promise.tryComplete(Status.KO(new JsonObject().put("state", "not deployed")));
+        return;
+      }
+      owner.runOnContext(v -> promise.tryComplete(operations == null
+          ? Status.KO(new JsonObject().put("state", "starting"))
+          : operations.status(ferry)));
+    };
   }
 
   private Downstream createDownstream() {
