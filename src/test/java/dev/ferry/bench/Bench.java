@@ -27,7 +27,7 @@ public final class Bench {
   /** Every scenario, in run order. Cluster forwarding, when it joins, goes here. */
   static List<Scenario> scenarios() {
     return List.of(new Saturation(), new QuietKeys(), new LatencyVsLoad(), new Overhead(), new Memory(),
-        new RealStore());
+        new RealStore(), new Contention());
   }
 
   public static void main(String[] args) throws Exception {
