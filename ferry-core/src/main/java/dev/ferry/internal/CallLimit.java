@@ -29,7 +29,7 @@ import java.util.Arrays;
  */
 public final class CallLimit {
   /** How far above its floor a round's latency may be before it counts as queueing. */
-  static final double TOLERANCE = 0.3;
+  static final double TOLERANCE = 0.4;
   /** Samples in a round at least (and at least the limit). */
   static final int MIN_ROUND = 4;
   /** How often the floors are re-measured at a lowered limit. */
@@ -66,6 +66,10 @@ public final class CallLimit {
   private boolean heldBack;
   private long inFlightSum;
   private final long[] classSum = new long[CLASSES];
+  /** The round's successful samples, for the median latency over floor. */
+  private long[] sampleLatency = new long[16];
+  private int[] sampleSize = new int[16];
+  private int sampleCount;
   private final long[] classSize = new long[CLASSES];
   private final int[] classCount = new int[CLASSES];
 
@@ -148,6 +152,12 @@ public final class CallLimit {
       classSum[c] += Math.max(1, latencyNanos);
       classSize[c] += size;
       classCount[c]++;
+      if (sampleCount == sampleLatency.length) {
+        sampleLatency = Arrays.copyOf(sampleLatency, 2 * sampleCount);
+        sampleSize = Arrays.copyOf(sampleSize, 2 * sampleCount);
+      }
+      sampleLatency[sampleCount] = Math.max(1, latencyNanos);
+      sampleSize[sampleCount++] = size;
     }
     if (samples >= Math.max(MIN_ROUND, limit)) {
       endRound(now);
@@ -209,8 +219,10 @@ public final class CallLimit {
       seenFloorNanos = seenLatencyNanos;
     }
     double meanInFlight = inFlightSum / (double) samples;
-    boolean queueing = known > 0 && floorSum / latencySum < 1 / (1 + TOLERANCE);
-    double ratio = known > 0 ? latencySum / floorSum : 1;
+    // The median call's latency over its floor: queueing at the downstream delays every call
+    // alike, while a stall of this loop or a slow outlier delays a few; the median sees the first.
+    double ratio = known > 0 ? medianRatio() : 1;
+    boolean queueing = ratio > 1 + TOLERANCE;
     if (cutting && known > 0 && failures == 0) {
       // Cuts in a row, judged together: our own queue shrinks with the calls in flight (Little's
       // law), so once they are well down, at least half of that drop must show in latency over floor.
@@ -235,7 +247,7 @@ public final class CallLimit {
       setLimit(limit - Math.max(1, limit / 10));
       slowStart = false;
     } else if (queueing) {
-      double gradient = floorSum / latencySum;
+      double gradient = 1 / ratio;
       int target = (int) Math.ceil(meanInFlight * gradient * (1 + TOLERANCE));
       if (!cutting || ratio > ratioAtFirstCut) {
         // A streak is judged from its worst point: a queue that grew meanwhile (a pool that
@@ -278,6 +290,23 @@ public final class CallLimit {
     newRound(now);
   }
 
+  /** The median over the round's samples (those with a floor) of latency / floor; 1 with none. */
+  private double medianRatio() {
+    double[] ratios = new double[sampleCount];
+    int n = 0;
+    for (int i = 0; i < sampleCount; i++) {
+      double floor = floorAt(sampleSize[i]);
+      if (floor > 0) {
+        ratios[n++] = sampleLatency[i] / floor;
+      }
+    }
+    if (n == 0) {
+      return 1;
+    }
+    Arrays.sort(ratios, 0, n);
+    return n % 2 == 1 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
+  }
+
   /** Scales every floor by {@code ratio}, then takes this round's class means as the floors of its classes. */
   private void rebaseFloors(double ratio) {
     for (int c = 0; c < CLASSES; c++) {
@@ -302,6 +331,7 @@ public final class CallLimit {
     heldBack = false;
     inFlightSum = 0;
     Arrays.fill(classSum, 0);
+    sampleCount = 0;
     Arrays.fill(classSize, 0);
     Arrays.fill(classCount, 0);
   }
