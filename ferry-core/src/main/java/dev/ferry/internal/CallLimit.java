@@ -38,8 +38,8 @@ public final class CallLimit {
   static final double FLOOR_ROUND_SHARE = 0.6;
   /** Cuts that brought the calls in flight to this share or less are judged. */
   static final double DEEP_CUT = 0.8;
-  /** Rounds queued at limit 1 (where every call is alone) that start a floor round at once. */
-  static final int ROUNDS_AT_ONE = 5;
+  /** Rounds in a row whose latency over floor exceeds what our own calls could cause, before the floors rebase. */
+  static final int ROUNDS_NOT_OURS = 5;
 
   private static final int CLASSES = 32;
 
@@ -51,7 +51,7 @@ public final class CallLimit {
   /** Floor point per batch-size class: its mean batch size and latency in nanos; latency 0 = none yet. */
   private final double[] floorSize = new double[CLASSES];
   private final double[] floorLatency = new double[CLASSES];
-  private int roundsQueuedAtOne;
+  private int roundsNotOurs;
   // Cuts in a row, judged together (see endRound).
   private boolean cutting;
   private boolean settling;
@@ -222,7 +222,19 @@ public final class CallLimit {
     // The median call's latency over its floor: queueing at the downstream delays every call
     // alike, while a stall of this loop or a slow outlier delays a few; the median sees the first.
     double ratio = known > 0 ? medianRatio() : 1;
-    boolean queueing = ratio > 1 + TOLERANCE;
+    boolean inflated = ratio > 1 + TOLERANCE;
+    // Calls queued behind our own calls wait at most for the calls ahead of them: latency over
+    // floor beyond the calls in flight (even with one connection) is not our queue (a loop that
+    // answers late, a slower downstream). Such rounds never cut the limit; lasting, they rebase.
+    boolean queueing = inflated && ratio <= meanInFlight * (1 + TOLERANCE);
+    roundsNotOurs = inflated && !queueing && failures == 0 ? roundsNotOurs + 1 : 0;
+    if (roundsNotOurs >= ROUNDS_NOT_OURS) {
+      roundsNotOurs = 0;
+      cutting = false;
+      rebaseFloors(ratio);
+      newRound(now);
+      return;
+    }
     if (cutting && known > 0 && failures == 0) {
       // Cuts in a row, judged together: our own queue shrinks with the calls in flight (Little's
       // law), so once they are well down, at least half of that drop must show in latency over floor.
@@ -263,11 +275,8 @@ public final class CallLimit {
     } else if (heldBack) {
       setLimit(slowStart ? 2 * limit : limit + Math.max(1, limit / 8));
     }
-    // At 1, every call is alone, so lasting "queueing" there is a slower downstream: re-measure.
-    roundsQueuedAtOne = queueing && limit == 1 ? roundsQueuedAtOne + 1 : 0;
-    if ((heldBack && now >= nextFloorRound) || roundsQueuedAtOne >= ROUNDS_AT_ONE) {
+    if (heldBack && now >= nextFloorRound) {
       floorRound = true;
-      roundsQueuedAtOne = 0;
       limitBeforeFloorRound = limit;
       setLimit((int) (limit * FLOOR_ROUND_SHARE));
     }
