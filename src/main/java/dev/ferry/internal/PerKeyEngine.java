@@ -3,7 +3,6 @@ package dev.ferry.internal;
 import dev.ferry.FerryError;
 import dev.ferry.FerryMetrics;
 import dev.ferry.PerKeyConfig;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -63,7 +62,9 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
   private final Comparator<Entry<K, I>> order;
 
   private final HashMap<K, Lane<K, I>> lanes = new HashMap<>();
-  private final ArrayDeque<Lane<K, I>> line = new ArrayDeque<>();
+  private final ReadyLine<K, I> line = new ReadyLine<>();
+  /** Expired inputs some lane still holds: they take room until they are gone (see {@link Lane}). */
+  private final Lane.Held held = new Lane.Held();
 
   private int batchesInFlight;
   private int directInFlight;
@@ -84,23 +85,23 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
   }
 
   /**
-   * The user's order over entries, made total: a comparator that throws would otherwise abort a
-   * transition halfway (an entry neither queued nor answered), so a throw counts as a tie and
-   * submission order decides.
+   * The user's order over entries, made total: a comparator that throws (anything, an Error or a
+   * sneaky-thrown checked exception included) would otherwise abort a transition halfway (an entry
+   * neither queued nor answered), so a throw counts as a tie and submission order decides.
    */
   private static <K, I> Comparator<Entry<K, I>> safely(Comparator<? super I> order) {
     return (a, b) -> {
       try {
         return order.compare(a.input, b.input);
-      } catch (RuntimeException e) {
+      } catch (Throwable e) {
         return 0;
       }
     };
   }
 
-  /** Creates the entry for one valid input; {@code timeoutNanos <= 0} means no deadline. */
-  public Entry<K, I> entry(K key, I input, long weight, Object caller, long timeoutNanos) {
-    return newEntry(key, input, weight, caller, timeoutNanos);
+  /** Creates the entry for one valid input; {@code deadline}: absolute loop nanos, {@link Long#MAX_VALUE} for none. */
+  public Entry<K, I> entry(K key, I input, long weight, Object caller, long deadline) {
+    return newEntry(key, input, weight, caller, deadline);
   }
 
   // ---------------------------------------------------------------- transitions
@@ -118,7 +119,7 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
       start(lane, List.of(e), true, e.weight);
       return;
     }
-    if (refusedForRoom(e, queuedInputs, queuedWeight)) {
+    if (refusedForRoom(e, queuedInputs + held.expired, queuedWeight + held.expiredWeight)) {
       return;
     }
     if (lane == null) {
@@ -199,7 +200,6 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     }
     List<Object> handOffs = lane.handOffs;
     lane.handOffs = null;
-    lane.inLine = false;
     retire(lane);
     out.handedOff(lane.key, entries, handOffs);
   }
@@ -259,7 +259,6 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     }
     line.clear();
     for (Lane<K, I> lane : new ArrayList<>(lanes.values())) {
-      lane.inLine = false;
       for (Entry<K, I> e : lane.takeAll()) {
         queuedInputs--;
         queuedWeight -= e.weight;
@@ -278,7 +277,6 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
   private void dispatch() {
     while (batchesInFlight < limits.maxInFlightBatches() && !line.isEmpty()) {
       Lane<K, I> lane = line.poll();
-      lane.inLine = false;
       if (lane.retired || lane.inFlight || lane.count == 0) {
         continue;
       }
@@ -347,7 +345,6 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
         loop.cancel(lane.delayTimer);
         lane.delayTimer = -1;
       }
-      lane.inLine = true;
       line.add(lane);
     } else if (lane.delayTimer < 0) {
       lane.delayTimer = loop.schedule(wait, () -> delayOver(lane));
@@ -362,19 +359,26 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     if (lane.count >= limits.maxBatchSize() || lane.weight >= limits.maxBatchWeight()) {
       return 0;
     }
-    return lane.oldestArrival() + delayNanos - loop.nanoTime();
+    return Deadlines.after(lane.oldestArrival(), delayNanos) - loop.nanoTime();
   }
 
   // ---------------------------------------------------------------- bookkeeping
 
   private Lane<K, I> newLane(K key) {
-    Lane<K, I> lane = new Lane<>(key, order);
+    Lane<K, I> lane = new Lane<>(key, order, held);
     lanes.put(key, lane);
     return lane;
   }
 
+  /**
+   * Removes a lane with nothing live left: from the map, from the ready line (wherever it stands,
+   * so that a lane whose inputs expired while every slot was busy does not linger there), and lets
+   * go of its expired entries.
+   */
   private void retire(Lane<K, I> lane) {
     lane.retired = true;
+    line.remove(lane);
+    lane.release();
     if (lane.delayTimer >= 0) {
       loop.cancel(lane.delayTimer);
       lane.delayTimer = -1;
@@ -393,6 +397,11 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
   @Override
   int queuedInputs() {
     return queuedInputs;
+  }
+
+  @Override
+  Lane.Held held() {
+    return held;
   }
 
   @Override
@@ -421,7 +430,14 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     int waiting = 0;
     long weight = 0;
     int lanesInFlight = 0;
+    int expiredHeld = 0;
+    for (Lane<K, I> lane : line) {
+      if (lane.retired || lanes.get(lane.key) != lane) {
+        return "lane " + lane.key + " is in line but no longer held";
+      }
+    }
     for (Lane<K, I> lane : lanes.values()) {
+      expiredHeld += lane.expiredHeld();
       if (lane.count == 0 && !lane.inFlight) {
         return "lane " + lane.key + " has no work but is held";
       }
@@ -447,8 +463,12 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     if (batchesInFlight > limits.maxInFlightBatches()) {
       return batchesInFlight + " batch calls exceed maxInFlightBatches";
     }
-    if (queuedInputs > limits.maxQueueing() || queuedWeight > limits.maxQueuedWeight()) {
-      return "the waiting room exceeds its bounds";
+    if (expiredHeld != held.expired) {
+      return "the lanes hold " + expiredHeld + " expired inputs but " + held.expired + " are counted";
+    }
+    if (queuedInputs + held.expired > limits.maxQueueing()
+        || queuedWeight + held.expiredWeight > limits.maxQueuedWeight()) {
+      return "the waiting room (expired inputs still held included) exceeds its bounds";
     }
     if (phase != Phase.OPEN || delayNanos == 0) {
       // Work conservation: a free slot never coexists with a lane that could leave now.
@@ -469,6 +489,11 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
       return "closed with inputs still waiting";
     }
     return null;
+  }
+
+  /** Lanes in the ready line (for leak checks in tests). */
+  int linedUp() {
+    return line.size();
   }
 
   /** Lanes in the map (for leak checks in tests). */
