@@ -1,0 +1,125 @@
+package dev.ferry.verticle;
+
+import dev.ferry.Ferry;
+import dev.ferry.internal.Probe;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.healthchecks.HealthChecks;
+import io.vertx.ext.healthchecks.Status;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Supplier;
+
+/**
+ * What a node offers to the people running it: meters, a health check (event bus, and HTTP with
+ * Prometheus when asked), and the optional TCP event-bus bridge for non-JVM clients. Runs only on
+ * the verticle's context: it is started and stopped there, its probe is called there, and its HTTP
+ * server is created there, so a scrape reads the ferry's state on the ferry's own loop.
+ *
+ * <p>Micrometer, Prometheus, Web and the bridge are optional jars: their code lives in
+ * {@link MeterSupport} and {@link BridgeSupport}, loaded only when {@link OptionalJars} found them,
+ * so this class loads with vertx-core and vertx-health-check alone.
+ */
+public final class Operations {
+  /** Consecutive failed batches after which the node reports itself degraded. */
+  static final int DEGRADED_AFTER = 5;
+
+  private final Vertx vertx;
+  private final VerticleConfig settings;
+  private final HealthChecks health;
+  private final List<Runnable> meters = new ArrayList<>(2);
+  private final List<Supplier<Future<?>>> stops = new ArrayList<>();
+  private String phase = "up";
+  private int failuresInARow;
+
+  private Operations(Vertx vertx, VerticleConfig settings) {
+    this.vertx = vertx;
+    this.settings = settings;
+    this.health = HealthChecks.create(vertx);
+  }
+
+  /** Starts everything the config asks for; fails if an endpoint cannot listen. */
+  public static Future<Operations> start(Vertx vertx, VerticleConfig settings, Ferry<?, ?> ferry) {
+    Operations ops = new Operations(vertx, settings);
+    // A port already taken fails the start: undo whatever did start.
+    Future<Void> begun;
+    try {
+      begun = ops.begin(ferry);
+    } catch (RuntimeException e) { // a named metrics registry that does not exist
+      begun = Future.failedFuture(e);
+    }
+    return begun.map(ops).recover(e -> ops.stop().transform(v -> Future.failedFuture(e)));
+  }
+
+  private Future<Void> begin(Ferry<?, ?> ferry) {
+    String name = settings.address();
+    if (ferry instanceof Probe.Observable observable) {
+      Runnable stopObserving = observable.observe(new Probe() {
+        @Override
+        public void batchFinished(long latencyNanos, boolean failed) {
+          failuresInARow = failed ? failuresInARow + 1 : 0;
+        }
+      });
+      stops.add(() -> {
+        stopObserving.run();
+        return Future.succeededFuture();
+      });
+    }
+    health.register("ferry", promise -> promise.complete(status(ferry)));
+
+    // The registry the application named, else Vert.x's own when metrics are on; a private
+    // Prometheus registry when only our endpoint asks for one. Without Micrometer on the class
+    // path (and nothing in the config asking for it) there are no meters.
+    Object scraped = null;
+    if (OptionalJars.metricsAvailable(OptionalJars::present)) {
+      scraped = MeterSupport.bind(ferry, name, settings.ops().metricsRegistry(),
+          settings.ops().monitoring() != null, meters);
+    }
+
+    MessageConsumer<Object> healthConsumer = vertx.eventBus().consumer(settings.ops().healthAddress(),
+        msg -> health.checkStatus().onComplete(ar -> msg.reply(ar.succeeded()
+            ? ar.result().toJson()
+            : new JsonObject().put("status", "DOWN").put("error", String.valueOf(ar.cause())))));
+    stops.add(healthConsumer::unregister);
+    List<Future<?>> started = new ArrayList<>();
+    started.add(healthConsumer.completion());
+    if (settings.ops().monitoring() != null) {
+      started.add(MeterSupport.listen(vertx, settings.ops().monitoring(), scraped, health)
+          .onSuccess(server -> stops.add(server::close)));
+    }
+    if (settings.ops().bridge() != null) {
+      started.add(BridgeSupport.listen(vertx, settings, settings.ops().bridge()).onSuccess(stops::add));
+    }
+    return Future.all(started).mapEmpty();
+  }
+
+  /** This node's health; on the verticle's context. */
+  Status status(Ferry<?, ?> ferry) {
+    JsonObject data = new JsonObject().put("address", settings.address());
+    if (!"up".equals(phase)) {
+      return Status.KO(data.put("state", phase));
+    }
+    if (failuresInARow >= DEGRADED_AFTER) {
+      return Status.KO(data.put("state", "degraded").put("failedBatchesInARow", failuresInARow));
+    }
+    return Status.OK(data.put("state", "up").put("metrics", ferry.metrics().toJson()));
+  }
+
+  /** The node stopped accepting and is sending what waits. */
+  public void draining() {
+    phase = "draining";
+  }
+
+  /** Stops the endpoints and removes the meters; health reports closed until then. */
+  public Future<Void> stop() {
+    phase = "closed";
+    meters.forEach(Runnable::run);
+    meters.clear();
+    List<Future<?>> stopped = new ArrayList<>();
+    stops.forEach(stop -> stopped.add(stop.get()));
+    stops.clear();
+    return Future.join(stopped).mapEmpty();
+  }
+}

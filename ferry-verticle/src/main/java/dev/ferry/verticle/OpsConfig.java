@@ -1,0 +1,75 @@
+package dev.ferry.verticle;
+
+import dev.ferry.internal.ConfigCheck;
+import io.vertx.core.json.JsonObject;
+import java.util.Set;
+
+/**
+ * The operational part of the verticle's config: where health answers, the optional HTTP endpoint
+ * for Prometheus and health, the optional TCP event-bus bridge, and whether failures may log
+ * payloads. Endpoints are off unless configured and bind to loopback unless told otherwise.
+ *
+ * @param healthAddress event-bus address answering this node's health (request/reply)
+ * @param monitoring {@code /metrics} and {@code /health} over HTTP, or null when off
+ * @param bridge the TCP event-bus bridge, or null when off
+ * @param logPayloads whether a failed batch's log line may include its inputs (debug only)
+ * @param metricsRegistry the name of the Vert.x Micrometer registry to put the meters in, or null
+ *     for Vert.x's default registry (when metrics are on)
+ */
+public record OpsConfig(String healthAddress, Endpoint monitoring, Bridge bridge, boolean logPayloads,
+    String metricsRegistry) {
+  public static final String DEFAULT_HEALTH_ADDRESS = "ferry.health";
+  public static final String LOOPBACK = "127.0.0.1";
+  static final Set<String> FIELDS = Set.of("healthAddress", "monitoring", "bridge", "logPayloads", "metricsRegistry");
+
+  /** A host and port to listen on. */
+  public record Endpoint(String host, int port) {}
+
+  /** The TCP bridge: where it listens, and which addresses beyond submit it lets in. */
+  public record Bridge(Endpoint endpoint, boolean permitMetrics, boolean permitHealth) {}
+
+  static OpsConfig read(JsonObject in, ConfigCheck check) {
+    String health = check.readString(in, "healthAddress");
+    check.require(health == null || !health.isEmpty(), "healthAddress", "\"\"", "must be a non-empty string");
+    Boolean logPayloads = check.readBoolean(in, "logPayloads");
+    String registry = check.readString(in, "metricsRegistry");
+    check.require(registry == null || !registry.isEmpty(), "metricsRegistry", "\"\"", "must be a non-empty string");
+    Endpoint monitoring = null;
+    JsonObject m = check.readObject(in, "monitoring");
+    if (m != null) {
+      checkFields(check, "monitoring", m, Set.of("host", "port"));
+      monitoring = endpoint(check, "monitoring", m);
+    }
+    Bridge bridge = null;
+    JsonObject b = check.readObject(in, "bridge");
+    if (b != null) {
+      checkFields(check, "bridge", b, Set.of("host", "port", "permitMetrics", "permitHealth"));
+      Endpoint at = endpoint(check, "bridge", b);
+      Boolean metrics = check.readBoolean(b, "permitMetrics");
+      Boolean healthToo = check.readBoolean(b, "permitHealth");
+      bridge = new Bridge(at, Boolean.TRUE.equals(metrics), Boolean.TRUE.equals(healthToo));
+    }
+    return new OpsConfig(health == null || health.isEmpty() ? DEFAULT_HEALTH_ADDRESS : health,
+        monitoring, bridge, Boolean.TRUE.equals(logPayloads), registry == null || registry.isEmpty() ? null : registry);
+  }
+
+  private static Endpoint endpoint(ConfigCheck check, String field, JsonObject json) {
+    String host = check.readString(json, "host");
+    check.require(host == null || !host.isEmpty(), field + ".host", "\"\"", "must be a non-empty string");
+    Integer port = check.readInt(json, "port");
+    if (!json.containsKey("port")) {
+      check.violation(field + ".port: missing (required: 0-65535)");
+    } else {
+      check.require(port == null || (port >= 0 && port <= 65535), field + ".port", port, "must be 0-65535");
+    }
+    return new Endpoint(host == null || host.isEmpty() ? LOOPBACK : host, port == null ? 0 : port);
+  }
+
+  private static void checkFields(ConfigCheck check, String field, JsonObject json, Set<String> known) {
+    for (String f : json.fieldNames()) {
+      if (!known.contains(f)) {
+        check.violation(field + "." + f + ": unknown field (known: " + String.join(", ", new java.util.TreeSet<>(known)) + ")");
+      }
+    }
+  }
+}
