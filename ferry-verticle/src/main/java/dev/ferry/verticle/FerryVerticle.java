@@ -6,18 +6,23 @@ import dev.ferry.FerryException;
 import dev.ferry.InvalidConfigException;
 import dev.ferry.cluster.ClusterNode;
 import dev.ferry.downstream.Downstream;
-import dev.ferry.internal.Limits;
 import dev.ferry.internal.LogText;
 import dev.ferry.downstream.EventBusDownstream;
 import dev.ferry.downstream.HttpDownstream;
+import dev.ferry.internal.Limits;
 import io.vertx.core.AsyncResult;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
+import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.ext.healthchecks.HealthChecks;
+import io.vertx.ext.healthchecks.Status;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Comparator;
@@ -63,6 +68,10 @@ public class FerryVerticle extends VerticleBase {
       settings = VerticleConfig.read(config());
     } catch (InvalidConfigException e) {
       return Future.failedFuture(e);
+    }
+    List<String> missingJars = OptionalJars.missing(settings, vertx.isClustered(), OptionalJars::present);
+    if (!missingJars.isEmpty()) {
+      return Future.failedFuture(new InvalidConfigException("FerryVerticle deployment", missingJars));
     }
     // Unclustered, every caller and consumer is in this JVM: JSON crosses the bus uncopied.
     localReply = vertx.isClustered() ? null : LocalCodec.register(vertx);
@@ -140,11 +149,34 @@ public class FerryVerticle extends VerticleBase {
     return ferry.drain(Duration.ofMillis(drainMs)).onComplete(ar -> vertx.cancelTimer(cut));
   }
 
+  /**
+   * This node's health check as a procedure for the application's own {@link HealthChecks}:
+   * register it once the deployment succeeded, {@code checks.register("ferry",
+   * verticle.healthProcedure())}. OK while up; KO before the start completed, while draining, once
+   * closed, or after repeated failed batches. Callable from any thread: the status is read on this
+   * verticle's context.
+   */
+  public Handler<Promise<Status>> healthProcedure() {
+    return promise -> {
+      Context owner = context;
+      if (owner == null) {
+        promise.tryComplete(Status.KO(new JsonObject().put("state", "not deployed")));
+        return;
+      }
+      owner.runOnContext(v -> promise.tryComplete(operations == null
+          ? Status.KO(new JsonObject().put("state", "starting"))
+          : operations.status(ferry)));
+    };
+  }
+
   private Downstream createDownstream() {
     VerticleConfig.DownstreamConfig d = settings.downstream();
     if (d.http()) {
-      // Room for every slot plus some direct calls of idle keys; more wait for a connection.
-      int pool = settings.perKey().maxInFlightBatches() + 16;
+      // Room for every call Ferry may have out: the limit's ceiling (adaptive), or the batch slots
+      // plus as many direct calls (fixed slots). Connections open lazily, so a high ceiling costs nothing.
+      dev.ferry.PerKeyConfig perKey = settings.perKey();
+      int pool = perKey.dispatch() == dev.ferry.Dispatch.FIXED_SLOTS ? 2 * perKey.maxInFlightBatches()
+          : perKey.pinnedLimit() > 0 ? perKey.pinnedLimit() : perKey.maxInFlightBatches();
       HttpSettings http = d.httpSettings();
       return new HttpDownstream(vertx, d.url(), d.timeoutMs(), http.maxResponseBytes(), http.clientOptions(),
           http.headers(), pool);
