@@ -77,7 +77,7 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
    *     fall back to submission order
    */
   public PerKeyEngine(PerKeyConfig config, Comparator<? super I> order, Loop loop, Effects<K, I> out) {
-    super(config.limits(), loop, out);
+    super(Limits.Access.of(config), loop, out);
     this.directCalls = config.directCallsEnabled();
     this.order = order == null ? null
         : PerKeyEngine.<K, I>safely(order).thenComparingLong(e -> e.seq);
