@@ -47,6 +47,8 @@ public class EventBusCost {
   static final String SUBMIT = "ferry.submit";
   static final String DOWNSTREAM = "bench.downstream";
   static final String ECHO = "bench.echo";
+  /** System property: where to write the mean batch of a trial (suffixed with {@code -<keys>}). */
+  static final String MEAN_BATCH_FILE = "ferry.bench.meanBatchFile";
 
   @Param({"1", "1024"})
   public int keys;
@@ -83,6 +85,16 @@ public class EventBusCost {
 
   @TearDown
   public void tearDown() throws Exception {
+    // The floor of the ferry path is 1 + 1/(mean batch) echoes per input: one request per input,
+    // plus its share of one downstream request per batch. Reported from the ferry's own counters.
+    JsonObject m = await(bus.<JsonObject>request("ferry.metrics", null)).body();
+    double meanBatch = (double) m.getLong("submitted") / Math.max(1, m.getLong("batches"));
+    System.out.printf("%n[EventBusCost keys=%d] submitted %d in %d calls: mean batch %.1f%n",
+        keys, m.getLong("submitted"), m.getLong("batches"), meanBatch);
+    String file = System.getProperty(MEAN_BATCH_FILE);
+    if (file != null && m.getLong("submitted") > 0) {
+      java.nio.file.Files.writeString(java.nio.file.Path.of(file + "-" + keys), Double.toString(meanBatch));
+    }
     await(vertx.close());
   }
 
