@@ -10,6 +10,12 @@ import java.time.Duration;
 public abstract sealed class FerryBounds permits PerKeyConfig, FerryConfig {
   final Limits limits;
 
+  static {
+    // The engines read the validated limits through dev.ferry.internal, never through a public
+    // method that would put an internal type in the public API.
+    Limits.Access.install(bounds -> bounds.limits);
+  }
+
   FerryBounds(Limits limits) {
     this.limits = limits;
   }
@@ -21,11 +27,6 @@ public abstract sealed class FerryBounds permits PerKeyConfig, FerryConfig {
   public final long maxQueuedWeight() { return limits.maxQueuedWeight(); }
   public final Duration maxBatchDelay() { return limits.maxBatchDelay(); }
   public final Duration callTimeout() { return limits.callTimeout(); }
-
-  /** The validated limits, for the engines. */
-  public final Limits limits() {
-    return limits;
-  }
 
   /**
    * Sets the shared bounds; {@code build()} validates every field at once and names each one
@@ -53,7 +54,11 @@ public abstract sealed class FerryBounds permits PerKeyConfig, FerryConfig {
     public final B maxBatchSize(int value) { draft.maxBatchSize = value; return self(); }
     /** Most weight one batch carries (a single heavier input still travels alone); at least 1 (default unbounded). */
     public final B maxBatchWeight(long value) { draft.maxBatchWeight = value; return self(); }
-    /** Most batch calls in flight at once (for perKey, direct calls not counted); at least 1 (default 16). */
+    /**
+     * Most calls in flight at once; at least 1. For make and keyed: the batch slots (default 16).
+     * For perKey: the ceiling of the learned call limit, every call counted (default 256); with
+     * {@link Dispatch#FIXED_SLOTS} the fixed number of batch slots, and the bound on direct calls.
+     */
     public final B maxInFlightBatches(int value) { draft.maxInFlightBatches = value; return self(); }
     /** Most inputs waiting; beyond it submissions are rejected at once; at least 1 (default 10000). */
     public final B maxQueueing(int value) { draft.maxQueueing = value; return self(); }

@@ -73,7 +73,10 @@ class MakeVertxTest {
   @Test
   void keyedFetchesEachWaitingKeyOnceAcrossThreads(Vertx vertx, VertxTestContext test) {
     List<List<String>> calls = new CopyOnWriteArrayList<>();
-    FerryConfig config = FerryConfig.builder().maxBatchDelay(Duration.ofMillis(20)).build();
+    // A long delay: each submit may hop through the context's task queue, and on a loaded machine
+    // a short timer could fire between two of them. Nothing here waits for the delay to pass
+    // except the one batch, so the test takes about this long.
+    FerryConfig config = FerryConfig.builder().maxBatchDelay(Duration.ofMillis(1500)).build();
     Context context = vertx.getOrCreateContext();
     Ferry<String, Optional<Integer>> users = Ferry.keyed(context, config, keys -> {
       calls.add(List.copyOf(keys));

@@ -16,7 +16,9 @@ class PerKeyConfigTest {
     PerKeyConfig c = PerKeyConfig.defaults();
     assertEquals(100, c.maxBatchSize());
     assertEquals(Long.MAX_VALUE, c.maxBatchWeight());
-    assertEquals(16, c.maxInFlightBatches());
+    assertEquals(256, c.maxInFlightBatches(), "the ceiling of the learned limit");
+    assertEquals(Dispatch.ADAPTIVE, c.dispatch());
+    assertEquals(0, c.pinnedLimit(), "the limit is learned");
     assertEquals(10_000, c.maxQueueing());
     assertEquals(Long.MAX_VALUE, c.maxQueuedWeight());
     assertEquals(Duration.ZERO, c.maxBatchDelay());
@@ -85,6 +87,34 @@ class PerKeyConfigTest {
     assertEquals(2, e.violations().size(), m);
     assertThrows(InvalidConfigException.class,
         () -> PerKeyConfig.builder().callTimeout(Duration.ofDays(365L * 1000)).build());
+  }
+
+  @Test
+  void theDispatchModeAndAPinnedLimitReadFromJsonAndRoundTrip() {
+    PerKeyConfig c = PerKeyConfig.fromJson(new JsonObject().put("dispatch", "adaptive").put("pinnedLimit", 8)
+        .put("maxInFlightBatches", 32));
+    assertEquals(Dispatch.ADAPTIVE, c.dispatch());
+    assertEquals(8, c.pinnedLimit());
+    assertEquals(c, PerKeyConfig.fromJson(c.toJson()));
+    PerKeyConfig fixed = PerKeyConfig.fromJson(new JsonObject().put("dispatch", "fixed-slots"));
+    assertEquals(Dispatch.FIXED_SLOTS, fixed.dispatch());
+    assertEquals(fixed, PerKeyConfig.fromJson(fixed.toJson()));
+    assertEquals(fixed, fixed.toBuilder().build());
+  }
+
+  @Test
+  void aBadModeOrPinnedLimitIsNamedWithItsRule() {
+    InvalidConfigException e = assertThrows(InvalidConfigException.class, () -> PerKeyConfig.fromJson(
+        new JsonObject().put("dispatch", "fast").put("pinnedLimit", 300)));
+    String m = e.getMessage();
+    assertTrue(m.contains("dispatch = \"fast\": must be \"adaptive\" or \"fixed-slots\""), m);
+    assertTrue(m.contains("pinnedLimit = 300: must be >= 1 and <= maxInFlightBatches (256)"), m);
+    InvalidConfigException fixed = assertThrows(InvalidConfigException.class, () -> PerKeyConfig.builder()
+        .dispatch(Dispatch.FIXED_SLOTS).pinnedLimit(4).build());
+    assertTrue(fixed.getMessage().contains("pinnedLimit = 4: only with dispatch \"adaptive\""), fixed.getMessage());
+    InvalidConfigException negative = assertThrows(InvalidConfigException.class, () -> PerKeyConfig.builder()
+        .pinnedLimit(-1).build());
+    assertTrue(negative.getMessage().contains("pinnedLimit = -1"), negative.getMessage());
   }
 
   @Test

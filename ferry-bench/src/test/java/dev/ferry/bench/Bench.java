@@ -19,15 +19,28 @@ import java.util.stream.Collectors;
  *   --out DIR      where results and plots go (default bench-results)
  *   --quick        a smoke run of a few seconds: tiny durations and sweeps, figures not meaningful
  *   --only s1,s3   run only these scenarios
+ *   --runs N       adaptive-dispatch scenarios (x3, x3a ... x3e, xsweep): runs per point, median taken (default 1)
+ *   --seed N       the random shapes of xsweep (default 17)
+ *   --shapes N     how many of them (default 20; the first N of the same seeded sequence)
+ *   --with-hold    adds the contender "ferry hold 1ms" (adaptive, maxBatchDelay 1 ms) to x3...
  * </pre>
+ *
+ * The adaptive-dispatch scenarios and the sweep run only when named in {@code --only}.
  */
 public final class Bench {
   private Bench() {}
 
   /** Every scenario, in run order. Cluster forwarding, when it joins, goes here. */
   static List<Scenario> scenarios() {
-    return List.of(new Saturation(), new QuietKeys(), new LatencyVsLoad(), new Overhead(), new Memory(),
-        new RealStore(), new Contention());
+    List<Scenario> all = new ArrayList<>(List.of(new Saturation(), new QuietKeys(), new LatencyVsLoad(),
+        new Overhead(), new Memory(), new RealStore(), new Contention()));
+    all.addAll(ShapeVsLoad.all());
+    return all;
+  }
+
+  /** Run when nothing is selected: the adaptive-dispatch scenarios are long, and asked for by name. */
+  static boolean runsByDefault(Scenario s) {
+    return !s.id().startsWith("x");
   }
 
   public static void main(String[] args) throws Exception {
@@ -38,6 +51,10 @@ public final class Bench {
     boolean quick = a.contains("--quick");
     String only = option(a, "--only", "");
     Set<String> selected = only.isEmpty() ? Set.of() : Set.of(only.split(","));
+    ShapeVsLoad.runs = Integer.parseInt(option(a, "--runs", "1"));
+    Sweep.seed = Long.parseLong(option(a, "--seed", "17"));
+    Sweep.shapes = Integer.parseInt(option(a, "--shapes", "20"));
+    ShapeVsLoad.withHold = a.contains("--with-hold");
     List<Scenario.Row> rows = run(out, quick, selected);
     System.out.println();
     System.out.println(table(rows));
@@ -52,7 +69,7 @@ public final class Bench {
     List<Scenario.Row> rows = new ArrayList<>();
     try {
       for (Scenario s : scenarios()) {
-        if (!selected.isEmpty() && !selected.contains(s.id())) {
+        if (selected.isEmpty() ? !runsByDefault(s) : !selected.contains(s.id())) {
           continue;
         }
         System.out.printf("== %s: %s%n", s.id(), s.title());

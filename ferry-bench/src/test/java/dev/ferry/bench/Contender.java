@@ -1,5 +1,6 @@
 package dev.ferry.bench;
 
+import dev.ferry.Dispatch;
 import dev.ferry.Ferry;
 import dev.ferry.PerKeyConfig;
 import io.vertx.core.Context;
@@ -30,10 +31,79 @@ interface Contender {
 
     /** Stops taking inputs; whatever is still waiting may fail. */
     Future<Void> close();
+
+    /** The ferry's metrics, for a Ferry contender (on its context: exact); null for the others. */
+    default dev.ferry.FerryMetrics metrics() {
+      return null;
+    }
   }
 
-  /** The batching bounds every batching contender is given (the same for all). */
+  /**
+   * The batching bounds every batching contender is given (the same for all). In the
+   * adaptive-dispatch scenarios {@code maxInFlightBatches} carries the store's pool size, which
+   * only the contender tuned to it uses.
+   */
   record Shape(int maxBatchSize, int maxInFlightBatches) {}
+
+  /**
+   * The contenders the adaptive-dispatch issue names, each given only the scenario's batch limit
+   * and, where it is the tuning under test, the pool size: Ferry with every default but {@code
+   * maxBatchSize}; the seeds' fixed-slots mode with fixed 1 ms and 5 ms delays (at the seeds'
+   * default of 16 slots) and with direct calls off and as many slots as connections; unbatched;
+   * Reactor.
+   */
+  static List<Contender> adaptiveSet() {
+    List<Contender> all = new java.util.ArrayList<>(List.of(
+        perKey("ferry", shape -> PerKeyConfig.builder().maxBatchSize(shape.maxBatchSize())),
+        perKey("fixed 1ms", shape -> fixedSlots(shape).maxInFlightBatches(16).maxBatchDelay(Duration.ofMillis(1))),
+        perKey("fixed 5ms", shape -> fixedSlots(shape).maxInFlightBatches(16).maxBatchDelay(Duration.ofMillis(5))),
+        perKey("fixed direct off", shape -> fixedSlots(shape).maxInFlightBatches(shape.maxInFlightBatches())
+            .directIdleKeys(false)),
+        unbatched(), reactor(Duration.ofMillis(1))));
+    if (ShapeVsLoad.withHold) {
+      // The Nagle question (ADR 0011): adaptive dispatch, but a lane that is not full waits up to 1 ms for company.
+      all.add(1, perKey("ferry hold 1ms", shape -> PerKeyConfig.builder().maxBatchSize(shape.maxBatchSize())
+          .maxBatchDelay(Duration.ofMillis(1))));
+    }
+    return all;
+  }
+
+  private static PerKeyConfig.Builder fixedSlots(Shape shape) {
+    return PerKeyConfig.builder().dispatch(Dispatch.FIXED_SLOTS).maxBatchSize(shape.maxBatchSize());
+  }
+
+  /** {@code Ferry.perKey} with the config {@code configure} gives for the shape (waiting room made unbounded). */
+  static Contender perKey(String name, java.util.function.Function<Shape, PerKeyConfig.Builder> configure) {
+    return new Contender() {
+      @Override
+      public String name() {
+        return name;
+      }
+
+      @Override
+      public Running start(Context context, SimStore store, Shape shape) {
+        PerKeyConfig config = configure.apply(shape).maxQueueing(5_000_000).build();
+        Ferry<String, String> f = Ferry.perKey(context, config, s -> s, null, null,
+            (String key, List<String> batch) -> store.call(batch.size(), key), (in, out) -> out);
+        return new Running() {
+          @Override
+          public Future<?> submit(String key) {
+            return f.submit(key);
+          }
+
+          @Override
+          public Future<Void> close() {
+            return f.close();
+          }
+
+          @Override
+          public dev.ferry.FerryMetrics metrics() {
+            return f.metrics();
+          }
+        };
+      }
+    };
+  }
 
   static List<Contender> all() {
     return List.of(ferry("ferry", Duration.ZERO), ferry("ferry direct off", Duration.ZERO, false),

@@ -4,6 +4,8 @@ import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import java.util.ArrayDeque;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -22,12 +24,23 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Vert.x timers on the NIO transport wake with millisecond granularity, so a call takes longer
  * than its nominal cost, and later still when the cores are busy. {@link #wireNanos} records what
  * the store really delivered, so limits can be computed from that as well as from the nominal cost.
+ * Calls shorter than a millisecond (the fast downstream of the adaptive-dispatch scenarios) are
+ * timed by one shared scheduler thread instead, and handed back to the store's context.
+ *
+ * <p>The pool can be resized while it runs ({@link #resize}), like a database whose connection
+ * limit an operator changes: calls on the wire finish, and new ones start only below the new size.
  */
 final class SimStore {
   private final Context context;
   private final long roundTripNanos;
   private final long perInputNanos;
-  private final int connections;
+  private int connections;
+  /** Sub-millisecond timing: Vert.x timers wake in whole milliseconds. */
+  private static final ScheduledExecutorService FINE_TIMER = Executors.newSingleThreadScheduledExecutor(r -> {
+    Thread t = new Thread(r, "simstore-fine-timer");
+    t.setDaemon(true);
+    return t;
+  });
   private final ArrayDeque<Waiting> waiting = new ArrayDeque<>();
   private int onTheWire;
   private boolean stopped;
@@ -67,17 +80,39 @@ final class SimStore {
   private <T> void start(int n, T result, Promise<T> promise) {
     onTheWire++;
     long began = System.nanoTime();
-    context.owner().timer(nominalNanos(n), TimeUnit.NANOSECONDS).onComplete(t -> {
+    Runnable done = () -> {
       wireNanos.addAndGet(System.nanoTime() - began);
       calls.incrementAndGet();
       inputs.addAndGet(n);
       onTheWire--;
       promise.complete(result);
-      Waiting next = waiting.poll();
-      if (next != null) {
-        next.start.run();
-      }
+      startWaiting();
+    };
+    long nanos = nominalNanos(n);
+    if (nanos < 1_000_000) {
+      FINE_TIMER.schedule(() -> context.runOnContext(v -> done.run()), nanos, TimeUnit.NANOSECONDS);
+    } else {
+      context.owner().timer(nanos, TimeUnit.NANOSECONDS).onComplete(t -> done.run());
+    }
+  }
+
+  private void startWaiting() {
+    while (!waiting.isEmpty() && (connections == 0 || onTheWire < connections)) {
+      waiting.poll().start.run();
+    }
+  }
+
+  /** Changes the pool size (at least 1); calls beyond it finish, new ones wait. */
+  void resize(int size) {
+    context.runOnContext(v -> {
+      connections = size;
+      startWaiting();
     });
+  }
+
+  /** Calls on the wire now (read on the harness thread: approximate). */
+  int onTheWire() {
+    return onTheWire;
   }
 
   /** A call waiting for a connection. */

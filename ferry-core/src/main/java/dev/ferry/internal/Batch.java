@@ -16,6 +16,8 @@ public final class Batch<K, I> {
   public final boolean direct;
   public final long weight;
   final long startedAt;
+  /** Calls on the wire just after this one started, itself included (for the call limit). */
+  final int inFlightAtStart;
   /** The call timeout fired: callers were failed already, the key is still held. */
   boolean overdue;
   boolean over;
@@ -23,8 +25,9 @@ public final class Batch<K, I> {
   public Object result;
   public Throwable failure;
 
-  Batch(K key, List<Entry<K, I>> entries, boolean direct, long weight, long startedAt) {
+  Batch(K key, List<Entry<K, I>> entries, boolean direct, long weight, long startedAt, int inFlightAtStart) {
     this.key = key;
+    this.inFlightAtStart = inFlightAtStart;
     this.entries = entries;
     this.direct = direct;
     this.weight = weight;

@@ -126,7 +126,7 @@ abstract class EngineCore<K, I> {
     if (probe.active()) {
       probe.batchStarted(direct, entries.size(), weight, Entry.waits(entries, now));
     }
-    Batch<K, I> batch = new Batch<>(key, entries, direct, weight, now);
+    Batch<K, I> batch = new Batch<>(key, entries, direct, weight, now, inFlight());
     callTimeouts.started(batch);
     out.call(batch);
   }

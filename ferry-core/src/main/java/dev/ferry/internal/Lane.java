@@ -21,8 +21,12 @@ final class Lane<K, I> {
   long weight;
   /** A call for this key is on the wire (direct or batch): the key is reserved until it is over. */
   boolean inFlight;
-  /** The lane is in the ready line, waiting for a slot. */
+  /** The lane is in a ready line, waiting for a slot (or retired there, waiting to be skipped). */
   boolean inLine;
+  /** Adaptive dispatch: the key was idle when this lane was made, and it has not been granted yet. */
+  boolean idle;
+  /** Adaptive dispatch: the admission number of the lane's next input when it joined the busy line. */
+  long tag;
   /** The lane was removed from the engine's map; a stale reference in the line is skipped. */
   boolean retired;
   long delayTimer = -1;

@@ -1,5 +1,6 @@
 package dev.ferry.internal;
 
+import dev.ferry.Dispatch;
 import dev.ferry.FerryError;
 import dev.ferry.FerryMetrics;
 import dev.ferry.PerKeyConfig;
@@ -8,25 +9,40 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
+import java.util.PriorityQueue;
 
 /**
- * The per-key batching engine: a state machine over lanes, the ready line and slot counts.
+ * The per-key batching engine: a state machine over lanes, the ready lines and call counts.
  *
  * <h2>Design</h2>
  *
  * Every key with work has a {@link Lane}: its waiting inputs in sending order, and whether a call
  * for the key is on the wire. Lanes that have waiting inputs, no call in flight and (with a batch
- * delay) are due, stand in the ready {@link #line}, first come first served. Whenever a slot is
- * free, {@link #dispatch()} takes the lane at the front of the line and sends everything it holds,
- * up to the batch bounds. When that call completes, a lane that still has inputs goes to the back
- * of the line; an empty lane is removed, so an idle key costs nothing. Batches therefore form on
+ * delay) are due are <em>ready</em>: they wait for a call slot in a ready line. Whenever the bound
+ * on calls allows, {@link #dispatch()} grants the next ready lane a call carrying everything it
+ * holds, up to the batch bounds. When that call completes, a lane that still has inputs is ready
+ * again; an empty lane is removed, so an idle key costs nothing. Batches therefore form on
  * completion: whatever arrived while a key's previous call was in flight leaves together in its
  * next one (group commit), and no timer is involved unless a batch delay is configured.
  *
- * <p>An input whose key is idle (no lane) is, by default, sent at once as a batch of one: a
- * <em>direct call</em>, outside the slots, so quiet keys never queue behind busy ones. The key's
- * lane exists, marked in flight, for the duration of that call, so whatever arrives meanwhile
- * waits and batches behind it.
+ * <p>Two dispatch modes (ADR 0011):
+ *
+ * <ul>
+ *   <li><b>Adaptive</b> (default): every call counts against one limit, learned by {@link
+ *       CallLimit} from the calls' latency. An input whose key is idle (no lane) leaves at once as a
+ *       batch of one (a <em>direct call</em>) when the limit allows and nothing waits; otherwise
+ *       its new lane waits in the {@link #line idle line}, FIFO. Lanes re-queued after a call wait
+ *       in the {@link #busy busy line}, ordered by the admission number of their next input (oldest
+ *       first). A grant takes the idle line's head unless the previous grant did too while busy
+ *       lanes wait: idle keys go first, but take at most every other call from busy keys.
+ *   <li><b>Fixed slots</b> (the original rule): at most {@code maxInFlightBatches} batch calls
+ *       from one FIFO {@link #line}, a lane with inputs left goes to its back; direct calls of idle
+ *       keys outside the slots, at most {@code maxInFlightBatches} of them (past that bound an
+ *       idle key's input waits in its lane like any other).
+ * </ul>
+ *
+ * The lane of a direct call exists, marked in flight, for the duration of that call, so whatever
+ * arrives meanwhile waits and batches behind it.
  *
  * <h2>Invariants</h2>
  *
@@ -35,7 +51,12 @@ import java.util.List;
  *   <li>A lane in flight is never in the line, and a key never has two calls in flight: the lane is
  *       marked in flight before its call starts and cleared only in {@link #completed}, even when
  *       the call timeout has already failed its callers.
- *   <li>{@code batchesInFlight <= maxInFlightBatches}; direct calls are counted apart.
+ *   <li>Fixed slots: {@code batchesInFlight <= maxInFlightBatches} and {@code directInFlight <=
+ *       maxInFlightBatches}. Adaptive: no call starts while {@code calls >= limit}, and {@code calls
+ *       <= maxInFlightBatches} (a lowered limit lets the calls above it finish).
+ *   <li>{@code readyLanes} counts the lanes waiting in the lines; a retired lane left in a line is
+ *       counted in {@code staleInLines} and skipped, and the lines are compacted when stale ones
+ *       outnumber the live, so expired keys never hold memory.
  *   <li>{@code queuedInputs}/{@code queuedWeight} are the sums of the lanes' live counts/weights and
  *       never exceed their bounds.
  *   <li>Every entry is settled exactly once: by {@link Effects#deliver}, or by one {@link
@@ -61,9 +82,21 @@ import java.util.List;
 public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
   private final boolean directCalls;
   private final Comparator<Entry<K, I>> order;
+  /** Adaptive dispatch's limit; null in fixed-slots mode. */
+  private final CallLimit callLimit;
 
   private final HashMap<K, Lane<K, I>> lanes = new HashMap<>();
+  /** Fixed slots: the one FIFO ready line. Adaptive: the idle line (keys that were idle), FIFO. */
   private final ArrayDeque<Lane<K, I>> line = new ArrayDeque<>();
+  /** Adaptive: lanes re-queued after a call, oldest next input first. */
+  private final PriorityQueue<Lane<K, I>> busy = new PriorityQueue<>(Comparator.comparingLong(l -> l.tag));
+  private int readyLanes;
+  private int staleInLines;
+  /** Adaptive: the previous grant went to the idle line (an idle lane may not take two in a row while busy ones wait). */
+  private boolean lastGrantIdle;
+  private boolean previousIdleOverBusy;
+  /** Adaptive, for the invariant check: a grant broke P1 or P3 of ADR 0011 (never set by a correct engine). */
+  private String brokenGrant;
 
   private int batchesInFlight;
   private int directInFlight;
@@ -77,8 +110,11 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
    *     fall back to submission order
    */
   public PerKeyEngine(PerKeyConfig config, Comparator<? super I> order, Loop loop, Effects<K, I> out) {
-    super(config.limits(), loop, out);
+    super(Limits.Access.of(config), loop, out);
     this.directCalls = config.directCallsEnabled();
+    this.callLimit = config.dispatch() != Dispatch.ADAPTIVE ? null
+        : config.pinnedLimit() > 0 ? CallLimit.pinned(config.pinnedLimit())
+        : CallLimit.learned(config.maxInFlightBatches());
     this.order = order == null ? null
         : PerKeyEngine.<K, I>safely(order).thenComparingLong(e -> e.seq);
   }
@@ -112,7 +148,7 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
       return;
     }
     Lane<K, I> lane = lanes.get(e.key);
-    if (lane == null && directCalls) {
+    if (lane == null && directCallAllowed()) {
       lane = newLane(e.key);
       directCount++;
       start(lane, List.of(e), true, e.weight);
@@ -123,6 +159,7 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     }
     if (lane == null) {
       lane = newLane(e.key);
+      lane.idle = directCalls;
     }
     lane.add(e);
     queuedInputs++;
@@ -132,6 +169,17 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
       offer(lane);
       dispatch();
     }
+  }
+
+  /** Whether an idle key's input may leave at once, as a direct call, now. */
+  private boolean directCallAllowed() {
+    if (!directCalls) {
+      return false;
+    }
+    if (callLimit == null) {
+      return directInFlight < limits.maxInFlightBatches();
+    }
+    return inFlight() < callLimit.limit() && readyLanes == 0;
   }
 
   /** A call is over (its Future completed, and the driver is back on the loop). */
@@ -146,9 +194,15 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     } else {
       batchesInFlight--;
     }
+    if (callLimit != null) {
+      long now = loop.nanoTime();
+      callLimit.completed(now, now - batch.startedAt, batch.size(), batch.inFlightAtStart,
+          batch.overdue || batch.failure != null);
+    }
     Lane<K, I> lane = lanes.get(batch.key);
     assert lane != null && lane.inFlight : "completed a call for a key that was not in flight";
     lane.inFlight = false;
+    lane.idle = false;
     if (lane.handOffs != null) {
       finishHandOff(lane);
     } else if (lane.count == 0) {
@@ -199,7 +253,6 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     }
     List<Object> handOffs = lane.handOffs;
     lane.handOffs = null;
-    lane.inLine = false;
     retire(lane);
     out.handedOff(lane.key, entries, handOffs);
   }
@@ -258,6 +311,9 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
       return;
     }
     line.clear();
+    busy.clear();
+    readyLanes = 0;
+    staleInLines = 0;
     for (Lane<K, I> lane : new ArrayList<>(lanes.values())) {
       lane.inLine = false;
       for (Entry<K, I> e : lane.takeAll()) {
@@ -274,14 +330,9 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
 
   // ---------------------------------------------------------------- dispatch
 
-  /** Starts batches from the front of the line while slots are free. */
+  /** Grants calls to ready lanes while the bound on calls allows. */
   private void dispatch() {
-    while (batchesInFlight < limits.maxInFlightBatches() && !line.isEmpty()) {
-      Lane<K, I> lane = line.poll();
-      lane.inLine = false;
-      if (lane.retired || lane.inFlight || lane.count == 0) {
-        continue;
-      }
+    for (Lane<K, I> lane = nextGrant(); lane != null; lane = nextGrant()) {
       List<Entry<K, I>> entries = new ArrayList<>(Math.min(lane.count, limits.maxBatchSize()));
       long weight = take(lane, entries);
       if (entries.isEmpty()) {
@@ -293,6 +344,46 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
       }
       batches++;
       start(lane, entries, false, weight);
+    }
+  }
+
+  /** The next lane to call, taken out of its line, or null when none may start now. */
+  private Lane<K, I> nextGrant() {
+    skipStale();
+    if (callLimit == null) {
+      if (batchesInFlight >= limits.maxInFlightBatches() || line.isEmpty()) {
+        return null;
+      }
+      return leaveLine(line.poll());
+    }
+    if (inFlight() >= callLimit.limit() || readyLanes == 0) {
+      return null;
+    }
+    boolean idle = !line.isEmpty() && (busy.isEmpty() || !lastGrantIdle);
+    boolean idleOverBusy = idle && !busy.isEmpty();
+    if (idleOverBusy && previousIdleOverBusy) {
+      brokenGrant = "two grants in a row went to idle keys while busy keys waited";
+    }
+    previousIdleOverBusy = idleOverBusy;
+    lastGrantIdle = idle;
+    return leaveLine(idle ? line.poll() : busy.poll());
+  }
+
+  private Lane<K, I> leaveLine(Lane<K, I> lane) {
+    lane.inLine = false;
+    readyLanes--;
+    return lane;
+  }
+
+  /** Drops retired lanes from the heads of the lines, so a head is always live. */
+  private void skipStale() {
+    while (!line.isEmpty() && line.peek().retired) {
+      line.poll();
+      staleInLines--;
+    }
+    while (!busy.isEmpty() && busy.peek().retired) {
+      busy.poll();
+      staleInLines--;
     }
   }
 
@@ -333,6 +424,9 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     } else {
       batchesInFlight++;
     }
+    if (callLimit != null && inFlight() > callLimit.limit()) {
+      brokenGrant = "a call started with " + inFlight() + " calls in flight, over the limit " + callLimit.limit();
+    }
     launch(lane.key, entries, direct, weight);
   }
 
@@ -348,7 +442,13 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
         lane.delayTimer = -1;
       }
       lane.inLine = true;
-      line.add(lane);
+      readyLanes++;
+      if (callLimit == null || lane.idle) {
+        line.add(lane);
+      } else {
+        lane.tag = lane.peek().seq;
+        busy.add(lane);
+      }
     } else if (lane.delayTimer < 0) {
       lane.delayTimer = loop.schedule(wait, () -> delayOver(lane));
     }
@@ -375,6 +475,17 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
 
   private void retire(Lane<K, I> lane) {
     lane.retired = true;
+    if (lane.inLine) {
+      // Left in its line and skipped there; compacted once the stale outnumber the live.
+      lane.inLine = false;
+      readyLanes--;
+      staleInLines++;
+      if (staleInLines > readyLanes + 32) {
+        line.removeIf(l -> l.retired);
+        busy.removeIf(l -> l.retired);
+        staleInLines = 0;
+      }
+    }
     if (lane.delayTimer >= 0) {
       loop.cancel(lane.delayTimer);
       lane.delayTimer = -1;
@@ -405,6 +516,16 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
   /** Batch slots in use (direct calls not counted). */
   int batchesInFlight() {
     return batchesInFlight;
+  }
+
+  /** The bound on calls now: the call limit (adaptive) or {@code maxInFlightBatches} (fixed slots). */
+  int callLimitNow() {
+    return callLimit == null ? limits.maxInFlightBatches() : callLimit.limit();
+  }
+
+  /** Ready lanes waiting for a call. */
+  int readyLanes() {
+    return readyLanes;
   }
 
   /** The keys that have a lane (inputs waiting or a call in flight), in no particular order. */
@@ -444,20 +565,42 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     if (lanesInFlight != batchesInFlight + directInFlight) {
       return lanesInFlight + " lanes in flight but " + (batchesInFlight + directInFlight) + " calls";
     }
-    if (batchesInFlight > limits.maxInFlightBatches()) {
+    if (brokenGrant != null) {
+      return brokenGrant;
+    }
+    if (callLimit == null && batchesInFlight > limits.maxInFlightBatches()) {
       return batchesInFlight + " batch calls exceed maxInFlightBatches";
+    }
+    if (callLimit == null && directInFlight > limits.maxInFlightBatches()) {
+      return directInFlight + " direct calls exceed maxInFlightBatches";
+    }
+    if (callLimit != null && inFlight() > limits.maxInFlightBatches()) {
+      return inFlight() + " calls exceed maxInFlightBatches";
+    }
+    if (callLimit != null && (callLimit.limit() < 1 || callLimit.limit() > limits.maxInFlightBatches())) {
+      return "the call limit " + callLimit.limit() + " is outside [1, maxInFlightBatches]";
     }
     if (queuedInputs > limits.maxQueueing() || queuedWeight > limits.maxQueuedWeight()) {
       return "the waiting room exceeds its bounds";
     }
+    int inLines = 0;
+    for (Lane<K, I> lane : line) {
+      inLines += lane.retired ? 0 : 1;
+    }
+    for (Lane<K, I> lane : busy) {
+      inLines += lane.retired ? 0 : 1;
+    }
+    if (inLines != readyLanes) {
+      return readyLanes + " ready lanes counted but " + inLines + " live in the lines";
+    }
+    if (line.size() + busy.size() - readyLanes > readyLanes + 33) {
+      return "the lines hold " + (line.size() + busy.size() - readyLanes) + " retired lanes";
+    }
     if (phase != Phase.OPEN || delayNanos == 0) {
       // Work conservation: a free slot never coexists with a lane that could leave now.
-      if (batchesInFlight < limits.maxInFlightBatches()) {
-        for (Lane<K, I> lane : line) {
-          if (!lane.retired && lane.count > 0 && !lane.inFlight) {
-            return "a slot is free but lane " + lane.key + " waits in line";
-          }
-        }
+      boolean free = callLimit == null ? batchesInFlight < limits.maxInFlightBatches() : inFlight() < callLimit.limit();
+      if (free && readyLanes > 0) {
+        return "a call may start but " + readyLanes + " ready lanes wait";
       }
       for (Lane<K, I> lane : lanes.values()) {
         if (!lane.inFlight && lane.count > 0 && !lane.inLine) {
@@ -480,6 +623,8 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
   @Override
   public FerryMetrics metrics() {
     return new FerryMetrics(inFlight(), queuedInputs, queuedWeight, lanes.size(), submitted,
-        rejected, batches + directCount, directCount, failedBatches, timedOut);
+        rejected, batches + directCount, directCount, failedBatches, timedOut, callLimitNow(), readyLanes,
+        callLimit == null ? 0 : callLimit.seenLatencyNanos() / 1000,
+        callLimit == null ? 0 : callLimit.seenFloorNanos() / 1000);
   }
 }

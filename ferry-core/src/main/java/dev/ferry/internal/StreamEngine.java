@@ -65,7 +65,7 @@ public final class StreamEngine<I> extends EngineCore<Void, I> {
   private long delayTimerAt = -1;
 
   public StreamEngine(FerryConfig config, Loop loop, Effects<Void, I> out) {
-    super(config.limits(), loop, out);
+    super(Limits.Access.of(config), loop, out);
   }
 
   /** Creates the entry for one valid input; {@code timeoutNanos <= 0} means no deadline. */
@@ -253,6 +253,6 @@ public final class StreamEngine<I> extends EngineCore<Void, I> {
   @Override
   public FerryMetrics metrics() {
     return new FerryMetrics(batchesInFlight, queue.count, queue.weight, 0, submitted, rejected,
-        batches, 0, failedBatches, timedOut);
+        batches, 0, failedBatches, timedOut, limits.maxInFlightBatches(), 0, 0, 0);
   }
 }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ferry.Dispatch;
 import dev.ferry.FerryError;
 import dev.ferry.FerryException;
 import dev.ferry.FerryMetrics;
@@ -16,21 +17,55 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.function.BiFunction;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
-/** The per-key engine's behaviour, point by point, in virtual time over recorded calls. */
+/**
+ * The per-key engine's behaviour, point by point, in virtual time over recorded calls: in the
+ * fixed-slots mode here, and every test again in the adaptive mode (with the limit pinned at
+ * {@code maxInFlightBatches}) by {@link PerKeyEngineAdaptiveTest}; a test of one mode's own rule
+ * says so with {@link #onlyIn}.
+ */
 class PerKeyEngineTest {
 
   static PerKeyConfig.Builder config() {
     return PerKeyConfig.builder();
   }
 
+  /** The dispatch mode every test here runs in. */
+  Dispatch mode() {
+    return Dispatch.FIXED_SLOTS;
+  }
+
+  /** {@code config} in this class's mode; adaptive with the limit pinned at maxInFlightBatches. */
+  PerKeyConfig adapt(PerKeyConfig config) {
+    PerKeyConfig.Builder b = config.toBuilder().dispatch(mode());
+    if (mode() == Dispatch.ADAPTIVE) {
+      b.pinnedLimit(config.maxInFlightBatches());
+    }
+    return b.build();
+  }
+
+  PerKeyHarness harness(PerKeyConfig config) {
+    return new PerKeyHarness(adapt(config));
+  }
+
+  PerKeyHarness harness(PerKeyConfig config, Comparator<In> order, BiFunction<In, List<In>, String> extract) {
+    return new PerKeyHarness(adapt(config), order, extract);
+  }
+
+  /** Skips a test of one mode's own rule in the other mode. */
+  void onlyIn(Dispatch mode) {
+    Assumptions.assumeTrue(mode() == mode, "a rule of the " + mode + " mode");
+  }
+
   @Nested
   class Guarantees {
     @Test
     void aBatchCarriesOneKeysInputsOnly() {
-      PerKeyHarness h = new PerKeyHarness(config().directIdleKeys(false).maxInFlightBatches(1).build());
+      PerKeyHarness h = harness(config().directIdleKeys(false).maxInFlightBatches(1).build());
       h.submit("a", "a1");
       h.submit("b", "b1");
       h.submit("a", "a2");
@@ -42,7 +77,7 @@ class PerKeyEngineTest {
 
     @Test
     void aKeyNeverHasTwoCallsInFlight() {
-      PerKeyHarness h = new PerKeyHarness(config().maxInFlightBatches(4).build());
+      PerKeyHarness h = harness(config().maxInFlightBatches(4).build());
       h.submit("a", "a1");
       h.submit("a", "a2");
       h.submit("a", "a3");
@@ -57,7 +92,7 @@ class PerKeyEngineTest {
 
     @Test
     void aKeysInputsLeaveInSubmissionOrder() {
-      PerKeyHarness h = new PerKeyHarness(config().maxBatchSize(2).build());
+      PerKeyHarness h = harness(config().maxBatchSize(2).build());
       for (int i = 1; i <= 5; i++) {
         h.submit("a", "a" + i);
       }
@@ -69,7 +104,7 @@ class PerKeyEngineTest {
 
     @Test
     void aCustomOrderSortsWaitingInputsWithTiesInSubmissionOrder() {
-      PerKeyHarness h = new PerKeyHarness(config().build(),
+      PerKeyHarness h = harness(config().build(),
           Comparator.comparingLong(In::order), (in, r) -> in.label());
       h.submit(new In("a", "first", 1, 0));
       h.submit(new In("a", "o3", 1, 3));
@@ -82,7 +117,7 @@ class PerKeyEngineTest {
 
     @Test
     void aCustomOrderThatThrowsCountsAsATieAndNoInputIsLost() {
-      PerKeyHarness h = new PerKeyHarness(config().build(), (a, b) -> {
+      PerKeyHarness h = harness(config().build(), (a, b) -> {
         if (a.label().equals("bad") || b.label().equals("bad")) {
           throw new IllegalStateException("cannot compare");
         }
@@ -101,7 +136,8 @@ class PerKeyEngineTest {
 
     @Test
     void aKeyThatStillHasInputsGoesToTheBackOfTheLine() {
-      PerKeyHarness h = new PerKeyHarness(config().directIdleKeys(false).maxInFlightBatches(1).maxBatchSize(1).build());
+      onlyIn(Dispatch.FIXED_SLOTS); // adaptive: oldest input first, see PerKeyEngineAdaptiveTest
+      PerKeyHarness h = harness(config().directIdleKeys(false).maxInFlightBatches(1).maxBatchSize(1).build());
       h.submit("a", "a1");
       h.submit("a", "a2");
       h.submit("b", "b1");
@@ -115,7 +151,7 @@ class PerKeyEngineTest {
 
     @Test
     void differentKeysRunInParallelUpToTheSlotBound() {
-      PerKeyHarness h = new PerKeyHarness(config().directIdleKeys(false).maxInFlightBatches(2).build());
+      PerKeyHarness h = harness(config().directIdleKeys(false).maxInFlightBatches(2).build());
       for (String k : List.of("a", "b", "c", "d")) {
         h.submit(k, k + "1");
       }
@@ -128,7 +164,7 @@ class PerKeyEngineTest {
 
     @Test
     void aBatchNeverExceedsMaxBatchSize() {
-      PerKeyHarness h = new PerKeyHarness(config().maxBatchSize(3).build());
+      PerKeyHarness h = harness(config().maxBatchSize(3).build());
       for (int i = 1; i <= 8; i++) {
         h.submit("a", "a" + i);
       }
@@ -140,7 +176,7 @@ class PerKeyEngineTest {
 
     @Test
     void aBatchNeverExceedsMaxBatchWeightUnlessOneInputIsHeavierAlone() {
-      PerKeyHarness h = new PerKeyHarness(config().maxBatchWeight(10).directIdleKeys(false).maxInFlightBatches(1).build());
+      PerKeyHarness h = harness(config().maxBatchWeight(10).directIdleKeys(false).maxInFlightBatches(1).build());
       h.submit("x", "x1"); // occupies the only slot so that the lane of "a" fills up
       h.submit(In.weighing("a", "w4a", 4));
       h.submit(In.weighing("a", "w4b", 4));
@@ -155,7 +191,7 @@ class PerKeyEngineTest {
 
     @Test
     void everyInputGetsExactlyOneOutcomeAndIsSentAtMostOnce() {
-      PerKeyHarness h = new PerKeyHarness(config().maxBatchSize(2).build());
+      PerKeyHarness h = harness(config().maxBatchSize(2).build());
       List<Future<String>> fs = new ArrayList<>();
       for (int i = 0; i < 6; i++) {
         fs.add(h.submit("k", "k" + i));
@@ -178,7 +214,7 @@ class PerKeyEngineTest {
   class BatchForming {
     @Test
     void withZeroDelayTheNextBatchLeavesOnCompletionWithEverythingThatArrived() {
-      PerKeyHarness h = new PerKeyHarness(config().build());
+      PerKeyHarness h = harness(config().build());
       h.submit("a", "a1");
       for (int i = 2; i <= 20; i++) {
         h.submit("a", "a" + i);
@@ -193,7 +229,7 @@ class PerKeyEngineTest {
     @Test
     void batchSizeGrowsWithArrivalRateTimesRoundTrip() {
       // Inputs arrive every 1 ms; each call takes 10 ms: steady-state batches carry about 10.
-      PerKeyHarness h = new PerKeyHarness(config().build());
+      PerKeyHarness h = harness(config().build());
       for (int t = 0; t < 200; t++) {
         h.submit("a", "a" + t);
         h.loop.advanceMillis(1);
@@ -207,7 +243,7 @@ class PerKeyEngineTest {
 
     @Test
     void aPositiveDelayWaitsForCompanyUntilTheOldestInputHasWaitedIt() {
-      PerKeyHarness h = new PerKeyHarness(config().maxBatchDelay(Duration.ofMillis(10)).build());
+      PerKeyHarness h = harness(config().maxBatchDelay(Duration.ofMillis(10)).build());
       h.submit("a", "a1");
       h.loop.advanceMillis(6);
       h.submit("a", "a2");
@@ -219,7 +255,7 @@ class PerKeyEngineTest {
 
     @Test
     void aFullLaneLeavesAtOnceDespiteTheDelay() {
-      PerKeyHarness h = new PerKeyHarness(config().maxBatchDelay(Duration.ofMillis(10)).maxBatchSize(3).build());
+      PerKeyHarness h = harness(config().maxBatchDelay(Duration.ofMillis(10)).maxBatchSize(3).build());
       h.submit("a", "a1");
       h.submit("a", "a2");
       assertEquals(0, h.down.calls.size());
@@ -229,7 +265,7 @@ class PerKeyEngineTest {
 
     @Test
     void theDelayBelongsToTheOldestInputNotToWhenTheLaneBecameFree() {
-      PerKeyHarness h = new PerKeyHarness(config().maxBatchDelay(Duration.ofMillis(10)).maxBatchSize(2).build());
+      PerKeyHarness h = harness(config().maxBatchDelay(Duration.ofMillis(10)).maxBatchSize(2).build());
       h.submit("a", "a1");
       h.submit("a", "a2"); // full: leaves now
       h.submit("a", "a3"); // waits while a1,a2 are in flight
@@ -241,7 +277,7 @@ class PerKeyEngineTest {
 
     @Test
     void anInputThatWaitedForASlotLeavesAsSoonAsOneFrees() {
-      PerKeyHarness h = new PerKeyHarness(config().maxBatchDelay(Duration.ofMillis(5)).maxInFlightBatches(1).build());
+      PerKeyHarness h = harness(config().maxBatchDelay(Duration.ofMillis(5)).maxInFlightBatches(1).build());
       h.submit("a", "a1");
       h.loop.advanceMillis(5);
       assertEquals(1, h.down.calls.size());
@@ -257,7 +293,8 @@ class PerKeyEngineTest {
   class DirectIdleKeys {
     @Test
     void anIdleKeysInputIsCalledAtOnceOutsideTheSlots() {
-      PerKeyHarness h = new PerKeyHarness(config().maxInFlightBatches(1).build());
+      onlyIn(Dispatch.FIXED_SLOTS); // adaptive: every call counts against the limit
+      PerKeyHarness h = harness(config().maxInFlightBatches(1).build());
       h.submit("busy", "b1");
       h.submit("busy", "b2"); // waits behind the direct call b1
       h.succeed(0); // b2 takes the only slot
@@ -272,7 +309,7 @@ class PerKeyEngineTest {
 
     @Test
     void inputsArrivingDuringADirectCallBatchBehindIt() {
-      PerKeyHarness h = new PerKeyHarness(config().build());
+      PerKeyHarness h = harness(config().build());
       h.submit("a", "a1");
       h.submit("a", "a2");
       h.submit("a", "a3");
@@ -286,8 +323,28 @@ class PerKeyEngineTest {
     }
 
     @Test
+    void directCallsInFlightAreBoundedAndPastTheBoundAnIdleKeysInputWaitsInItsLane() {
+      onlyIn(Dispatch.FIXED_SLOTS);
+      PerKeyHarness h = harness(config().maxInFlightBatches(1).maxQueueing(1).build());
+      h.submit("k1", "k1"); // direct
+      h.submit("k2", "k2"); // past the direct bound: waits in its lane, and takes the free batch slot
+      Future<String> k3 = h.submit("k3", "k3"); // waits: no direct call, no slot
+      Future<String> k4 = h.submit("k4", "k4"); // the waiting room (maxQueueing 1) is full
+      assertEquals(List.of("k1[k1]", "k2[k2]"), h.calls());
+      assertEquals(1, h.engine().batchesInFlight());
+      assertEquals(1, h.ferry.metrics().queuedInputs(), "k3 is counted in maxQueueing");
+      assertEquals(FerryError.REJECTED, failure(k4).kind());
+      assertFalse(k3.isComplete());
+      h.succeed(0); // a direct call is over: k3 still waits for the batch slot, in line
+      assertEquals(2, h.down.calls.size());
+      h.succeed(1);
+      assertEquals("k3[k3]", h.call(2));
+      assertEquals(null, h.engine().brokenInvariant());
+    }
+
+    @Test
     void directIdleKeysOffMakesEveryCallWaitForASlot() {
-      PerKeyHarness h = new PerKeyHarness(config().maxInFlightBatches(1).directIdleKeys(false).build());
+      PerKeyHarness h = harness(config().maxInFlightBatches(1).directIdleKeys(false).build());
       h.submit("busy", "b1");
       h.submit("quiet", "q1");
       assertEquals(List.of("busy[b1]"), h.calls());
@@ -296,7 +353,7 @@ class PerKeyEngineTest {
 
     @Test
     void aPositiveDelayTurnsDirectCallsOff() {
-      PerKeyHarness h = new PerKeyHarness(config().maxBatchDelay(Duration.ofMillis(3)).build());
+      PerKeyHarness h = harness(config().maxBatchDelay(Duration.ofMillis(3)).build());
       h.submit("a", "a1");
       assertEquals(0, h.down.calls.size());
       h.loop.advanceMillis(3);
@@ -309,7 +366,7 @@ class PerKeyEngineTest {
   class Bounds {
     @Test
     void beyondMaxQueueingAnInputIsRejectedAtOnceAndNothingWaitingIsAffected() {
-      PerKeyHarness h = new PerKeyHarness(config().maxQueueing(2).build());
+      PerKeyHarness h = harness(config().maxQueueing(2).build());
       Future<String> a1 = h.submit("a", "a1"); // direct: not waiting
       Future<String> a2 = h.submit("a", "a2");
       Future<String> a3 = h.submit("a", "a3");
@@ -323,7 +380,7 @@ class PerKeyEngineTest {
 
     @Test
     void beyondMaxQueuedWeightAnInputIsRejected() {
-      PerKeyHarness h = new PerKeyHarness(config().maxQueuedWeight(10).build());
+      PerKeyHarness h = harness(config().maxQueuedWeight(10).build());
       h.submit(In.weighing("x", "x", 100)); // a direct call: it does not wait, so it weighs nothing here
       Future<String> a = h.submit(In.weighing("x", "a", 6));
       Future<String> b = h.submit(In.weighing("x", "b", 5));
@@ -337,8 +394,8 @@ class PerKeyEngineTest {
     @Test
     void weightsAreComputedOnceAtSubmit() {
       int[] calls = {0};
-      PerKeyFerry<String, In, List<In>, String> f = new PerKeyFerry<>(new PerKeyHarness(config().build()).loop,
-          config().build(), In::key, in -> ++calls[0], null, (k, in) -> Future.succeededFuture(in), (in, r) -> "");
+      PerKeyFerry<String, In, List<In>, String> f = new PerKeyFerry<>(harness(config().build()).loop,
+          adapt(config().build()), In::key, in -> ++calls[0], null, (k, in) -> Future.succeededFuture(in), (in, r) -> "");
       f.submit(In.of("a", "a1"));
       f.submit(In.of("a", "a2"));
       assertEquals(2, calls[0]);
@@ -346,8 +403,8 @@ class PerKeyEngineTest {
 
     @Test
     void idleKeysLeaveNoLanesBehind() {
-      PerKeyHarness h = new PerKeyHarness(config().build());
-      PerKeyFerry<String, In, List<In>, String> f = new PerKeyFerry<>(h.loop, config().build(), In::key, null, null,
+      PerKeyHarness h = harness(config().build());
+      PerKeyFerry<String, In, List<In>, String> f = new PerKeyFerry<>(h.loop, adapt(config().build()), In::key, null, null,
           (k, in) -> Future.succeededFuture(in), (in, r) -> in.label());
       for (int i = 0; i < 1_000_000; i++) {
         f.submit(new In("key-" + i, "x", 1, 0));
@@ -366,7 +423,7 @@ class PerKeyEngineTest {
   class Outcomes {
     @Test
     void extractHandsEachCallerItsOwnOutcomeAndAThrowFailsOnlyThatCaller() {
-      PerKeyHarness h = new PerKeyHarness(config().build(), null, (in, result) -> {
+      PerKeyHarness h = harness(config().build(), null, (in, result) -> {
         if (in.label().equals("bad")) {
           throw FerryException.inputRejected("no thanks");
         }
@@ -392,8 +449,8 @@ class PerKeyEngineTest {
     void aCallThatThrowsReturnsNullOrFailsFailsEveryCallerAndTheKeyMovesOn() {
       int[] n = {0};
       RuntimeException thrown = new RuntimeException("thrown");
-      PerKeyHarness h = new PerKeyHarness(config().build());
-      PerKeyFerry<String, In, List<In>, String> f = new PerKeyFerry<>(h.loop, config().build(), In::key, null, null,
+      PerKeyHarness h = harness(config().build());
+      PerKeyFerry<String, In, List<In>, String> f = new PerKeyFerry<>(h.loop, adapt(config().build()), In::key, null, null,
           (k, in) -> switch (n[0]++) {
             case 0 -> throw thrown;
             case 1 -> null;
@@ -417,7 +474,7 @@ class PerKeyEngineTest {
   class Deadlines {
     @Test
     void aWaitingInputWhoseDeadlinePassesIsDroppedAtThatMomentAndNeverSent() {
-      PerKeyHarness h = new PerKeyHarness(config().build());
+      PerKeyHarness h = harness(config().build());
       h.submit("a", "a1");
       Future<String> late = h.submit(In.of("a", "a2"), Duration.ofMillis(50));
       Future<String> kept = h.submit(In.of("a", "a3"), Duration.ofMillis(500));
@@ -434,7 +491,7 @@ class PerKeyEngineTest {
 
     @Test
     void anInputInFlightIsNeverDropped() {
-      PerKeyHarness h = new PerKeyHarness(config().build());
+      PerKeyHarness h = harness(config().build());
       Future<String> f = h.submit(In.of("a", "a1"), Duration.ofMillis(10));
       h.loop.advanceMillis(100);
       assertFalse(f.isComplete());
@@ -444,7 +501,7 @@ class PerKeyEngineTest {
 
     @Test
     void aLaneWhoseInputsAllExpiredIsRemoved() {
-      PerKeyHarness h = new PerKeyHarness(config().directIdleKeys(false).maxInFlightBatches(1).build());
+      PerKeyHarness h = harness(config().directIdleKeys(false).maxInFlightBatches(1).build());
       h.submit("x", "x1");
       h.submit(In.of("a", "a1"), Duration.ofMillis(5));
       assertEquals(2, h.ferry.metrics().activeLanes());
@@ -457,7 +514,7 @@ class PerKeyEngineTest {
 
     @Test
     void aNonPositiveDeadlineIsBadInput() {
-      PerKeyHarness h = new PerKeyHarness(config().build());
+      PerKeyHarness h = harness(config().build());
       assertEquals(FerryError.BAD_INPUT, failure(h.submit(In.of("a", "a1"), Duration.ZERO)).kind());
       assertEquals(0, h.down.calls.size());
     }
@@ -467,7 +524,7 @@ class PerKeyEngineTest {
   class CallTimeout {
     @Test
     void callersFailAtTheCallTimeoutButTheKeyIsHeldUntilTheCallIsOver() {
-      PerKeyHarness h = new PerKeyHarness(config().callTimeout(Duration.ofMillis(100)).build());
+      PerKeyHarness h = harness(config().callTimeout(Duration.ofMillis(100)).build());
       Future<String> a1 = h.submit("a", "a1");
       Future<String> a2 = h.submit("a", "a2");
       h.loop.advanceMillis(100);
@@ -488,7 +545,7 @@ class PerKeyEngineTest {
   class CallTimeoutsWithOneTimer {
     @Test
     void aHungCallTimesOutWhileLaterCallsComeAndGoAndNoTimerOutlivesTheCalls() {
-      PerKeyHarness h = new PerKeyHarness(config().callTimeout(Duration.ofMillis(100)).build());
+      PerKeyHarness h = harness(config().callTimeout(Duration.ofMillis(100)).build());
       Future<String> hung = h.submit("hung", "h1");
       List<Future<String>> quick = new ArrayList<>();
       for (int i = 0; i < 1000; i++) {
@@ -518,7 +575,7 @@ class PerKeyEngineTest {
   class Closing {
     @Test
     void closeFailsWaitingInputsLetsCallsInFlightFinishAndCompletesAfterTheLast() {
-      PerKeyHarness h = new PerKeyHarness(config().build());
+      PerKeyHarness h = harness(config().build());
       Future<String> a1 = h.submit("a", "a1");
       Future<String> a2 = h.submit("a", "a2");
       Future<Void> closed = h.ferry.close();
@@ -534,7 +591,7 @@ class PerKeyEngineTest {
 
     @Test
     void drainSendsWhatWaitsThenCloses() {
-      PerKeyHarness h = new PerKeyHarness(config().maxBatchDelay(Duration.ofSeconds(10)).build());
+      PerKeyHarness h = harness(config().maxBatchDelay(Duration.ofSeconds(10)).build());
       Future<String> a1 = h.submit("a", "a1");
       Future<String> b1 = h.submit("b", "b1");
       Future<Void> drained = h.ferry.drain(Duration.ofSeconds(1));
@@ -550,7 +607,7 @@ class PerKeyEngineTest {
 
     @Test
     void whatIsStillWaitingWhenTheDrainTimeoutPassesFailsWithClosed() {
-      PerKeyHarness h = new PerKeyHarness(config().build());
+      PerKeyHarness h = harness(config().build());
       h.submit("a", "a1");
       Future<String> a2 = h.submit("a", "a2");
       Future<Void> drained = h.ferry.drain(Duration.ofMillis(50));
@@ -563,7 +620,7 @@ class PerKeyEngineTest {
 
     @Test
     void closingAnIdleFerryCompletesAtOnce() {
-      PerKeyHarness h = new PerKeyHarness(config().build());
+      PerKeyHarness h = harness(config().build());
       Future<Void> closed = h.ferry.close();
       h.loop.runPending();
       assertTrue(closed.succeeded());
@@ -575,7 +632,7 @@ class PerKeyEngineTest {
   class Metrics {
     @Test
     void theSnapshotCountsWhatIsWaitingInFlightAndDone() {
-      PerKeyHarness h = new PerKeyHarness(config().maxQueueing(3).build());
+      PerKeyHarness h = harness(config().maxQueueing(3).build());
       h.submit(In.weighing("a", "a1", 5));
       h.submit(In.weighing("a", "a2", 7));
       h.submit(In.weighing("b", "b1", 1));
@@ -584,7 +641,11 @@ class PerKeyEngineTest {
       h.submit(In.weighing("c", "c1", 2)); // direct: idle keys do not wait, so no bound applies
       h.submit(In.weighing("a", "a3", 1)); // the waiting room is full
       FerryMetrics m = h.ferry.metrics();
-      assertEquals(new FerryMetrics(3, 3, 11, 3, 7, 1, 3, 3, 0, 0), m);
+      assertEquals(new FerryMetrics(3, 3, 11, 3, 7, 1, 3, 3, 0, 0), new FerryMetrics(m.inFlightBatches(),
+          m.queuedInputs(), m.queuedWeight(), m.activeLanes(), m.submitted(), m.rejected(), m.batches(),
+          m.directCalls(), m.failedBatches(), m.timedOut()));
+      assertEquals(PerKeyConfig.DEFAULT_MAX_IN_FLIGHT, m.callLimit(), "the limit in force (pinned at the maximum here)");
+      assertEquals(0, m.callsWaiting(), "a's and b's inputs wait for their key, not for the limit");
       h.fail(0, new RuntimeException("x"));
       m = h.ferry.metrics();
       assertEquals(1, m.failedBatches());
@@ -598,7 +659,7 @@ class PerKeyEngineTest {
   class Probing {
     @Test
     void theProbeSeesBatchesWaitsLatenciesRejectionsAndTimeouts() {
-      PerKeyHarness h = new PerKeyHarness(config().maxQueueing(2).build());
+      PerKeyHarness h = harness(config().maxQueueing(2).build());
       List<String> seen = new ArrayList<>();
       h.ferry.observe(new Probe() {
         @Override
@@ -640,7 +701,7 @@ class PerKeyEngineTest {
   class HandOff {
     @Test
     void aKeyIsHandedOverOnlyAfterItsCallIsOverWithItsWaitingInputsInOrder() {
-      PerKeyHarness h = new PerKeyHarness(config().build());
+      PerKeyHarness h = harness(config().build());
       Future<String> a1 = h.submit("a", "a1");
       Future<String> a2 = h.submit("a", "a2");
       List<String> forwarded = new ArrayList<>();
@@ -665,7 +726,7 @@ class PerKeyEngineTest {
 
     @Test
     void anIdleKeyIsHandedOverAtOnceWithNothing() {
-      PerKeyHarness h = new PerKeyHarness(config().build());
+      PerKeyHarness h = harness(config().build());
       Future<Void> done = h.ferry.handOff("a", (in, remaining) -> Future.failedFuture("never called"));
       h.loop.runPending();
       assertTrue(done.succeeded());
@@ -673,7 +734,7 @@ class PerKeyEngineTest {
 
     @Test
     void theRemainingDeadlineTravelsAndAnUnreachableOwnerFailsWithClosed() {
-      PerKeyHarness h = new PerKeyHarness(config().build());
+      PerKeyHarness h = harness(config().build());
       h.submit("a", "a1");
       Future<String> a2 = h.submit(In.of("a", "a2"), Duration.ofMillis(100));
       List<Duration> remaining = new ArrayList<>();

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.ferry.Dispatch;
 import dev.ferry.FerryError;
 import dev.ferry.FerryException;
 import dev.ferry.PerKeyConfig;
@@ -27,6 +28,11 @@ import org.junit.jupiter.api.Test;
  * drain) and the engine's invariants are checked after every step, the guarantees at every call.
  * The events are those of the Spin model (formal/PerKey.pml), over the real code.
  *
+ * <p>Both dispatch modes run (ADR 0011): in the adaptive one the limit is learned from the calls'
+ * virtual latencies, so it changes under the engine as the run goes, and every call is checked
+ * against the limit in force when it started (P1); the engine's own audit checks work conservation
+ * (P2) and the idle keys' bound (P3) after every step.
+ *
  * <p>Thousands of seeds run in a few seconds. A failure prints its seed; replay one with
  * {@code -Dferry.sim.seed=N}, or run more with {@code -Dferry.sim.seeds=N}.
  */
@@ -39,12 +45,18 @@ class SimulationTest {
     int seeds = Integer.getInteger("ferry.sim.seeds", 3000);
     long first = one != null ? Long.parseLong(one) : 1;
     long last = one != null ? first : seeds;
+    Set<Integer> limitsSeen = new HashSet<>();
     for (long seed = first; seed <= last; seed++) {
       try {
-        new PerKeySim(seed).run();
+        PerKeySim sim = new PerKeySim(seed);
+        sim.run();
+        limitsSeen.addAll(sim.limitsSeen);
       } catch (AssertionError e) {
         throw new AssertionError("seed " + seed + " (replay with -Dferry.sim.seed=" + seed + "): " + e.getMessage(), e);
       }
+    }
+    if (one == null) {
+      assertTrue(limitsSeen.size() >= 3, "the learned limit never moved: " + limitsSeen);
     }
   }
 
@@ -63,13 +75,17 @@ class SimulationTest {
     /** Keys whose hand-off has begun and not finished: none of their calls may start here. */
     final Set<Integer> handingOff = new HashSet<>();
     final Set<Integer> forwardedIds = new HashSet<>();
+    /** Learned limits in force when calls started. */
+    final Set<Integer> limitsSeen = new HashSet<>();
 
     record Call(int key, List<In> inputs, Promise<Set<Integer>> promise) {}
 
     PerKeySim(long seed) {
       rnd = new Random(seed);
+      boolean adaptive = rnd.nextBoolean();
       PerKeyConfig.Builder b = PerKeyConfig.builder()
-          .maxInFlightBatches(1 + rnd.nextInt(2))
+          .dispatch(adaptive ? Dispatch.ADAPTIVE : Dispatch.FIXED_SLOTS)
+          .maxInFlightBatches(1 + rnd.nextInt(adaptive ? 4 : 2))
           .maxBatchSize(1 + rnd.nextInt(3))
           .maxQueueing(2 + rnd.nextInt(6))
           .directIdleKeys(rnd.nextBoolean())
@@ -79,6 +95,9 @@ class SimulationTest {
       }
       if (rnd.nextInt(4) == 0) {
         b.maxBatchDelay(Duration.ofMillis(1 + rnd.nextInt(3)));
+      }
+      if (adaptive && rnd.nextInt(4) == 0) {
+        b.pinnedLimit(1);
       }
       config = b.build();
       ferry = new PerKeyFerry<>(loop, config, In::key, In::weight, null, this::call, (in, ok) -> {
@@ -95,6 +114,19 @@ class SimulationTest {
       }
       if (!openKeys.add(key)) {
         violations.add("two calls in flight for key " + key);
+      }
+      PerKeyEngine<Integer, In> engine = ferry.engine();
+      if (config.dispatch() == Dispatch.ADAPTIVE) {
+        if (engine.inFlight() > engine.callLimitNow()) {
+          violations.add(engine.inFlight() + " calls in flight over the limit in force " + engine.callLimitNow());
+        }
+        if (config.pinnedLimit() == 0) {
+          limitsSeen.add(engine.callLimitNow());
+        }
+      } else if (engine.batchesInFlight() > config.maxInFlightBatches()
+          || engine.inFlight() - engine.batchesInFlight() > config.maxInFlightBatches()) {
+        violations.add("slots exceeded: " + engine.batchesInFlight() + " batch calls, "
+            + (engine.inFlight() - engine.batchesInFlight()) + " direct");
       }
       if (inputs.size() > config.maxBatchSize()) {
         violations.add("batch of " + inputs.size());

@@ -2,6 +2,7 @@ package dev.ferry.cluster;
 
 import dev.ferry.FerryError;
 import dev.ferry.FerryException;
+import dev.ferry.internal.LogText;
 import dev.ferry.internal.PerKeyFerry;
 import dev.ferry.verticle.Submission;
 import io.vertx.core.AsyncResult;
@@ -196,7 +197,9 @@ public final class ClusterNode {
         return;
       }
       Future<Object> outcome = remaining > 0 ? ferry.submit(p.input, Duration.ofMillis(remaining)) : ferry.submit(p.input);
-      outcome.onComplete(p.answer);
+      // Through the input: it may be answered 504 before its call, if its deadline passes while
+      // its batch waits to be written (BatchOutcomes).
+      outcome.onComplete(p.input.answerTo(p.answer));
     }
   }
 
@@ -327,7 +330,7 @@ public final class ClusterNode {
       DeliveryOptions o = new DeliveryOptions().addHeader(CTL, "release").addHeader(FROM, self).addHeader(VIEW, id);
       for (String node : views.releaseTargets()) {
         vertx.eventBus().request(Forwarder.nodeAddress(address, node), null, o).onFailure(t ->
-            LOG.log(Level.WARNING, "ferry: release of view [{0}] not delivered to {1}: {2}", id, node, t.toString()));
+            LOG.log(Level.WARNING, "ferry: release of view [{0}] not delivered to {1}: {2}", id, node, LogText.escape(t)));
       }
     }
     checkLeft();

@@ -7,7 +7,7 @@ import io.vertx.core.json.JsonObject;
 /**
  * The far side of a {@link dev.ferry.verticle.FerryVerticle}: one call carries one key's batch.
  *
- * <p>The request is {@code {"key": "<key>", "inputs": [{"id": <id or null>, "input": <body>}, ...]}};
+ * <p>The request (see {@link OutgoingBatch#seal()}) is {@code {"key": "<key>", "inputs": [{"id": <id or null>, "input": <body>}, ...]}};
  * the answer is {@code {"outcomes": [{"ok": <value>} | {"error": "<reason>"}, ...]}}, one outcome
  * per input in the same order. Implementations check the answer with {@link Outcomes#validate}, so
  * a caller of {@link #call} gets either exactly one well-formed outcome per input or a failed
@@ -18,10 +18,17 @@ import io.vertx.core.json.JsonObject;
  */
 public interface Downstream {
 
-  /** Sends one batch request; completes with its validated outcomes array. */
-  Future<JsonArray> call(JsonObject request);
+  /**
+   * Sends one batch: seals it ({@link OutgoingBatch#seal()}) right before writing, and completes
+   * with the validated outcomes of the inputs the sealed request carries (an empty array when
+   * sealing left none, and nothing was sent).
+   */
+  Future<JsonArray> call(OutgoingBatch batch);
 
-  /** Releases what the downstream holds (connections); the default holds nothing. */
+  /**
+   * Releases what the downstream holds (connections); calls still in flight fail. The default
+   * holds nothing.
+   */
   default Future<Void> close() {
     return Future.succeededFuture();
   }

@@ -21,7 +21,11 @@ import java.util.function.ToDoubleFunction;
  *
  * <ul>
  *   <li>gauges {@code ferry.inflight.batches}, {@code ferry.queued.inputs}, {@code
- *       ferry.queued.weight}, {@code ferry.active.lanes};
+ *       ferry.queued.weight}, {@code ferry.active.lanes}; and the call limit: {@code
+ *       ferry.call.limit} (the limit in force), {@code ferry.calls.waiting} (keys ready to call but
+ *       held back by the limit), {@code ferry.call.latency.seen} and {@code
+ *       ferry.call.latency.floor} (seconds: the mean latency the adaptive limit last judged, and the
+ *       latency without queueing it compared it with);
  *   <li>counters {@code ferry.submitted}, {@code ferry.batches}, {@code ferry.direct.calls},
  *       {@code ferry.batches.failed}, {@code ferry.timeouts}, {@code ferry.rejected} (tag {@code
  *       reason}: {@code queueing} or {@code weight});
@@ -46,6 +50,12 @@ public final class FerryMeterBinder implements AutoCloseable {
     gauge("ferry.queued.inputs", "inputs waiting in lanes", ferry, tags, f -> f.metrics().queuedInputs());
     gauge("ferry.queued.weight", "total weight of the waiting inputs", ferry, tags, f -> f.metrics().queuedWeight());
     gauge("ferry.active.lanes", "keys with inputs waiting or a call in flight", ferry, tags, f -> f.metrics().activeLanes());
+    gauge("ferry.call.limit", "the limit in force on calls in flight", ferry, tags, f -> f.metrics().callLimit());
+    gauge("ferry.calls.waiting", "keys ready to call, held back by the call limit", ferry, tags, f -> f.metrics().callsWaiting());
+    gauge("ferry.call.latency.seen", "mean call latency the adaptive limit last judged, in seconds", ferry, tags,
+        f -> f.metrics().seenLatencyMicros() / 1e6);
+    gauge("ferry.call.latency.floor", "the call latency without queueing it was compared with, in seconds", ferry, tags,
+        f -> f.metrics().seenFloorMicros() / 1e6);
     counter("ferry.submitted", "inputs submitted", ferry, tags, f -> f.metrics().submitted());
     counter("ferry.batches", "calls started, direct calls included", ferry, tags, f -> f.metrics().batches());
     counter("ferry.direct.calls", "idle keys' inputs called at once", ferry, tags, f -> f.metrics().directCalls());

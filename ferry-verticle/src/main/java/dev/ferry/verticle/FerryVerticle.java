@@ -6,15 +6,23 @@ import dev.ferry.FerryException;
 import dev.ferry.InvalidConfigException;
 import dev.ferry.cluster.ClusterNode;
 import dev.ferry.downstream.Downstream;
-import dev.ferry.internal.Limits;
+import dev.ferry.internal.LogText;
 import dev.ferry.downstream.EventBusDownstream;
 import dev.ferry.downstream.HttpDownstream;
+import dev.ferry.internal.Limits;
 import io.vertx.core.AsyncResult;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
+import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.healthchecks.HealthChecks;
+import io.vertx.ext.healthchecks.Status;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Comparator;
@@ -43,8 +51,22 @@ public class FerryVerticle extends VerticleBase {
   private MessageConsumer<Object> submissions;
   private MessageConsumer<Object> metrics;
   private Operations operations;
+  /** Replies with {@link LocalCodec} (no copy of the outcome); null when Vert.x is clustered. */
+  private DeliveryOptions localReply;
   /** Set iff Vert.x is clustered: routes each input to its key's owner (docs/guide/clustering.md). */
   private ClusterNode cluster;
+  /** Given to the constructor, or null: then the deployment's JSON config is read. */
+  private final FerryVerticleOptions options;
+
+  /** Reads its options from the deployment's config (deployment by name, the launcher's -conf). */
+  public FerryVerticle() {
+    this.options = null;
+  }
+
+  /** Takes its options from {@code options} (a copy); the deployment's config is then ignored. */
+  public FerryVerticle(FerryVerticleOptions options) {
+    this.options = new FerryVerticleOptions(options);
+  }
 
   @Override
   public Future<?> start() {
@@ -55,10 +77,16 @@ public class FerryVerticle extends VerticleBase {
           "instances = " + context.getInstanceCount() + ": must be 1 (one verticle owns every key on a node)")));
     }
     try {
-      settings = VerticleConfig.read(config());
+      settings = VerticleConfig.read(options != null ? options.toJson() : config());
     } catch (InvalidConfigException e) {
       return Future.failedFuture(e);
     }
+    List<String> missingJars = OptionalJars.missing(settings, vertx.isClustered(), OptionalJars::present);
+    if (!missingJars.isEmpty()) {
+      return Future.failedFuture(new InvalidConfigException("FerryVerticle deployment", missingJars));
+    }
+    // Unclustered, every caller and consumer is in this JVM: JSON crosses the bus uncopied.
+    localReply = vertx.isClustered() ? null : LocalCodec.register(vertx);
     downstream = createDownstream();
     // Inputs are weighed (one JSON encoding each) only when a weight bound needs it; otherwise
     // each weighs 1 and queuedWeight counts inputs (docs/adr/0024).
@@ -111,7 +139,7 @@ public class FerryVerticle extends VerticleBase {
     // keys move to their new owners before the (then empty) drain (docs/adr/0052-graceful-leave.md).
     Future<?> left = cluster == null ? Future.succeededFuture() : submissions.unregister()
         .eventually(() -> cluster.leave(settings.drainTimeoutMs() + 2 * settings.perKey().callTimeout().toMillis()));
-    return left.eventually(() -> ferry.drain(Duration.ofMillis(settings.drainTimeoutMs())))
+    return left.eventually(this::drain)
         .eventually(() -> submissions == null ? Future.succeededFuture() : submissions.unregister())
         .eventually(() -> metrics == null ? Future.succeededFuture() : metrics.unregister())
         .eventually(() -> operations == null ? Future.succeededFuture() : operations.stop())
@@ -119,25 +147,68 @@ public class FerryVerticle extends VerticleBase {
         .eventually(() -> downstream.close());
   }
 
+  /**
+   * Sends what waits for up to {@code drainTimeoutMs}; then closes the ferry (what still waits gets
+   * 503) and the downstream, which fails every call still in flight (502), so that the undeploy
+   * ends at the drain deadline whatever the downstream does (docs/adr/0061-undeploy-ends-at-drain-deadline.md).
+   */
+  private Future<Void> drain() {
+    long drainMs = settings.drainTimeoutMs();
+    long cut = vertx.setTimer(Math.max(1, drainMs), t -> {
+      ferry.close();
+      downstream.close();
+    });
+    return ferry.drain(Duration.ofMillis(drainMs)).onComplete(ar -> vertx.cancelTimer(cut));
+  }
+
+  /**
+   * This node's health check as a procedure for the application's own {@link HealthChecks}:
+   * register it once the deployment succeeded, {@code checks.register("ferry",
+   * verticle.healthProcedure())}. OK while up; KO before the start completed, while draining, once
+   * closed, or after repeated failed batches. Callable from any thread: the status is read on this
+   * verticle's context.
+   */
+  public Handler<Promise<Status>> healthProcedure() {
+    return promise -> {
+      Context owner = context;
+      if (owner == null) {
+        promise.tryComplete(Status.KO(new JsonObject().put("state", "not deployed")));
+        return;
+      }
+      owner.runOnContext(v -> promise.tryComplete(operations == null
+          ? Status.KO(new JsonObject().put("state", "starting"))
+          : operations.status(ferry)));
+    };
+  }
+
   private Downstream createDownstream() {
     VerticleConfig.DownstreamConfig d = settings.downstream();
     if (d.http()) {
-      // Room for every slot plus some direct calls of idle keys; more wait for a connection.
-      int pool = settings.perKey().maxInFlightBatches() + 16;
-      return new HttpDownstream(vertx, d.url(), d.timeoutMs(), pool);
+      // Room for every call Ferry may have out: the limit's ceiling (adaptive), or the batch slots
+      // plus as many direct calls (fixed slots). Connections open lazily, so a high ceiling costs nothing.
+      dev.ferry.PerKeyConfig perKey = settings.perKey();
+      int pool = perKey.dispatch() == dev.ferry.Dispatch.FIXED_SLOTS ? 2 * perKey.maxInFlightBatches()
+          : perKey.pinnedLimit() > 0 ? perKey.pinnedLimit() : perKey.maxInFlightBatches();
+      HttpSettings http = d.httpSettings();
+      return new HttpDownstream(vertx, d.url(), d.timeoutMs(), http.maxResponseBytes(), http.clientOptions(),
+          http.headers(), pool);
     }
-    return new EventBusDownstream(vertx, d.address(), settings.perKey().callTimeout().toMillis());
+    // Unclustered, every consumer is in this JVM: the batch crosses the bus without being copied.
+    return new EventBusDownstream(vertx, d.address(), settings.perKey().callTimeout().toMillis(),
+        localReply == null ? null : LocalCodec.NAME);
   }
 
   private Future<JsonArray> callDownstream(String key, List<Submission> batch) {
-    return BatchOutcomes.call(downstream, key, batch).onFailure(cause -> {
+    return BatchOutcomes.call(vertx, downstream, key, batch).onFailure(cause -> {
       // Once per failed batch: the key, the size and the cause. Payloads only when the operator
       // asked for them (logPayloads), and then at debug level.
+      // Keys, causes (a downstream's failure text) and payloads come from outside: escaped, so that
+      // none can break the line and forge a record (LogText).
       LOG.log(Level.WARNING, "ferry: batch of {0} input(s) for key \"{1}\" failed: {2}",
-          batch.size(), key, String.valueOf(cause));
+          batch.size(), LogText.escape(key), LogText.escape(cause));
       if (settings.ops().logPayloads()) {
         LOG.log(Level.DEBUG, "ferry: inputs of the failed batch for key \"{0}\": {1}",
-            key, batch.stream().map(s -> String.valueOf(s.body)).toList());
+            LogText.escape(key), LogText.escape(batch.stream().map(s -> String.valueOf(s.body)).toList()));
       }
     });
   }
@@ -157,23 +228,35 @@ public class FerryVerticle extends VerticleBase {
     Future<Object> outcome = input.timeoutMs > 0
         ? ferry.submit(input, Duration.ofMillis(input.timeoutMs))
         : ferry.submit(input);
-    outcome.onComplete(ar -> reply(message, ar));
+    outcome.onComplete(input.answerTo((value, failure) -> {
+      if (failure == null && (value instanceof JsonObject || value instanceof JsonArray)) {
+        // The caller is in this JVM and the outcome is its alone: hand it over uncopied. Other
+        // values are immutable, and the default codecs never copy them.
+        message.reply(value, localReply);
+      } else {
+        reply(message, value, failure);
+      }
+    }));
   }
 
   private static void reply(Message<Object> message, AsyncResult<Object> ar) {
-    if (ar.succeeded()) {
+    reply(message, ar.succeeded() ? ar.result() : null, ar.succeeded() ? null : ar.cause());
+  }
+
+  private static void reply(Message<Object> message, Object value, Throwable failure) {
+    if (failure == null) {
       try {
-        message.reply(ar.result());
+        message.reply(value);
       } catch (RuntimeException e) {
         // A value the event bus has no codec for (a huge JSON number, say): still one reply.
         message.fail(FerryError.FAILED.code(), "the outcome cannot travel on the event bus: " + e.getMessage());
       }
       return;
     }
-    if (ar.cause() instanceof FerryException e) {
+    if (failure instanceof FerryException e) {
       message.fail(e.code(), e.getMessage());
     } else {
-      message.fail(FerryError.FAILED.code(), String.valueOf(ar.cause()));
+      message.fail(FerryError.FAILED.code(), String.valueOf(failure));
     }
   }
 }

@@ -1,5 +1,8 @@
 package dev.ferry.verticle;
 
+import dev.ferry.FerryError;
+import dev.ferry.FerryException;
+import io.vertx.core.Completable;
 import io.vertx.core.MultiMap;
 import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonArray;
@@ -9,10 +12,15 @@ import io.vertx.core.json.JsonObject;
  * One input submitted over the event bus, checked on arrival. Everything here runs on the
  * verticle's event loop.
  *
- * <p>{@link #slot} is the input's position in the batch it was sent with: set once when its batch
- * is built (an input is sent at most once), it lets each caller find its own outcome in O(1).
+ * <p>{@link #slot} is the input's position in the request its batch was sent with: set once when
+ * that request is sealed (an input is sent at most once), it lets each caller find its own outcome
+ * in O(1); it stays -1 for an input left out because its deadline passed first.
+ *
+ * <p>A Submission is also its caller's one answer ({@link #complete}): the ferry's outcome, or an
+ * earlier 504 when its deadline passes after it left its lane but before its request was written
+ * ({@link #expire}); whichever comes first is delivered, the other dropped.
  */
-public final class Submission {
+public final class Submission implements Completable<Object> {
   public static final String KEY = FerryClient.KEY_HEADER;
   public static final String ID = FerryClient.ID_HEADER;
   public static final String TIMEOUT_MS = FerryClient.TIMEOUT_MS_HEADER;
@@ -26,14 +34,44 @@ public final class Submission {
   public final long order;
   /** The caller's deadline in ms, or 0 for none. */
   public final long timeoutMs;
+  /** The caller's deadline as a {@link System#nanoTime()} instant, or {@link Long#MAX_VALUE} for none. */
+  public final long deadline;
   int slot = -1;
+  private Completable<Object> answer;
+  private boolean answered;
 
-  private Submission(String key, String id, Object body, long order, long timeoutMs) {
+  private Submission(String key, String id, Object body, long order, long timeoutMs, long deadline) {
     this.key = key;
     this.id = id;
     this.body = body;
     this.order = order;
     this.timeoutMs = timeoutMs;
+    this.deadline = deadline;
+  }
+
+  /** Where the caller's one answer goes; set once, before the input is submitted. */
+  public Submission answerTo(Completable<Object> answer) {
+    this.answer = answer;
+    return this;
+  }
+
+  /** Delivers the caller's answer, unless it was answered already. */
+  @Override
+  public void complete(Object outcome, Throwable failure) {
+    if (!answered && answer != null) {
+      answered = true;
+      answer.complete(outcome, failure);
+    }
+  }
+
+  /** Whether the deadline has passed at {@code now} ({@link System#nanoTime()}). */
+  boolean expiredAt(long now) {
+    return deadline != Long.MAX_VALUE && now - deadline >= 0;
+  }
+
+  /** Answers 504 now: the deadline passed before the input's request was written. */
+  void expire() {
+    fail(new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent"));
   }
 
   /** Thrown for bad input; the message says what is wrong (never quoting the body). */
@@ -68,12 +106,16 @@ public final class Submission {
     }
     String o = headers.get(ORDER);
     long order = o == null ? Long.MAX_VALUE : parseLong(o, ORDER);
-    return new Submission(key, headers.get(ID), body, order, timeoutMs);
+    // Beyond about 146 years a deadline is none: nanoTime differences stay free of overflow.
+    long deadline = timeoutMs > 0 && timeoutMs <= Long.MAX_VALUE / 2_000_000
+        ? System.nanoTime() + timeoutMs * 1_000_000 : Long.MAX_VALUE;
+    return new Submission(key, headers.get(ID), body, order, timeoutMs, deadline);
   }
 
   /** The {@code {"id", "input"}} object sent downstream for this input. */
   public JsonObject toRequestInput() {
-    return new JsonObject().put("id", id).put("input", body);
+    // Sized for its two fields: a default JsonObject allocates a 16-slot table on its first put.
+    return new JsonObject(new java.util.LinkedHashMap<>(4)).put("id", id).put("input", body);
   }
 
   /**

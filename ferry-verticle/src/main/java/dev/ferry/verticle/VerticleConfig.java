@@ -4,6 +4,7 @@ import dev.ferry.PerKeyConfig;
 import dev.ferry.internal.ConfigCheck;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -31,8 +32,11 @@ public record VerticleConfig(
   private static final Set<String> OWN_FIELDS =
       Set.of("address", "metricsAddress", "order", "drainTimeoutMs", "downstream");
 
-  /** Where batches go: an event-bus address, or an HTTP url with its request timeout. */
-  public record DownstreamConfig(String type, String address, String url, long timeoutMs) {
+  /**
+   * Where batches go: an event-bus address, or an HTTP url with its total timeout and its {@link
+   * HttpSettings} (headers, TLS, answer size bound; null for the event bus).
+   */
+  public record DownstreamConfig(String type, String address, String url, long timeoutMs, HttpSettings httpSettings) {
     public boolean http() {
       return "http".equals(type);
     }
@@ -51,7 +55,9 @@ public record VerticleConfig(
     JsonObject in = json == null ? new JsonObject() : json.copy();
     ConfigCheck check = new ConfigCheck();
     check.unknownFields(in, fieldNames());
-    PerKeyConfig perKey = PerKeyConfig.read(in, check);
+    List<String> perKeyViolations = new ArrayList<>();
+    PerKeyConfig perKey = PerKeyConfig.read(in, perKeyViolations);
+    perKeyViolations.forEach(check::violation);
 
     String address = nonEmpty(check, "address", check.readString(in, "address"), DEFAULT_ADDRESS);
     String metrics = nonEmpty(check, "metricsAddress", check.readString(in, "metricsAddress"), DEFAULT_METRICS_ADDRESS);
@@ -88,10 +94,10 @@ public record VerticleConfig(
       check.require(ok, "downstream.address", describe(a), "must be a non-empty string");
       check.require(!ok || !a.equals(address), "downstream.address", describe(a),
           "must differ from address (the ferry would call itself)");
-      return ok ? new DownstreamConfig("eventbus", (String) a, null, callMs) : null;
+      return ok ? new DownstreamConfig("eventbus", (String) a, null, callMs, null) : null;
     }
     if ("http".equals(type)) {
-      unknown(check, d, Set.of("type", "url", "timeoutMs"));
+      unknown(check, d, HttpSettings.FIELDS);
       Object u = d.getValue("url");
       boolean ok = u instanceof String s && httpUrl(s);
       check.require(ok, "downstream.url", describe(u), "must be an absolute http:// or https:// URL with a host");
@@ -102,7 +108,8 @@ public record VerticleConfig(
         check.require(timeoutMs != null && timeoutMs >= 1 && timeoutMs <= MAX_MS,
             "downstream.timeoutMs", describe(t), "must be a whole number >= 1 and <= " + MAX_MS);
       }
-      return ok ? new DownstreamConfig("http", null, (String) u, timeoutMs != null ? timeoutMs : callMs) : null;
+      HttpSettings http = HttpSettings.read(d, check, ok && ((String) u).startsWith("https:"));
+      return ok ? new DownstreamConfig("http", null, (String) u, timeoutMs != null ? timeoutMs : callMs, http) : null;
     }
     check.violation("downstream.type = " + describe(type) + ": must be \"eventbus\" or \"http\"");
     return null;
@@ -118,11 +125,7 @@ public record VerticleConfig(
   }
 
   private static void unknown(ConfigCheck check, JsonObject d, Set<String> known) {
-    for (String f : d.fieldNames()) {
-      if (!known.contains(f)) {
-        check.violation("downstream." + f + ": unknown field (known: " + String.join(", ", List.copyOf(new java.util.TreeSet<>(known))) + ")");
-      }
-    }
+    HttpSettings.unknown(check, d, "downstream", known);
   }
 
   /**

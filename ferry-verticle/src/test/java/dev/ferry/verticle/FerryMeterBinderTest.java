@@ -53,6 +53,37 @@ class FerryMeterBinderTest {
   }
 
   @Test
+  void perKeyMetersShowTheCallLimitTheKeysItHoldsBackAndTheLatencyItSees() {
+    VirtualLoop loop = new VirtualLoop();
+    RecordingDownstream<String, String> down = new RecordingDownstream<>(loop);
+    PerKeyFerry<String, String, List<String>, String> ferry = new PerKeyFerry<>(loop,
+        PerKeyConfig.builder().maxInFlightBatches(8).build(), s -> s, null, null, down, (in, r) -> in);
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    FerryMeterBinder.bind(ferry, registry, "orders");
+    loop.runPending();
+    ferry.submit("a"); // the learned limit starts at 1: a goes, b and c wait for it
+    ferry.submit("b");
+    ferry.submit("c");
+    loop.runPending();
+    assertEquals(1, registry.get("ferry.call.limit").gauge().value());
+    assertEquals(2, registry.get("ferry.calls.waiting").gauge().value());
+    for (int i = 0; i < 3; i++) {
+      loop.advanceMillis(3);
+      down.succeed(i);
+      loop.runPending();
+      ferry.submit("k" + i);
+      loop.runPending();
+    }
+    loop.advanceMillis(3);
+    down.succeed(3);
+    loop.runPending();
+    // Four calls of 3 ms each, one at a time and always holding others back: the limit doubled.
+    assertEquals(2, registry.get("ferry.call.limit").gauge().value());
+    assertEquals(0.003, registry.get("ferry.call.latency.seen").gauge().value(), 1e-9);
+    assertEquals(0.003, registry.get("ferry.call.latency.floor").gauge().value(), 1e-9);
+  }
+
+  @Test
   void makeMetersRecordBatchesToo() {
     VirtualLoop loop = new VirtualLoop();
     RecordingDownstream<Void, String> down = new RecordingDownstream<>(loop);

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ferry.InvalidConfigException;
 import io.vertx.core.DeploymentOptions;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -54,6 +55,37 @@ class FerryVerticleConfigTest extends VerticleTestBase {
     String loop = deployFailure(new JsonObject().put("downstream",
         new JsonObject().put("type", "eventbus").put("address", "ferry.submit")));
     assertTrue(loop.contains("downstream.address = \"ferry.submit\": must differ from address"), loop);
+  }
+
+  @Test
+  void badHttpHeadersTlsAndResponseBoundAreNamedAndSecretsNeverQuoted() {
+    String http = deployFailure(new JsonObject().put("downstream", new JsonObject().put("type", "http")
+        .put("url", "http://localhost:8080/batch")
+        .put("headers", new JsonObject().put("Authorization", 42).put("Content-Type", "text/plain")
+            .put("bad name", "v").put("X-Split", "secret\r\nInjected: 1"))
+        .put("maxResponseBytes", 0)
+        .put("tls", new JsonObject().put("trustAll", "yes"))));
+    for (String part : new String[] {"downstream.headers.Authorization = 42: must be a string",
+        "downstream.headers.Content-Type = \"...\": is set by the ferry", "downstream.headers.bad name",
+        "downstream.headers.X-Split = \"...\": must be a string without line breaks",
+        "downstream.maxResponseBytes = 0", "downstream.tls = {...}: only with an https:// url",
+        "downstream.tls.trustAll = \"yes\""}) {
+      assertTrue(http.contains(part), "no \"" + part + "\" in: " + http);
+    }
+    assertTrue(!http.contains("secret") && !http.contains("text/plain"), "a header value was quoted: " + http);
+    String tls = deployFailure(new JsonObject().put("downstream", new JsonObject().put("type", "http")
+        .put("url", "https://localhost:8443/batch")
+        .put("tls", new JsonObject().put("trustPem", new JsonArray()).put("trustStore", new JsonObject()
+                .put("path", "t.p12").put("type", "pem").put("pasword", "x"))
+            .put("certPem", "c.pem").put("verify", true))));
+    for (String part : new String[] {"downstream.tls.trustPem = []", "downstream.tls.trustStore.type = \"pem\"",
+        "downstream.tls.trustStore.pasword: unknown field", "give trustPem or trustStore, not both",
+        "downstream.tls.certPem/keyPem", "downstream.tls.verify: unknown field"}) {
+      assertTrue(tls.contains(part), "no \"" + part + "\" in: " + tls);
+    }
+    // The event-bus downstream has none of these.
+    assertTrue(deployFailure(new JsonObject().put("downstream", new JsonObject().put("type", "eventbus")
+        .put("address", "d").put("headers", new JsonObject()))).contains("downstream.headers: unknown field"));
   }
 
   @Test

@@ -15,7 +15,8 @@ class FerryVerticleGuaranteesTest extends VerticleTestBase {
 
   @Test
   void batchesFormOnCompletionOneKeyInOrderWithinSize() {
-    deploy(config(new JsonObject().put("maxBatchSize", 3)));
+    // Adaptive dispatch with the limit pinned (a learned one starts at 1 and would hold b's first back).
+    deploy(config(new JsonObject().put("maxBatchSize", 3).put("pinnedLimit", 16)));
     Future<Message<Object>> first = send("a", 0);
     EbRecorder.Call direct = await(downstream.call(0));
     List<Future<Message<Object>>> rest = new ArrayList<>();
@@ -87,7 +88,7 @@ class FerryVerticleGuaranteesTest extends VerticleTestBase {
 
   @Test
   void keysRunInParallelUpToTheSlotsPlusDirectCalls() {
-    deploy(config(new JsonObject().put("maxInFlightBatches", 2)));
+    deploy(config(new JsonObject().put("maxInFlightBatches", 2).put("dispatch", "fixed-slots")));
     List<EbRecorder.Call> directs = new ArrayList<>();
     for (int k = 0; k < 3; k++) {
       send("k" + k, "d" + k);
