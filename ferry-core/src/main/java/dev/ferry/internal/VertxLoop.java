@@ -3,9 +3,12 @@ package dev.ferry.internal;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.internal.ContextInternal;
-import java.util.concurrent.TimeUnit;
 
-/** A {@link Loop} on one Vert.x event-loop context, captured once and kept. */
+/**
+ * A {@link Loop} on one Vert.x event-loop context, captured once and kept. The core's adapter to
+ * Vert.x internals: the context's base ({@code unwrap}), a fresh event-loop context, and its close
+ * hooks are reached only here, since Vert.x 5 has no public API for them.
+ */
 public final class VertxLoop implements Loop {
   private final Context context;
 
@@ -55,7 +58,7 @@ public final class VertxLoop implements Loop {
   public long schedule(long delayNanos, Runnable task) {
     // Vert.x timers have millisecond resolution and a 1 ms floor; round up so a deadline is
     // never reported early.
-    long ms = Math.max(1, TimeUnit.NANOSECONDS.toMillis(delayNanos + 999_999));
+    long ms = Deadlines.timerMillis(delayNanos);
     return context.owner().setTimer(ms, id -> {
       if (inLoop()) {
         task.run();
@@ -63,6 +66,21 @@ public final class VertxLoop implements Loop {
         execute(task);
       }
     });
+  }
+
+  /**
+   * Through the context's close hooks, the one Vert.x API that tells when a verticle's context (or,
+   * for a context of no deployment, the Vert.x instance) closes. Vert.x 4 made {@code
+   * Context.addCloseHook} internal and Vert.x 5 has no public replacement, so this adapter, which
+   * already holds the core's other uses of {@code ContextInternal}, is where the internal API is
+   * used (issue 12). Undeploying runs the hooks after the verticle's {@code stop()}.
+   */
+  @Override
+  public Runnable onOwnerClose(java.util.function.Consumer<Runnable> hook) {
+    ContextInternal owner = (ContextInternal) context;
+    io.vertx.core.Closeable closeable = completion -> hook.accept(() -> completion.succeed());
+    owner.addCloseHook(closeable);
+    return () -> owner.removeCloseHook(closeable);
   }
 
   @Override
