@@ -5,7 +5,14 @@ import io.vertx.core.Vertx;
 import io.vertx.core.internal.ContextInternal;
 import java.util.concurrent.TimeUnit;
 
-/** A {@link Loop} on one Vert.x event-loop context, captured once and kept. */
+/**
+ * A {@link Loop} on one Vert.x event-loop context, captured once and kept.
+ *
+ * <p>ferry-core's only use of Vert.x internal API, kept in this one adapter: Vert.x 5 has no public
+ * way to get the base context of a duplicated one ({@code ContextInternal.unwrap()}: handlers run
+ * on duplicates, and the ferry must accept them as its own loop) nor to create an event-loop
+ * context from a non-Vert.x thread without deploying a verticle ({@code createEventLoopContext()}).
+ */
 public final class VertxLoop implements Loop {
   private final Context context;
 

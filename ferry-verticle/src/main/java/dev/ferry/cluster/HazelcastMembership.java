@@ -29,6 +29,11 @@ import java.util.function.Consumer;
  *
  * <p>Hazelcast's own MembershipListener is used, not {@code ClusterManager.nodeListener}, which
  * holds a single listener that Vert.x HA already takes.
+ *
+ * <p>ferry-verticle's only use of Vert.x internal API, kept in this one adapter: the cluster
+ * manager of a Vert.x the launcher (or the application) built is reachable only through {@code
+ * VertxInternal.clusterManager()}; Vert.x 5 has no public accessor. Loaded only once OptionalJars
+ * found vertx-hazelcast (docs/adr/0091-optional-integrations-fail-by-name.md).
  */
 final class HazelcastMembership implements Membership {
   private static final String NODE_ID = "__vertx.nodeId";
