@@ -11,7 +11,8 @@ import java.util.concurrent.TimeUnit;
  * <p>ferry-core's only use of Vert.x internal API, kept in this one adapter: Vert.x 5 has no public
  * way to get the base context of a duplicated one ({@code ContextInternal.unwrap()}: handlers run
  * on duplicates, and the ferry must accept them as its own loop) nor to create an event-loop
- * context from a non-Vert.x thread without deploying a verticle ({@code createEventLoopContext()}).
+ * context from a non-Vert.x thread without deploying a verticle ({@code createEventLoopContext()}),
+ * nor to make a promise whose callbacks run on the caller's context ({@code promise()}).
  */
 public final class VertxLoop implements Loop {
   private final Context context;
@@ -23,6 +24,12 @@ public final class VertxLoop implements Loop {
     // Event-bus handlers and timers run on duplicates of a verticle's context; they share its
     // thread and task order, so the ferry is bound to the base context and accepts its duplicates.
     this.context = ((ContextInternal) context).unwrap();
+  }
+
+  /** A promise bound to the calling thread's context, if any (see {@link Driver#callerPromise()}). */
+  static <T> io.vertx.core.Promise<T> callerPromise() {
+    ContextInternal caller = ContextInternal.current();
+    return caller != null ? caller.promise() : io.vertx.core.Promise.promise();
   }
 
   /**
