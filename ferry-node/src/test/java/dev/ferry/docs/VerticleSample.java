@@ -2,12 +2,15 @@ package dev.ferry.docs;
 
 import dev.ferry.FerryException;
 import dev.ferry.verticle.FerryClient;
+import dev.ferry.verticle.FerryVerticle;
+import dev.ferry.verticle.FerryVerticleOptions;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.ext.healthchecks.HealthChecks;
 import java.time.Duration;
 
 /** The samples of docs/guide/verticle.md (compiled here, checked by DocsSamplesTest). */
@@ -20,6 +23,17 @@ final class VerticleSample {
         .put("downstream", new JsonObject().put("type", "eventbus").put("address", "ferry.downstream"));
     vertx.deployVerticle("dev.ferry.verticle.FerryVerticle", new DeploymentOptions().setConfig(cfg));
     // [/deploy]
+  }
+
+  static void options(Vertx vertx, HealthChecks checks) {
+    // [options]
+    FerryVerticleOptions options = new FerryVerticleOptions()
+        .setEventBusDownstream("ferry.downstream")
+        .setMaxBatchSize(50)
+        .setCallTimeoutMs(5_000);
+    FerryVerticle verticle = new FerryVerticle(options);
+    vertx.deployVerticle(verticle).onSuccess(id -> checks.register("ferry", verticle.healthProcedure()));
+    // [/options]
   }
 
   static void submit(Vertx vertx) {
