@@ -10,6 +10,12 @@ import java.time.Duration;
 public abstract sealed class FerryBounds permits PerKeyConfig, FerryConfig {
   final Limits limits;
 
+  static {
+    // The engines read the validated limits through dev.ferry.internal, never through a public
+    // method that would put an internal type in the public API.
+    Limits.Access.install(bounds -> bounds.limits);
+  }
+
   FerryBounds(Limits limits) {
     this.limits = limits;
   }
@@ -22,11 +28,6 @@ public abstract sealed class FerryBounds permits PerKeyConfig, FerryConfig {
   public final Duration maxBatchDelay() { return limits.maxBatchDelay(); }
   public final Duration callTimeout() { return limits.callTimeout(); }
   public final Duration drainTimeout() { return limits.drainTimeout(); }
-
-  /** The validated limits, for the engines. */
-  public final Limits limits() {
-    return limits;
-  }
 
   /**
    * Sets the shared bounds; {@code build()} validates every field at once and names each one

@@ -4,6 +4,7 @@ import dev.ferry.internal.ConfigCheck;
 import dev.ferry.internal.Limits;
 import io.vertx.core.json.JsonObject;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -58,11 +59,19 @@ public final class PerKeyConfig extends FerryBounds {
   }
 
   /**
-   * Reads the per-key fields from {@code json} into {@code check} without throwing: for callers
-   * (the verticle) that validate more fields and report every violation in one error. Unknown
-   * fields are the caller's to check. Returns {@code null} when a violation was recorded.
+   * Reads the per-key fields from {@code json} without throwing, adding one line per violated
+   * field to {@code violations}: for callers (the verticle, an application's own config) that
+   * validate more fields and report every violation in one error. Unknown fields are the caller's
+   * to check. Returns {@code null} when a violation was found.
    */
-  public static PerKeyConfig read(JsonObject json, ConfigCheck check) {
+  public static PerKeyConfig read(JsonObject json, List<String> violations) {
+    ConfigCheck check = new ConfigCheck();
+    PerKeyConfig config = read(json, check);
+    violations.addAll(check.violations());
+    return config;
+  }
+
+  private static PerKeyConfig read(JsonObject json, ConfigCheck check) {
     Limits limits = Limits.read(json, DEFAULTS, check);
     Boolean direct = check.readBoolean(json, "directIdleKeys");
     String mode = check.readString(json, "dispatch");

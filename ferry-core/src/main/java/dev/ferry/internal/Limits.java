@@ -20,6 +20,25 @@ public record Limits(
 
   public static final long UNBOUNDED = Long.MAX_VALUE;
 
+  /**
+   * The engines' way to the limits inside a public config ({@link dev.ferry.FerryBounds} keeps
+   * them package-private so that no public signature names this internal type). Installed once by
+   * FerryBounds' class initialisation, which happens before any config exists.
+   */
+  public static final class Access {
+    private static volatile java.util.function.Function<dev.ferry.FerryBounds, Limits> reader;
+
+    private Access() {}
+
+    public static void install(java.util.function.Function<dev.ferry.FerryBounds, Limits> r) {
+      reader = r;
+    }
+
+    public static Limits of(dev.ferry.FerryBounds bounds) {
+      return reader.apply(bounds);
+    }
+  }
+
   /** The longest duration in ms the engines can hold: they keep time in nanoseconds. */
   public static final long MAX_MS = Long.MAX_VALUE / 1_000_000;
 

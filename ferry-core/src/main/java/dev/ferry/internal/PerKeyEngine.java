@@ -112,11 +112,11 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
    *     fall back to submission order
    */
   public PerKeyEngine(PerKeyConfig config, Comparator<? super I> order, Loop loop, Effects<K, I> out) {
-    super(config.limits(), loop, out);
+    super(Limits.Access.of(config), loop, out);
     this.directCalls = config.directCallsEnabled();
     this.callLimit = config.dispatch() != Dispatch.ADAPTIVE ? null
         : config.pinnedLimit() > 0 ? CallLimit.pinned(config.pinnedLimit())
-        : CallLimit.learned(config.limits().maxInFlightBatches());
+        : CallLimit.learned(config.maxInFlightBatches());
     this.order = order == null ? null
         : PerKeyEngine.<K, I>safely(order).thenComparingLong(e -> e.seq);
   }

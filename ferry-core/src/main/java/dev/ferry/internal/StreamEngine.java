@@ -68,7 +68,7 @@ public final class StreamEngine<I> extends EngineCore<Void, I> {
   private long delayTimerAt = -1;
 
   public StreamEngine(FerryConfig config, Loop loop, Effects<Void, I> out) {
-    super(config.limits(), loop, out);
+    super(Limits.Access.of(config), loop, out);
   }
 
   /** Creates the entry for one valid input; {@code deadline}: absolute loop nanos, {@link Long#MAX_VALUE} for none. */

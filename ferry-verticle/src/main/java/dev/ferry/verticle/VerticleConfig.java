@@ -4,6 +4,7 @@ import dev.ferry.PerKeyConfig;
 import dev.ferry.internal.ConfigCheck;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -54,7 +55,9 @@ public record VerticleConfig(
     JsonObject in = json == null ? new JsonObject() : json.copy();
     ConfigCheck check = new ConfigCheck();
     check.unknownFields(in, fieldNames());
-    PerKeyConfig perKey = PerKeyConfig.read(in, check);
+    List<String> perKeyViolations = new ArrayList<>();
+    PerKeyConfig perKey = PerKeyConfig.read(in, perKeyViolations);
+    perKeyViolations.forEach(check::violation);
 
     String address = nonEmpty(check, "address", check.readString(in, "address"), DEFAULT_ADDRESS);
     String metrics = nonEmpty(check, "metricsAddress", check.readString(in, "metricsAddress"), DEFAULT_METRICS_ADDRESS);
