@@ -154,8 +154,7 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
    * its own thread). On the ferry's own context this costs nothing.
    */
   public static <T> Promise<T> callerPromise() {
-    io.vertx.core.internal.ContextInternal caller = io.vertx.core.internal.ContextInternal.current();
-    return caller != null ? caller.promise() : Promise.promise();
+    return VertxLoop.callerPromise();
   }
 
   /** Closes now; see {@link dev.ferry.Ferry#close()}. */

@@ -5,9 +5,15 @@ import io.vertx.core.Vertx;
 import io.vertx.core.internal.ContextInternal;
 
 /**
- * A {@link Loop} on one Vert.x event-loop context, captured once and kept. The core's adapter to
- * Vert.x internals: the context's base ({@code unwrap}), a fresh event-loop context, and its close
- * hooks are reached only here, since Vert.x 5 has no public API for them.
+ * A {@link Loop} on one Vert.x event-loop context, captured once and kept.
+ *
+ * <p>ferry-core's only use of Vert.x internal API, kept in this one adapter: Vert.x 5 has no public
+ * way to get the base context of a duplicated one ({@code ContextInternal.unwrap()}: handlers run
+ * on duplicates, and the ferry must accept them as its own loop) nor to create an event-loop
+ * context from a non-Vert.x thread without deploying a verticle ({@code createEventLoopContext()}),
+ * nor to make a promise whose callbacks run on the caller's context ({@code promise()}), nor to
+ * add a close hook to the context (a ferry created on a verticle's context closes when the
+ * verticle undeploys, or when Vert.x closes).
  */
 public final class VertxLoop implements Loop {
   private final Context context;
@@ -19,6 +25,12 @@ public final class VertxLoop implements Loop {
     // Event-bus handlers and timers run on duplicates of a verticle's context; they share its
     // thread and task order, so the ferry is bound to the base context and accepts its duplicates.
     this.context = ((ContextInternal) context).unwrap();
+  }
+
+  /** A promise bound to the calling thread's context, if any (see {@link Driver#callerPromise()}). */
+  static <T> io.vertx.core.Promise<T> callerPromise() {
+    ContextInternal caller = ContextInternal.current();
+    return caller != null ? caller.promise() : io.vertx.core.Promise.promise();
   }
 
   /**
