@@ -29,7 +29,7 @@ import java.util.Arrays;
  */
 public final class CallLimit {
   /** How far above its floor a round's latency may be before it counts as queueing. */
-  static final double TOLERANCE = 0.3;
+  static final double TOLERANCE = 0.4;
   /** Samples in a round at least (and at least the limit). */
   static final int MIN_ROUND = 4;
   /** How often the floors are re-measured at a lowered limit. */
@@ -38,8 +38,8 @@ public final class CallLimit {
   static final double FLOOR_ROUND_SHARE = 0.6;
   /** Cuts that brought the calls in flight to this share or less are judged. */
   static final double DEEP_CUT = 0.8;
-  /** Rounds queued at limit 1 (where every call is alone) that start a floor round at once. */
-  static final int ROUNDS_AT_ONE = 5;
+  /** Rounds in a row whose latency over floor exceeds what our own calls could cause, before the floors rebase. */
+  static final int ROUNDS_NOT_OURS = 5;
 
   private static final int CLASSES = 32;
 
@@ -51,7 +51,7 @@ public final class CallLimit {
   /** Floor point per batch-size class: its mean batch size and latency in nanos; latency 0 = none yet. */
   private final double[] floorSize = new double[CLASSES];
   private final double[] floorLatency = new double[CLASSES];
-  private int roundsQueuedAtOne;
+  private int roundsNotOurs;
   // Cuts in a row, judged together (see endRound).
   private boolean cutting;
   private boolean settling;
@@ -66,6 +66,10 @@ public final class CallLimit {
   private boolean heldBack;
   private long inFlightSum;
   private final long[] classSum = new long[CLASSES];
+  /** The round's successful samples, for the median latency over floor. */
+  private long[] sampleLatency = new long[16];
+  private int[] sampleSize = new int[16];
+  private int sampleCount;
   private final long[] classSize = new long[CLASSES];
   private final int[] classCount = new int[CLASSES];
 
@@ -148,6 +152,12 @@ public final class CallLimit {
       classSum[c] += Math.max(1, latencyNanos);
       classSize[c] += size;
       classCount[c]++;
+      if (sampleCount == sampleLatency.length) {
+        sampleLatency = Arrays.copyOf(sampleLatency, 2 * sampleCount);
+        sampleSize = Arrays.copyOf(sampleSize, 2 * sampleCount);
+      }
+      sampleLatency[sampleCount] = Math.max(1, latencyNanos);
+      sampleSize[sampleCount++] = size;
     }
     if (samples >= Math.max(MIN_ROUND, limit)) {
       endRound(now);
@@ -209,8 +219,22 @@ public final class CallLimit {
       seenFloorNanos = seenLatencyNanos;
     }
     double meanInFlight = inFlightSum / (double) samples;
-    boolean queueing = known > 0 && floorSum / latencySum < 1 / (1 + TOLERANCE);
-    double ratio = known > 0 ? latencySum / floorSum : 1;
+    // The median call's latency over its floor: queueing at the downstream delays every call
+    // alike, while a stall of this loop or a slow outlier delays a few; the median sees the first.
+    double ratio = known > 0 ? medianRatio() : 1;
+    boolean inflated = ratio > 1 + TOLERANCE;
+    // Calls queued behind our own calls wait at most for the calls ahead of them: latency over
+    // floor beyond the calls in flight (even with one connection) is not our queue (a loop that
+    // answers late, a slower downstream). Such rounds never cut the limit; lasting, they rebase.
+    boolean queueing = inflated && ratio <= meanInFlight * (1 + TOLERANCE);
+    roundsNotOurs = inflated && !queueing && failures == 0 ? roundsNotOurs + 1 : 0;
+    if (roundsNotOurs >= ROUNDS_NOT_OURS) {
+      roundsNotOurs = 0;
+      cutting = false;
+      rebaseFloors(ratio);
+      newRound(now);
+      return;
+    }
     if (cutting && known > 0 && failures == 0) {
       // Cuts in a row, judged together: our own queue shrinks with the calls in flight (Little's
       // law), so once they are well down, at least half of that drop must show in latency over floor.
@@ -235,7 +259,7 @@ public final class CallLimit {
       setLimit(limit - Math.max(1, limit / 10));
       slowStart = false;
     } else if (queueing) {
-      double gradient = floorSum / latencySum;
+      double gradient = 1 / ratio;
       int target = (int) Math.ceil(meanInFlight * gradient * (1 + TOLERANCE));
       if (!cutting || ratio > ratioAtFirstCut) {
         // A streak is judged from its worst point: a queue that grew meanwhile (a pool that
@@ -251,11 +275,8 @@ public final class CallLimit {
     } else if (heldBack) {
       setLimit(slowStart ? 2 * limit : limit + Math.max(1, limit / 8));
     }
-    // At 1, every call is alone, so lasting "queueing" there is a slower downstream: re-measure.
-    roundsQueuedAtOne = queueing && limit == 1 ? roundsQueuedAtOne + 1 : 0;
-    if ((heldBack && now >= nextFloorRound) || roundsQueuedAtOne >= ROUNDS_AT_ONE) {
+    if (heldBack && now >= nextFloorRound) {
       floorRound = true;
-      roundsQueuedAtOne = 0;
       limitBeforeFloorRound = limit;
       setLimit((int) (limit * FLOOR_ROUND_SHARE));
     }
@@ -276,6 +297,23 @@ public final class CallLimit {
     setLimit(limitBeforeFloorRound);
     nextFloorRound = now + FLOOR_PERIOD_NANOS;
     newRound(now);
+  }
+
+  /** The median over the round's samples (those with a floor) of latency / floor; 1 with none. */
+  private double medianRatio() {
+    double[] ratios = new double[sampleCount];
+    int n = 0;
+    for (int i = 0; i < sampleCount; i++) {
+      double floor = floorAt(sampleSize[i]);
+      if (floor > 0) {
+        ratios[n++] = sampleLatency[i] / floor;
+      }
+    }
+    if (n == 0) {
+      return 1;
+    }
+    Arrays.sort(ratios, 0, n);
+    return n % 2 == 1 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
   }
 
   /** Scales every floor by {@code ratio}, then takes this round's class means as the floors of its classes. */
@@ -302,6 +340,7 @@ public final class CallLimit {
     heldBack = false;
     inFlightSum = 0;
     Arrays.fill(classSum, 0);
+    sampleCount = 0;
     Arrays.fill(classSize, 0);
     Arrays.fill(classCount, 0);
   }

@@ -113,6 +113,22 @@ class ApiSurfaceTest {
     assertEquals(List.of(), split);
   }
 
+  @Test
+  void vertxInternalApiOnlyInOneAdapterPerModule() throws IOException {
+    // Where Vert.x has no public API for a need, one class per module holds the internal call,
+    // with a comment saying why (docs/adr/0092-no-internal-type-in-the-public-api.md).
+    Set<String> adapters = Set.of("VertxLoop.java", "ClusterAccess.java");
+    List<String> users = new ArrayList<>();
+    try (Stream<Path> files = Files.walk(Path.of(".."))) {
+      for (Path f : files.filter(p -> p.toString().replace('\\', '/').matches(".*/ferry-[a-z]+/src/main/java/.*\\.java")).toList()) {
+        if (Files.readString(f).contains("io.vertx.core.internal") && !adapters.contains(f.getFileName().toString())) {
+          users.add(f.toString());
+        }
+      }
+    }
+    assertEquals(List.of(), users, "Vert.x internal API outside the adapters " + adapters);
+  }
+
   private static boolean isInternal(Class<?> c) {
     return c.getPackageName().endsWith(".internal") || c.getPackageName().contains(".internal.");
   }

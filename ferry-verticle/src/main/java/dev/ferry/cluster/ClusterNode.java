@@ -33,7 +33,7 @@ import java.util.function.BiConsumer;
  * address. On a view change it hands the keys it lost to their new owners and tells every node
  * when it has no call left for a key it does not own ("released" for that view); keys it gained
  * stay held until every node that could have owned them since the last settled view released them
- * (docs/adr/0051-hand-off-on-membership-change.md). All state lives on the verticle's context.
+ * (docs/adr/0051-hand-off-and-release.md). All state lives on the verticle's context.
  */
 public final class ClusterNode {
   private static final System.Logger LOG = System.getLogger(ClusterNode.class.getName());
