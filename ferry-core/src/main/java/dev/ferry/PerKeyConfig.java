@@ -14,7 +14,7 @@ import java.util.Set;
  * call limit is learned), {@code maxBatchSize} 100, {@code maxBatchWeight} unbounded, {@code
  * maxInFlightBatches} 256, {@code maxQueueing} 10000, {@code maxQueuedWeight} unbounded, {@code
  * maxBatchDelay} zero (batches form on completion, no timer), {@code directIdleKeys} true, {@code
- * callTimeout} 30 s. An invalid config never builds: {@link InvalidConfigException} names every
+ * callTimeout} 30 s, {@code drainTimeout} 10 s. An invalid config never builds: {@link InvalidConfigException} names every
  * violated field with its value and rule.
  */
 public final class PerKeyConfig extends FerryBounds {
@@ -47,7 +47,7 @@ public final class PerKeyConfig extends FerryBounds {
    * Reads a config from JSON with the field names {@code dispatch} ({@code "adaptive"} or {@code
    * "fixed-slots"}), {@code pinnedLimit}, {@code maxBatchSize}, {@code maxBatchWeight}, {@code
    * maxInFlightBatches}, {@code maxQueueing}, {@code maxQueuedWeight}, {@code maxBatchDelayMs},
-   * {@code directIdleKeys} and {@code callTimeoutMs}; absent fields take their defaults. A wrong
+   * {@code directIdleKeys}, {@code callTimeoutMs} and {@code drainTimeoutMs}; absent fields take their defaults. A wrong
    * type, a value out of range and an unknown field are all errors.
    */
   public static PerKeyConfig fromJson(JsonObject json) {

@@ -3,16 +3,15 @@ package dev.ferry.internal;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.internal.ContextInternal;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A {@link Loop} on one Vert.x event-loop context, captured once and kept.
  *
- * <p>ferry-core's only use of Vert.x internal API, kept in this one adapter: Vert.x 5 has no public
- * way to get the base context of a duplicated one ({@code ContextInternal.unwrap()}: handlers run
- * on duplicates, and the ferry must accept them as its own loop) nor to create an event-loop
- * context from a non-Vert.x thread without deploying a verticle ({@code createEventLoopContext()}),
- * nor to make a promise whose callbacks run on the caller's context ({@code promise()}).
+ * <p>ferry-core's only use of Vert.x internal API, kept in this one adapter because Vert.x 5 has no
+ * public API for these: the base of a duplicated context ({@code unwrap()}: handlers run on
+ * duplicates, and the ferry must accept them as its own loop), a fresh event-loop context from a
+ * non-Vert.x thread without deploying a verticle, the context's close hooks, and a promise whose
+ * callbacks run on the caller's context.
  */
 public final class VertxLoop implements Loop {
   private final Context context;
@@ -69,7 +68,7 @@ public final class VertxLoop implements Loop {
   public long schedule(long delayNanos, Runnable task) {
     // Vert.x timers have millisecond resolution and a 1 ms floor; round up so a deadline is
     // never reported early.
-    long ms = Math.max(1, TimeUnit.NANOSECONDS.toMillis(delayNanos + 999_999));
+    long ms = Deadlines.timerMillis(delayNanos);
     return context.owner().setTimer(ms, id -> {
       if (inLoop()) {
         task.run();
@@ -77,6 +76,21 @@ public final class VertxLoop implements Loop {
         execute(task);
       }
     });
+  }
+
+  /**
+   * Through the context's close hooks, the one Vert.x API that tells when a verticle's context (or,
+   * for a context of no deployment, the Vert.x instance) closes. Vert.x 4 made {@code
+   * Context.addCloseHook} internal and Vert.x 5 has no public replacement, so this adapter, which
+   * already holds the core's other uses of {@code ContextInternal}, is where the internal API is
+   * used (issue 12). Undeploying runs the hooks after the verticle's {@code stop()}.
+   */
+  @Override
+  public Runnable onOwnerClose(java.util.function.Consumer<Runnable> hook) {
+    ContextInternal owner = (ContextInternal) context;
+    io.vertx.core.Closeable closeable = completion -> hook.accept(() -> completion.succeed());
+    owner.addCloseHook(closeable);
+    return () -> owner.removeCloseHook(closeable);
   }
 
   @Override
