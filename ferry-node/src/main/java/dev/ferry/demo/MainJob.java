@@ -1,6 +1,7 @@
 package dev.ferry.demo;
 
 import dev.ferry.FerryException;
+import dev.ferry.PerKeyConfig;
 import dev.ferry.examples.Accounts;
 import dev.ferry.store.StoreService;
 import dev.ferry.verticle.FerryClient;
@@ -35,8 +36,9 @@ import java.util.concurrent.TimeUnit;
  *   <li>a warm-up runs the load through Ferry first and is reported apart; then the store's
  *       one-input round trip is measured alone, the yardstick for the quiet keys' latency;
  *   <li>the measured runs offer the same load ({@link Load}: a bulk import on a few hot accounts,
- *       quiet traffic on many others), once through {@code dev.ferry.verticle.FerryVerticle} with the
- *       default config and once straight to the store, one call per input;
+ *       quiet traffic on many others), through {@code dev.ferry.verticle.FerryVerticle} with the
+ *       default config, through it with the seeds' dispatch mode when the engine has modes, and
+ *       straight to the store, one call per input;
  *   <li>after each run the database is checked against every acknowledged operation and emptied;
  *       a progress line is printed while a run goes, a side-by-side table at the end, and an HTML
  *       report with each run over time ({@link HtmlReport}).
@@ -53,6 +55,8 @@ public final class MainJob {
   static final int CONNECTIONS = 8;
   static final String SUBMIT_ADDRESS = "ferry.submit";
   static final String METRICS_ADDRESS = "ferry.metrics";
+  /** The run through Ferry with the seeds' dispatch ({@code fixed-slots}), when the engine has modes. */
+  static final String SEEDS_MODE = "seeds' mode";
   /** One-input calls made one at a time to measure the store's round trip. */
   static final int ROUND_TRIP_PROBES = 200;
 
@@ -96,6 +100,15 @@ public final class MainJob {
         .put("downstream", new JsonObject().put("type", "eventbus").put("address", STORE_ADDRESS));
   }
 
+  /**
+   * Whether the per-key engine has dispatch modes (the adaptive limit, with the seeds' fixed slots
+   * kept as {@code "dispatch": "fixed-slots"}): then the job also runs the seeds' mode, for
+   * comparison.
+   */
+  static boolean hasDispatchModes() {
+    return PerKeyConfig.defaults().toJson().containsKey("dispatch");
+  }
+
   /** Runs the job with its own Vert.x instance and database, prints to {@code out}, and reports. */
   public static JobReport run(JobOptions options, PrintStream out) throws Exception {
     Vertx vertx = Vertx.vertx();
@@ -129,11 +142,14 @@ public final class MainJob {
       Context loadContext = vertx.getOrCreateContext();
       Job job = new Job(vertx, options, out, database, counter, loadContext);
 
-      RunReport warmup = options.warmup().isZero() ? null : job.throughFerry("warm-up", options.warmup());
+      RunReport warmup = options.warmup().isZero() ? null : job.throughFerry("warm-up", options.warmup(), ferryConfig());
       double[] roundTrip = job.storeRoundTrip();
       List<RunReport> runs = new ArrayList<>();
-      runs.add(job.throughFerry("Ferry", options.duration()));
+      runs.add(job.throughFerry("Ferry", options.duration(), ferryConfig()));
       if (options.compare()) {
+        if (hasDispatchModes()) {
+          runs.add(job.throughFerry(SEEDS_MODE, options.duration(), ferryConfig().put("dispatch", "fixed-slots")));
+        }
         runs.add(job.unbatched("unbatched", options.duration()));
       }
 
@@ -160,9 +176,9 @@ public final class MainJob {
   private record Job(Vertx vertx, JobOptions options, PrintStream out, Database database,
       DownstreamCounter counter, Context loadContext) {
 
-    /** The load through a FerryVerticle deployed for this run with the default config. */
-    RunReport throughFerry(String label, Duration duration) throws Exception {
-      String deployment = vertx.deployVerticle("dev.ferry.verticle.FerryVerticle", new DeploymentOptions().setConfig(ferryConfig()))
+    /** The load through a FerryVerticle deployed for this run with {@code config}. */
+    RunReport throughFerry(String label, Duration duration, JsonObject config) throws Exception {
+      String deployment = vertx.deployVerticle("dev.ferry.verticle.FerryVerticle", new DeploymentOptions().setConfig(config))
           .await(30, TimeUnit.SECONDS);
       FerryClient client = FerryClient.create(vertx, SUBMIT_ADDRESS);
       RunReport report = run(label, duration, client::submit, true);

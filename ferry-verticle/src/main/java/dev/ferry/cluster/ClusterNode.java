@@ -33,7 +33,7 @@ import java.util.function.BiConsumer;
  * address. On a view change it hands the keys it lost to their new owners and tells every node
  * when it has no call left for a key it does not own ("released" for that view); keys it gained
  * stay held until every node that could have owned them since the last settled view released them
- * (docs/adr/0051-hand-off-on-membership-change.md). All state lives on the verticle's context.
+ * (docs/adr/0051-hand-off-and-release.md). All state lives on the verticle's context.
  */
 public final class ClusterNode {
   private static final System.Logger LOG = System.getLogger(ClusterNode.class.getName());
@@ -197,9 +197,10 @@ public final class ClusterNode {
         return;
       }
       Future<Object> outcome = remaining > 0 ? ferry.submit(p.input, Duration.ofMillis(remaining)) : ferry.submit(p.input);
-      // Through the input: it may be answered 504 before its call, if its deadline passes while
-      // its batch waits to be written (BatchOutcomes).
-      outcome.onComplete(p.input.answerTo(p.answer));
+      // Not through Submission.answerTo: an input handed off and come back is submitted here again,
+      // and each submission's outcome must reach its own Pending. An input whose deadline passes
+      // while its batch waits to be written is still left out, and answered 504 when its call ends.
+      outcome.onComplete(p.answer);
     }
   }
 

@@ -55,6 +55,18 @@ public class FerryVerticle extends VerticleBase {
   private DeliveryOptions localReply;
   /** Set iff Vert.x is clustered: routes each input to its key's owner (docs/guide/clustering.md). */
   private ClusterNode cluster;
+  /** Given to the constructor, or null: then the deployment's JSON config is read. */
+  private final FerryVerticleOptions options;
+
+  /** Reads its options from the deployment's config (deployment by name, the launcher's -conf). */
+  public FerryVerticle() {
+    this.options = null;
+  }
+
+  /** Takes its options from {@code options} (a copy); the deployment's config is then ignored. */
+  public FerryVerticle(FerryVerticleOptions options) {
+    this.options = new FerryVerticleOptions(options);
+  }
 
   @Override
   public Future<?> start() {
@@ -65,7 +77,7 @@ public class FerryVerticle extends VerticleBase {
           "instances = " + context.getInstanceCount() + ": must be 1 (one verticle owns every key on a node)")));
     }
     try {
-      settings = VerticleConfig.read(config());
+      settings = VerticleConfig.read(options != null ? options.toJson() : config());
     } catch (InvalidConfigException e) {
       return Future.failedFuture(e);
     }

@@ -47,7 +47,8 @@ final class ClusterHarness implements AutoCloseable {
     config.setProperty("hazelcast.max.no.heartbeat.seconds", "5");
     VertxOptions options = new VertxOptions();
     options.getEventBusOptions().setHost("127.0.0.1").setPort(0);
-    Vertx vertx = await(Vertx.builder().with(options).withClusterManager(new HazelcastClusterManager(config)).buildClustered());
+    // Generous: joining takes a few seconds alone, far longer on a loaded shared CI machine.
+    Vertx vertx = await(Vertx.builder().with(options).withClusterManager(new HazelcastClusterManager(config)).buildClustered(), 180);
     nodes.add(vertx);
     // Captured once: off Vert.x threads every getOrCreateContext() call makes a new context.
     clients.add(vertx.getOrCreateContext());
