@@ -60,7 +60,9 @@ public final class CallLimit {
   private double inFlightAtFirstCut;
 
   // The current round.
-  private long roundStart = Long.MIN_VALUE;
+  // Loop nanos have an arbitrary origin and may wrap: times are only ever compared by difference.
+  private boolean started;
+  private long roundStart;
   private int samples;
   private int failures;
   private boolean heldBack;
@@ -74,7 +76,7 @@ public final class CallLimit {
   private final int[] classCount = new int[CLASSES];
 
   // The floor re-measurement.
-  private long nextFloorRound = Long.MIN_VALUE;
+  private long nextFloorRound;
   private boolean floorRound;
   private int limitBeforeFloorRound;
 
@@ -134,11 +136,12 @@ public final class CallLimit {
       return;
     }
     long startedAt = now - latencyNanos;
-    if (roundStart == Long.MIN_VALUE) {
+    if (!started) {
+      started = true;
       roundStart = startedAt;
       nextFloorRound = now + FLOOR_PERIOD_NANOS;
     }
-    if (startedAt < roundStart) {
+    if (startedAt - roundStart < 0) {
       // Started under an earlier limit: it says nothing about this one.
       return;
     }
@@ -276,7 +279,7 @@ public final class CallLimit {
     } else if (heldBack) {
       setLimit(slowStart ? 2 * limit : limit + Math.max(1, limit / 8));
     }
-    if (heldBack && now >= nextFloorRound) {
+    if (heldBack && now - nextFloorRound >= 0) {
       floorRound = true;
       limitBeforeFloorRound = limit;
       setLimit((int) (limit * FLOOR_ROUND_SHARE));

@@ -1,0 +1,122 @@
+package dev.ferry.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The control law of ADR 0012 against hostile downstream shapes, driven in waves: a saturating
+ * client starts {@code limit} calls at once, they complete after the latency the shape gives, and
+ * the next wave starts when the last one is back. No clock, no sleeps: time is a number.
+ */
+class CallLimitHostileTest {
+  static final long MS = 1_000_000L;
+
+  interface Shape {
+    /** Latency in nanos (negative: the call failed after that long) of a call of {@code size} inputs, the {@code i}-th of {@code n} in its wave. */
+    long latency(int i, int n, int size, Random rnd);
+  }
+
+  /** Runs waves from {@code start} for {@code span} nanos; returns the lowest and highest limit seen after {@code settle}. */
+  static int[] drive(CallLimit limit, long start, long span, long settle, Shape shape, long seed) {
+    Random rnd = new Random(seed);
+    long now = start;
+    int[] seen = {Integer.MAX_VALUE, 0};
+    while (now - start < span) {
+      int n = limit.limit();
+      long[] lat = new long[n];
+      boolean[] failed = new boolean[n];
+      long longest = 0;
+      for (int i = 0; i < n; i++) {
+        long l = shape.latency(i, n, 8, rnd);
+        failed[i] = l < 0;
+        lat[i] = Math.abs(l);
+        longest = Math.max(longest, lat[i]);
+      }
+      Integer[] order = new Integer[n];
+      for (int i = 0; i < n; i++) {
+        order[i] = i;
+      }
+      java.util.Arrays.sort(order, (a, b) -> Long.compare(lat[a], lat[b]));
+      for (int k : order) {
+        limit.completed(now + lat[k], lat[k], 8, k + 1, failed[k]);
+        if (now - start >= settle) {
+          seen[0] = Math.min(seen[0], limit.limit());
+          seen[1] = Math.max(seen[1], limit.limit());
+        }
+      }
+      now += Math.max(1, longest);
+    }
+    return seen;
+  }
+
+  @Test
+  void latencyThatDoesNotDependOnConcurrencyLetsTheLimitGrowToTheMaximum() {
+    CallLimit limit = CallLimit.learned(64);
+    int[] seen = drive(limit, 0, 2000 * MS, 1000 * MS, (i, n, s, r) -> 2 * MS, 1);
+    assertEquals(64, seen[0], "lowest limit after 1 s against a downstream that never queues");
+  }
+
+  @Test
+  void theLimitKeepsLearningWhenTheLoopClockWrapsAroundLongMaxValue() {
+    // System.nanoTime has an arbitrary origin: differences stay right across the wrap, comparisons do not.
+    CallLimit wrapped = CallLimit.learned(64);
+    CallLimit plain = CallLimit.learned(64);
+    long start = Long.MAX_VALUE - 50 * MS;
+    drive(wrapped, start, 2000 * MS, 0, (i, n, s, r) -> 2 * MS, 1);
+    drive(plain, 0, 2000 * MS, 0, (i, n, s, r) -> 2 * MS, 1);
+    assertEquals(plain.limit(), wrapped.limit(), "limit after the same 2 s, clock wrapped vs not");
+  }
+
+  @Test
+  void aClockNearLongMaxValueDoesNotForceAFloorRoundEveryRound() {
+    // nextFloorRound = now + 30 s must not overflow into "due at once" within 30 s of the wrap.
+    CallLimit limit = CallLimit.learned(64);
+    int[] seen = drive(limit, Long.MAX_VALUE - 20_000 * MS, 2000 * MS, 1000 * MS, (i, n, s, r) -> 2 * MS, 1);
+    assertEquals(64, seen[0], "lowest limit: a floor round would drop it to 60%");
+  }
+
+  // DEFECT (left open): floors are round means but a round is judged by the median sample over its
+  // floor. With 60% of calls at 10 ms and 40% at 1 ms, the floor is ~6.4 ms and the median call
+  // 10 ms: ratio ~1.56 > 1 + TOLERANCE, read as queueing, so the limit is cut round after round to 1
+  // although latency does not depend on concurrency at all. Needs a consistent statistic (e.g.
+  // judge the round mean against the floor, or keep a floor of the median), not a one-line fix.
+  @org.junit.jupiter.api.Disabled("defect: bimodal latency read as queueing collapses the limit to 1 (see comment)")
+  @Test
+  void bimodalLatencyThatDoesNotDependOnConcurrencyDoesNotCollapseTheLimit() {
+    // 60% of calls take 10 ms, 40% take 1 ms, whatever the concurrency (a cache with 40% hits).
+    for (long seed = 1; seed <= 5; seed++) {
+      CallLimit limit = CallLimit.learned(64);
+      int[] seen = drive(limit, 0, 20_000 * MS, 10_000 * MS,
+          (i, n, s, r) -> r.nextDouble() < 0.6 ? 10 * MS : MS, seed);
+      assertTrue(seen[0] >= 32, "seed " + seed + ": lowest limit " + seen[0] + " against a downstream that never queues");
+    }
+  }
+
+  @Test
+  void zeroLatencyCallsNeitherCollapseNorBreakTheLimit() {
+    CallLimit limit = CallLimit.learned(64);
+    int[] seen = drive(limit, 0, 20_000, 0, (i, n, s, r) -> 0, 1);
+    assertTrue(seen[0] >= 1 && seen[1] <= 64, "limit left [1, 64]: " + seen[0] + ".." + seen[1]);
+    assertEquals(64, limit.limit());
+  }
+
+  @Test
+  void failuresFasterThanSuccessesNeverRaiseTheLimit() {
+    // A pool of 4: a call beyond it is refused at once (0.1 ms), calls within take 5 ms.
+    CallLimit limit = CallLimit.learned(64);
+    int[] seen = drive(limit, 0, 5000 * MS, 1000 * MS, (i, n, s, r) -> i < 4 ? 5 * MS : -MS / 10, 1);
+    assertTrue(seen[1] <= 8, "highest limit " + seen[1] + " against a pool of 4 that refuses the rest");
+  }
+
+  @Test
+  void aDownstreamThatGotSlowerForGoodGetsItsLimitBackWithinTheFloorPeriod() {
+    CallLimit limit = CallLimit.learned(64);
+    drive(limit, 0, 2000 * MS, 0, (i, n, s, r) -> 2 * MS, 1);
+    assertEquals(64, limit.limit());
+    int[] seen = drive(limit, 2000 * MS, 40_000 * MS, 35_000 * MS, (i, n, s, r) -> 20 * MS, 1);
+    assertEquals(64, seen[0], "lowest limit 35 s after a slow-down that does not depend on concurrency");
+  }
+}
