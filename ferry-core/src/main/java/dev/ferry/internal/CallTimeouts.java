@@ -67,18 +67,19 @@ final class CallTimeouts<K, I> {
   }
 
   /**
-   * Gives up on every open call (its owner is closing): each is marked overdue, as if its timeout
-   * had passed, and handed to {@code abandoned}; the timer stops. A call that completes later is
-   * only marked over, as after a timeout.
+   * Gives up on every open call (its owner is closing): each is marked overdue and over, and
+   * handed to {@code abandoned}; the timer stops. A completion that arrives later finds its call
+   * over and is ignored.
    */
   void abandonAll(Consumer<Batch<K, I>> abandoned) {
     for (Batch<K, I> b : open) {
-      if (!b.over && !b.overdue) {
+      if (!b.over) {
         b.overdue = true;
-        live--;
+        b.over = true;
         abandoned.accept(b);
       }
     }
+    live = 0;
     open.clear();
     cancel();
   }

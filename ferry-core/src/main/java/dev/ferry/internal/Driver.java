@@ -248,12 +248,14 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
   protected final boolean onLoopOrRefused(Runnable transition) {
     if (loop.inLoop()) {
       transition.run();
+      published.publish();
       runEffects();
       return true;
     }
     try {
       loop.execute(() -> {
         transition.run();
+        published.publish();
         runEffects();
       });
       return true;
@@ -273,7 +275,6 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
       }
     } finally {
       running = false;
-      published.publish();
     }
   }
 

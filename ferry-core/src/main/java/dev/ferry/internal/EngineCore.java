@@ -33,6 +33,8 @@ abstract class EngineCore<K, I> {
   private boolean closedSignalled;
   /** The owner (verticle or Vert.x) is closing: once closed, calls in flight are not waited for. */
   private boolean ownerClosing;
+  /** The calls in flight were abandoned and forgotten when the owner closed; late completions are ignored. */
+  private boolean callsForgotten;
   private long drainTimer = -1;
   /** When the drain timer fires, in loop nanos. */
   private long drainEndsAt;
@@ -52,6 +54,12 @@ abstract class EngineCore<K, I> {
 
   /** Calls on the wire, direct calls included. */
   abstract int inFlight();
+
+  /**
+   * The owner closed and the calls in flight were abandoned (their callers answered): forget them,
+   * and the lanes they held, so that a closed ferry holds nothing, even when a call never completes.
+   */
+  abstract void forgetCallsInFlight();
 
   /**
    * Expired inputs still held in memory, and their weight: no longer waiting, but taking room in
@@ -155,7 +163,9 @@ abstract class EngineCore<K, I> {
    * or slot and dispatches.
    */
   final boolean callEnded(Batch<K, I> batch) {
-    if (batch.over) {
+    if (batch.over || callsForgotten) {
+      // Reported already, or abandoned when the owner closed (a call that had timed out included).
+      batch.over = true;
       return false;
     }
     batch.over = true;
@@ -275,6 +285,8 @@ abstract class EngineCore<K, I> {
                 + " (it may have been applied)");
           }
         });
+        callsForgotten = true;
+        forgetCallsInFlight();
       }
       closedSignalled = true;
       out.closed();

@@ -519,6 +519,15 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
   }
 
   @Override
+  void forgetCallsInFlight() {
+    for (Lane<K, I> lane : new ArrayList<>(lanes.values())) {
+      retire(lane); // closed: every lane left is one in flight, with nothing waiting
+    }
+    batchesInFlight = 0;
+    directInFlight = 0;
+  }
+
+  @Override
   int inFlight() {
     return batchesInFlight + directInFlight;
   }

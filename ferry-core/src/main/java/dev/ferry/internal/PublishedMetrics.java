@@ -9,9 +9,9 @@ import java.util.function.Supplier;
  * A ferry's metrics, readable from any thread without touching the engine off its loop.
  *
  * <p>On the loop a read is exact. Every transition ends by publishing a fresh snapshot (one small
- * immutable object, stored with release semantics), so a read from any other thread, such as a
- * Prometheus scrape on another event loop, sees the state as of the last transition that
- * completed: never the zeros of a copy that was not made yet (issue 13, item 12), and never a mix
+ * immutable object, stored with release semantics), before its effects answer anyone, so a read
+ * from any other thread, such as a Prometheus scrape on another event loop, sees the state as of
+ * the last transition that completed (a caller who got its answer sees its own submission): never the zeros of a copy that was not made yet (issue 13, item 12), and never a mix
  * of two moments, since the fields of one snapshot always agree with each other. A ferry with
  * nothing happening publishes nothing and keeps no timer.
  */

@@ -251,6 +251,11 @@ public final class StreamEngine<I> extends EngineCore<Void, I> {
   }
 
   @Override
+  void forgetCallsInFlight() {
+    batchesInFlight = 0;
+  }
+
+  @Override
   int inFlight() {
     return batchesInFlight;
   }
