@@ -11,7 +11,7 @@ import java.util.Arrays;
  * A call's latency grows with its batch, so each sample is compared with the <em>floor</em> of its
  * batch-size class ({@code floor(log2(size))}): the lowest round mean seen for that class. Samples
  * are judged in rounds: a round takes the calls that started after it began and ends once it holds
- * {@code max(4, limit)} of them. At its end, {@code g = sum(floors) / sum(latencies)} says how much of
+ * {@code max(16, limit)} of them. At its end, {@code g = sum(floors) / sum(latencies)} says how much of
  * the time was queueing: well below 1, the limit drops to what the downstream serves at once
  * (Little's law: calls in flight x g, plus the tolerance); otherwise, if the limit held calls
  * back, it probes up. The round after a cut is not judged (its calls queued behind the ones
@@ -31,7 +31,7 @@ public final class CallLimit {
   /** How far above its floor a round's latency may be before it counts as queueing. */
   static final double TOLERANCE = 0.4;
   /** Samples in a round at least (and at least the limit). */
-  static final int MIN_ROUND = 4;
+  static final int MIN_ROUND = 16;
   /** How often the floors are re-measured at a lowered limit. */
   static final long FLOOR_PERIOD_NANOS = 30_000_000_000L;
   /** The limit during a floor round, as a fraction of the limit before it. */
@@ -242,8 +242,9 @@ public final class CallLimit {
       boolean deep = meanInFlight <= DEEP_CUT * inFlightAtFirstCut && limitBeforeCuts - limit >= 2;
       if (!queueing) {
         cutting = false;
-      } else if (deep && ratio >= mustFallTo * ratioAtFirstCut
+      } else if (deep && ratio >= mustFallTo * ratioAtFirstCut && ratio <= 1.1 * ratioAtFirstCut
           && meanInFlight / ratio <= 0.5 * inFlightAtFirstCut / ratioAtFirstCut) {
+        // (Latency that rose well above where the streak began is a new queue, judged afresh.)
         // ... and what the downstream seems to serve at once (calls in flight x floor / latency)
         // fell with our own limit: an estimate that follows the limit down is no estimate.
         // The cuts did not bring latency down: it was not our queue (a slower downstream, a busy

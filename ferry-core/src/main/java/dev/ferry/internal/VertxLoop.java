@@ -7,13 +7,11 @@ import io.vertx.core.internal.ContextInternal;
 /**
  * A {@link Loop} on one Vert.x event-loop context, captured once and kept.
  *
- * <p>ferry-core's only use of Vert.x internal API, kept in this one adapter: Vert.x 5 has no public
- * way to get the base context of a duplicated one ({@code ContextInternal.unwrap()}: handlers run
- * on duplicates, and the ferry must accept them as its own loop) nor to create an event-loop
- * context from a non-Vert.x thread without deploying a verticle ({@code createEventLoopContext()}),
- * nor to make a promise whose callbacks run on the caller's context ({@code promise()}), nor to
- * add a close hook to the context (a ferry created on a verticle's context closes when the
- * verticle undeploys, or when Vert.x closes).
+ * <p>ferry-core's only use of Vert.x internal API, kept in this one adapter because Vert.x 5 has no
+ * public API for these: the base of a duplicated context ({@code unwrap()}: handlers run on
+ * duplicates, and the ferry must accept them as its own loop), a fresh event-loop context from a
+ * non-Vert.x thread without deploying a verticle, the context's close hooks, and a promise whose
+ * callbacks run on the caller's context.
  */
 public final class VertxLoop implements Loop {
   private final Context context;

@@ -28,7 +28,10 @@ class DocsLinksTest {
         String name = p.getFileName().toString();
         List<String> lines = Files.readAllLines(p);
         if (!index.contains("(" + name + ")")) {
-          problems.add(name + ": not listed in docs/adr/README.md");
+          String title = lines.isEmpty() ? "" : lines.get(0).replaceFirst("^# \\d+\\. ", "");
+          String status = lines.size() > 2 ? lines.get(2).replaceFirst("^Status: ", "") : "";
+          problems.add(name + ": not listed in docs/adr/README.md; add the line | [" + name.substring(0, 4) + "]("
+              + name + ") | " + title + " | " + status + " |");
         }
         if (lines.size() < 3 || !lines.get(0).startsWith("# " + name.substring(0, 4) + ". ")
             || !lines.get(2).startsWith("Status: ")) {

@@ -197,9 +197,10 @@ public final class ClusterNode {
         return;
       }
       Future<Object> outcome = remaining > 0 ? ferry.submit(p.input, Duration.ofMillis(remaining)) : ferry.submit(p.input);
-      // Through the input: it may be answered 504 before its call, if its deadline passes while
-      // its batch waits to be written (BatchOutcomes).
-      outcome.onComplete(p.input.answerTo(p.answer));
+      // Not through Submission.answerTo: an input handed off and come back is submitted here again,
+      // and each submission's outcome must reach its own Pending. An input whose deadline passes
+      // while its batch waits to be written is still left out, and answered 504 when its call ends.
+      outcome.onComplete(p.answer);
     }
   }
 

@@ -20,6 +20,8 @@ import java.util.Objects;
 public final class FerryVerticleOptions {
   private String address;
   private String metricsAddress;
+  private String dispatch;
+  private Integer pinnedLimit;
   private Integer maxBatchSize;
   private Long maxBatchWeight;
   private Integer maxInFlightBatches;
@@ -61,6 +63,8 @@ public final class FerryVerticleOptions {
     switch (field) {
       case "address": return v instanceof String s && set(() -> address = s);
       case "metricsAddress": return v instanceof String s && set(() -> metricsAddress = s);
+      case "dispatch": return v instanceof String s && set(() -> dispatch = s);
+      case "pinnedLimit": return isInt(v) && set(() -> pinnedLimit = ((Number) v).intValue());
       case "maxBatchSize": return isInt(v) && set(() -> maxBatchSize = ((Number) v).intValue());
       case "maxBatchWeight": return isLong(v) && set(() -> maxBatchWeight = ((Number) v).longValue());
       case "maxInFlightBatches": return isInt(v) && set(() -> maxInFlightBatches = ((Number) v).intValue());
@@ -99,6 +103,8 @@ public final class FerryVerticleOptions {
     JsonObject json = new JsonObject();
     put(json, "address", address);
     put(json, "metricsAddress", metricsAddress);
+    put(json, "dispatch", dispatch);
+    put(json, "pinnedLimit", pinnedLimit);
     put(json, "maxBatchSize", maxBatchSize);
     put(json, "maxBatchWeight", maxBatchWeight);
     put(json, "maxInFlightBatches", maxInFlightBatches);
@@ -142,6 +148,10 @@ public final class FerryVerticleOptions {
 
   public String getAddress() { return address != null ? address : VerticleConfig.DEFAULT_ADDRESS; }
   public String getMetricsAddress() { return metricsAddress != null ? metricsAddress : VerticleConfig.DEFAULT_METRICS_ADDRESS; }
+  /** {@code "adaptive"} (default) or {@code "fixed-slots"} (docs/guide/per-key.md). */
+  public String getDispatch() { return dispatch != null ? dispatch : "adaptive"; }
+  /** A call limit fixed by hand instead of learned, or 0 for none (the default). */
+  public int getPinnedLimit() { return pinnedLimit != null ? pinnedLimit : defaults().pinnedLimit(); }
   public int getMaxBatchSize() { return maxBatchSize != null ? maxBatchSize : defaults().maxBatchSize(); }
   public long getMaxBatchWeight() { return maxBatchWeight != null ? maxBatchWeight : defaults().maxBatchWeight(); }
   public int getMaxInFlightBatches() { return maxInFlightBatches != null ? maxInFlightBatches : defaults().maxInFlightBatches(); }
@@ -167,6 +177,9 @@ public final class FerryVerticleOptions {
 
   public FerryVerticleOptions setAddress(String address) { this.address = address; return this; }
   public FerryVerticleOptions setMetricsAddress(String metricsAddress) { this.metricsAddress = metricsAddress; return this; }
+  /** {@code "adaptive"} or {@code "fixed-slots"}. */
+  public FerryVerticleOptions setDispatch(String dispatch) { this.dispatch = dispatch; return this; }
+  public FerryVerticleOptions setPinnedLimit(int pinnedLimit) { this.pinnedLimit = pinnedLimit; return this; }
   public FerryVerticleOptions setMaxBatchSize(int maxBatchSize) { this.maxBatchSize = maxBatchSize; return this; }
   public FerryVerticleOptions setMaxBatchWeight(long maxBatchWeight) { this.maxBatchWeight = maxBatchWeight; return this; }
   public FerryVerticleOptions setMaxInFlightBatches(int maxInFlightBatches) { this.maxInFlightBatches = maxInFlightBatches; return this; }

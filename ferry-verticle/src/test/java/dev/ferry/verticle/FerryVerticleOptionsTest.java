@@ -21,6 +21,8 @@ class FerryVerticleOptionsTest extends VerticleTestBase {
     FerryVerticleOptions options = new FerryVerticleOptions(conf);
     assertEquals(conf, options.toJson());
     assertEquals("ferry.downstream", options.getDownstream().getString("address"));
+    assertEquals(conf.getString("dispatch"), options.getDispatch());
+    assertEquals(conf.getInteger("maxInFlightBatches"), options.getMaxInFlightBatches());
     options.validate();
   }
 
