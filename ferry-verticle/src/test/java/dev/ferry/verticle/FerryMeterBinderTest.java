@@ -67,7 +67,8 @@ class FerryMeterBinderTest {
     loop.runPending();
     assertEquals(1, registry.get("ferry.call.limit").gauge().value());
     assertEquals(2, registry.get("ferry.calls.waiting").gauge().value());
-    for (int i = 0; i < 3; i++) {
+    // The limit judges rounds of 16 calls (ADR 0012): 15 more, each letting a new key in.
+    for (int i = 0; i < 15; i++) {
       loop.advanceMillis(3);
       down.succeed(i);
       loop.runPending();
@@ -75,9 +76,9 @@ class FerryMeterBinderTest {
       loop.runPending();
     }
     loop.advanceMillis(3);
-    down.succeed(3);
+    down.succeed(15);
     loop.runPending();
-    // Four calls of 3 ms each, one at a time and always holding others back: the limit doubled.
+    // 16 calls of 3 ms each, one at a time and always holding others back: the limit doubled.
     assertEquals(2, registry.get("ferry.call.limit").gauge().value());
     assertEquals(0.003, registry.get("ferry.call.latency.seen").gauge().value(), 1e-9);
     assertEquals(0.003, registry.get("ferry.call.latency.floor").gauge().value(), 1e-9);
