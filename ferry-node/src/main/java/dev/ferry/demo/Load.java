@@ -3,6 +3,7 @@ package dev.ferry.demo;
 import dev.ferry.FerryError;
 import dev.ferry.FerryException;
 import dev.ferry.examples.Accounts;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -139,6 +140,7 @@ final class Load {
   }
 
   private void tick() {
+    assert Context.isOnEventLoopThread() : "the load runs on its own event loop only";
     if (!generating) {
       return;
     }

@@ -1,5 +1,6 @@
 package dev.ferry.demo;
 
+import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -71,6 +72,7 @@ final class Timeline {
   }
 
   private void sample() {
+    assert Context.isOnEventLoopThread() : "the timeline is sampled on the load's event loop only";
     long now = System.nanoTime();
     double dt = (now - lastNanos) / 1e9;
     if (dt <= 0) {
