@@ -1,24 +1,24 @@
 /*
- * Ferry.pml -- model of dev.ferry.internal.StreamEngine (Ferry.make).
+ * Ferry.pml -- model of dev.ferry.internal.StreamEngine (Ferry.make, and
+ * Ferry.keyed, which runs on it).
  *
  * One bounded FIFO queue shared by every caller, up to SLOTS batch calls at
  * once, no per-key serialisation. As in PerKey.pml every engine event is one
  * atomic step of the single event loop; only the downstream calls run beside
  * it (one Call process per call record).
  *
- * Sizes (override with -D): C caller processes with N inputs each,
- * QCAP = queue capacity, SLOTS = maxInFlightBatches, MAXB = maxBatchSize.
+ * Sizes (-D): C caller processes with N inputs each, QCAP = maxQueueing,
+ * SLOTS = maxInFlightBatches, MAXB = maxBatchSize, MAXBW = maxBatchWeight,
+ * MAXQW = maxQueuedWeight.
  *
  * Switches:
- *   NO_DELAY               maxBatchDelay = 0: a batch leaves as soon as a
- *                          slot is free (default: a batch waits until it is
- *                          full or the oldest input's delay has run out)
- *   FOREVER                callers go round again (used for the LTL checks)
- * Deliberately broken variants (each must produce a counterexample):
- *   FerryNoExpiryCheck     dispatch sends inputs whose deadline has passed
- *   FerryNoCloseFail       close leaves the queued inputs where they are
- *   FerryOverdueFreesSlot  callOverdue gives the slot back while the call
- *                          may still be running downstream
+ *   NO_DELAY      maxBatchDelay = 0: the queue is due as soon as it is not
+ *                 empty (default: due when full by count or weight, when the
+ *                 oldest input's delay ran out, or when draining)
+ *   WEIGHTS       input seq s of a caller weighs 1 + s % 2 (else 1)
+ *   NO_DEADLINES  callers give no deadline
+ *   FOREVER       callers go round again (the LTL checks)
+ *   TARGET=name   check only the property `name` (see PerKey.pml)
  */
 
 #ifndef C
@@ -28,7 +28,7 @@
 #define N 2
 #endif
 #ifndef QCAP
-#define QCAP 2
+#define QCAP 3
 #endif
 #ifndef SLOTS
 #define SLOTS 2
@@ -36,15 +36,43 @@
 #ifndef MAXB
 #define MAXB 2
 #endif
+#ifndef MAXBW
+#define MAXBW 255
+#endif
+#ifndef MAXQW
+#define MAXQW 255
+#endif
 
-#define NI (C*N)          /* inputs, id = caller*N + seq      */
+#define NI (C*N)          /* inputs, id = caller*N + seq        */
 #define NC (SLOTS+1)      /* call records: every legal call + 1 */
+#if NI > 30
+#error "at most 30 inputs"
+#endif
 
 #ifdef NO_DELAY
 #define DELAY 0
 #else
 #define DELAY 1
 #endif
+#ifdef WEIGHTS
+#define W(x) (1 + ((x) % N) % 2)
+#else
+#define W(x) 1
+#endif
+
+#ifdef TARGET
+#define PROP(name, c) assert((c) || name != TARGET)
+#define PID(v) = v
+#else
+#define PROP(name, c) assert((c) || name)
+#define PID(v)
+#endif
+hidden byte slotBound PID(1), noLateSend PID(2), exactlyOnce PID(3),
+  sentOnce PID(4), closeStrandsNobody PID(5), stranded PID(6), fifo PID(7),
+  groupCommit PID(8), batchBound PID(9), queueBound PID(10),
+  rejectOnlyWhenFull PID(11), dueOnly PID(12), refuseWhenClosed PID(13),
+  workConserving PID(14), oneForming PID(15), closeSignalled PID(16),
+  modelBound PID(17);
 
 #define NEW  0
 #define WAIT 1
@@ -55,34 +83,58 @@ byte st[NI];
 bool dl[NI];      /* the caller gave a deadline that may pass      */
 bool late[NI];    /* it has passed; the expire event is queued     */
 
-chan q = [QCAP] of { byte };
+/* the engine */
+chan q = [NI] of { byte };   /* the queue; its bound is the engine's rule */
+byte qcount;      /* queue.count                                   */
+byte qweight;     /* queue.weight                                  */
 bool ripe;        /* the oldest queued input's batch delay ran out */
-byte calls;       /* slots taken                                   */
-
-bool cBusy[NC];
-byte cMem[NC];    /* bit set of inputs in the call                 */
-bool cOver[NC];   /* call timeout fired                            */
-bool cRel[NC];    /* slot already handed back                      */
-
+byte calls;       /* batchesInFlight                               */
 bool draining, closing, closedSignalled;
 
+bool cBusy[NC];
+int  cMem[NC];    /* set of the inputs in the call                 */
+bool cOver[NC];   /* call timeout fired                            */
+
 /* ghost state for the properties */
-byte wireCalls;   /* calls really running downstream                */
-byte forming;     /* batches being assembled right now              */
+byte wireCalls;   /* calls really running downstream               */
+byte forming;     /* batches being assembled right now             */
+chan arrival = [NI] of { byte };  /* waiting inputs in arrival order */
+byte gW;          /* inputs in state WAIT                          */
+byte gWW;         /* their weight                                  */
+byte ndone[C];    /* inputs of the caller in state DONE            */
 
 #define pend(x) (st[x] == WAIT || st[x] == SENT)
+#define due     (!DELAY || draining || closing || qcount >= MAXB || qweight >= MAXBW || ripe)
 
-#define SCRATCH byte dx, dn, dm, cc, cx
-#define CLEAR   dx = 0; dn = 0; dm = 0; cc = 0; cx = 0
+/* scratch variables of the engine's events: hidden (not part of the state),
+ * sound because every event is one atomic step that sets them before use */
+hidden byte dx, dn, dw, cc, cx, in;
+hidden int dm;
+hidden byte wasClosed;
+
+inline setst(x, s) {
+  if
+  :: st[x] == WAIT -> gW--; gWW = gWW - W(x); arrival??eval(x)
+  :: else -> skip
+  fi;
+  if
+  :: s == WAIT -> gW++; gWW = gWW + W(x); arrival!x
+  :: s == DONE -> ndone[x / N]++
+  :: else -> skip
+  fi;
+  st[x] = s
+}
 
 inline answer(x) {
-  assert(st[x] != DONE);            /* exactly one outcome per caller */
-  st[x] = DONE
+  PROP(exactlyOnce, st[x] != DONE);
+  setst(x, DONE)
 }
 
 inline send(x) {
-  assert(!late[x]);                 /* an expired input is never sent */
-  st[x] = SENT
+  PROP(noLateSend, !late[x]);
+  PROP(sentOnce, st[x] == WAIT);
+  PROP(fifo, arrival?[eval(x)]);   /* the oldest input still waiting */
+  setst(x, SENT)
 }
 
 inline startCall(mem) {
@@ -91,33 +143,50 @@ inline startCall(mem) {
   :: cc < NC && cBusy[cc] -> cc++
   :: else -> break
   od;
-  assert(cc < NC);
+  PROP(modelBound, cc < NC);
   cBusy[cc] = 1; cMem[cc] = mem;
   calls++;
   wireCalls++;
-  assert(wireCalls <= SLOTS)        /* at most maxInFlightBatches calls */
+  PROP(slotBound, wireCalls <= SLOTS);
+  cx = 0; dn = 0; dw = 0;
+  do
+  :: cx < NI -> if :: (mem >> cx) & 1 -> dn++; dw = dw + W(cx) :: else -> skip fi; cx++
+  :: else -> break
+  od;
+  PROP(batchBound, dn >= 1 && dn <= MAXB && (dw <= MAXBW || dn == 1));
+  cx = 0; dn = 0; dw = 0
 }
 
-/* StreamEngine#dispatch: a batch is cut only when a slot is free,
+inline unqueue(x) {
+  q?x; qcount--; qweight = qweight - W(x)
+}
+
+/* StreamEngine#pump and #take: a batch is cut only when a slot is free,
  * inside one event, so at most one batch is ever being formed */
 inline dispatch() {
   do
-  :: !closing && calls < SLOTS && len(q) > 0 &&
-     (!DELAY || len(q) >= MAXB || ripe || draining) ->
+  :: calls < SLOTS && qcount > 0 && due ->
+     /* independent of the guard: full by the ghost counts, ripe, draining */
+     PROP(dueOnly, !DELAY || draining || closing || gW >= MAXB || gWW >= MAXBW || ripe);
      forming++;
-     assert(forming == 1);
-     dn = 0; dm = 0;
+     PROP(oneForming, forming == 1);
+     dn = 0; dm = 0; dw = 0;
      do
-     :: dn < MAXB && len(q) > 0 ->
-        q?dx;
+     :: dn < MAXB && qcount > 0 ->
+        q?<dx>;
         if
-#ifndef FerryNoExpiryCheck
-        :: late[dx] -> answer(dx)             /* TIMEOUT, not sent */
-#endif
-        :: else -> send(dx); dm = dm | (1 << dx); dn++
+        :: late[dx] -> unqueue(dx); answer(dx)        /* TIMEOUT, not sent */
+        :: !late[dx] && dn > 0 && W(dx) > MAXBW - dw -> break
+        :: else -> unqueue(dx); send(dx); dm = dm | (1 << dx); dn++; dw = dw + W(dx)
         fi
      :: else -> break
      od;
+     /* group commit: the batch stops only at a bound or when nothing waits */
+     if
+     :: qcount > 0 -> q?<dx>
+     :: else -> skip
+     fi;
+     PROP(groupCommit, qcount == 0 || dn == MAXB || (dn > 0 && W(dx) > MAXBW - dw));
      ripe = 0;                /* the next oldest input has its own delay */
      if
      :: dn > 0 -> startCall(dm)
@@ -125,36 +194,71 @@ inline dispatch() {
      fi;
      forming--
   :: else -> break
-  od
+  od;
+  dx = 0; dn = 0; dw = 0; dm = 0
 }
 
-inline maybeSignalClosed() {
+inline signalIfDone() {
   if
   :: closing && !closedSignalled && calls == 0 ->
      closedSignalled = 1;
-     assert(wireCalls == 0);          /* nothing left on the wire      */
+     PROP(closeStrandsNobody, wireCalls == 0);
      cx = 0;
      do
-     :: cx < NI -> assert(!pend(cx)); cx++   /* no stranded caller */
+     :: cx < NI -> PROP(closeStrandsNobody, !pend(cx)); cx++
      :: else -> break
      od
   :: else -> skip
   fi
 }
 
+/* StreamEngine#close */
+inline closeNow() {
+  closing = 1;
+  ripe = 0;
+  do
+  :: qcount > 0 -> unqueue(dx); answer(dx)           /* CLOSED */
+  :: else -> break
+  od;
+  dx = 0;
+  signalIfDone()
+}
+
+/* EngineCore#maybeFinish */
+inline maybeFinish() {
+  if
+  :: draining && !closing && qcount == 0 && calls == 0 -> closeNow()
+  :: else -> signalIfDone()
+  fi
+}
+
+/* after every event: a free slot never sits beside a due queue */
+inline conserve() {
+  PROP(workConserving, !(calls < SLOTS && qcount > 0 && due))
+}
+
 /* StreamEngine#admit */
 inline admit(x) {
   if
-  :: draining || closing -> answer(x)          /* CLOSED   */
-  :: !(draining || closing) && len(q) >= QCAP -> answer(x)   /* REJECTED */
-  :: !(draining || closing) && len(q) < QCAP ->
-     q!x; st[x] = WAIT;
+  :: draining || closing -> answer(x)                          /* CLOSED   */
+  :: else ->
      if
-     :: true -> dl[x] = 1
-     :: true -> skip
-     fi;
-     dispatch()
-  fi
+     :: qcount >= QCAP || W(x) > MAXQW - qweight ->
+        PROP(rejectOnlyWhenFull, gW >= QCAP || W(x) > MAXQW - gWW);
+        answer(x)                                              /* REJECTED */
+     :: else ->
+        q!x; qcount++; qweight = qweight + W(x);
+        setst(x, WAIT);
+#ifndef NO_DEADLINES
+        if
+        :: dl[x] = 1
+        :: skip
+        fi;
+#endif
+        dispatch()
+     fi
+  fi;
+  PROP(queueBound, gW <= QCAP && gWW <= MAXQW)
 }
 
 inline answerCall(c) {
@@ -174,61 +278,56 @@ inline answerCall(c) {
 inline completed(c) {
   wireCalls--;
   answerCall(c);                              /* OK or FAILED */
-  if
-  :: !cRel[c] -> calls--
-  :: else -> skip
-  fi;
-  cBusy[c] = 0; cMem[c] = 0; cOver[c] = 0; cRel[c] = 0;
+  calls--;
+  cBusy[c] = 0; cMem[c] = 0; cOver[c] = 0;
   dispatch();
-  maybeSignalClosed()
+  maybeFinish()
 }
 
-/* the call timeout: callers fail now, the slot stays taken */
+/* EngineCore#callOverdue: callers fail now, the slot stays taken */
 inline callOverdue(c) {
   cOver[c] = 1;
-  answerCall(c);                              /* FAILED */
-#ifdef FerryOverdueFreesSlot
-  cRel[c] = 1; calls--;
-  dispatch();
-  maybeSignalClosed()
-#else
-  skip
-#endif
+  answerCall(c)                               /* FAILED */
 }
 
 /* StreamEngine#expire */
 inline expire(x) {
-  q??eval(x);
-  answer(x)                                   /* TIMEOUT */
+  if
+  :: q?[eval(x)] -> ripe = 0                 /* the oldest one: a new delay */
+  :: else -> skip
+  fi;
+  q??eval(x); qcount--; qweight = qweight - W(x);
+  answer(x);                                  /* TIMEOUT */
+  dispatch();
+  maybeFinish()
 }
 
-/* StreamEngine#close */
-inline doClose() {
-  closing = 1;
-#ifndef FerryNoCloseFail
-  do
-  :: len(q) > 0 -> q?dx; answer(dx)           /* CLOSED */
-  :: else -> break
-  od;
-#endif
-  maybeSignalClosed()
+/* StreamEngine#drain */
+inline drain() {
+  draining = 1;
+  dispatch();
+  maybeFinish()
 }
-
-#define allDone(k) (st[k*N] == DONE && st[k*N+N-1] == DONE && \
-                    (N < 3 || st[k*N+1] == DONE))
 
 proctype Caller(byte k) {
-  SCRATCH;
-  byte seq, in;
+  byte seq;
 again:
   do
-  :: seq < N -> atomic { in = k * N + seq; admit(in); seq++; in = 0; CLEAR }
+  :: seq < N ->
+     atomic {
+       in = k * N + seq;
+       wasClosed = draining || closing;
+       admit(in);
+       PROP(refuseWhenClosed, !wasClosed || st[in] == DONE);
+       conserve();
+       seq++
+     }
   :: else -> break
   od;
 #ifdef FOREVER
   atomic {
-    allDone(k) ->
-    seq = 0;
+    ndone[k] == N ->
+    seq = 0; ndone[k] = 0;
     dx = 0;
     do
     :: dx < N -> st[k*N+dx] = NEW; dl[k*N+dx] = 0; late[k*N+dx] = 0; dx++
@@ -237,52 +336,56 @@ again:
     dx = 0
   };
   goto again
-#else
-  allDone(k)            /* a caller left waiting here is stranded */
 #endif
 }
 
 proctype Call(byte c) {
-  SCRATCH;
 end:
   do
-  :: atomic { cBusy[c] -> completed(c); CLEAR }
-  :: atomic { cBusy[c] && !cOver[c] -> callOverdue(c); CLEAR }
+  :: atomic { cBusy[c] -> completed(c); conserve() }
+  :: atomic { cBusy[c] && !cOver[c] -> callOverdue(c); conserve() }
   od
 }
 
-#define TICK(x) \
-  :: atomic { st[x] == WAIT && dl[x] && !late[x] -> late[x] = 1 } \
-  :: atomic { st[x] == WAIT && late[x] -> expire(x); CLEAR }
-
-/* deadlines and the batch-delay timer */
-proctype Clock() {
-  SCRATCH;
+proctype Deadline(byte x) {
 end:
   do
-  :: atomic { DELAY && len(q) > 0 && !ripe -> ripe = 1; dispatch(); CLEAR }
-  TICK(0)
-  TICK(1)
-  TICK(2)
-  TICK(3)
-#if NI > 4
-  TICK(4)
-  TICK(5)
-#endif
+  :: atomic { st[x] == WAIT && dl[x] && !late[x] -> late[x] = 1 }
+  :: atomic { st[x] == WAIT && late[x] -> expire(x); conserve() }
+  od
+}
+
+/* the batch-delay timer of the oldest input (StreamEngine#delayOver) */
+proctype DelayTimer() {
+end:
+  do
+  :: atomic { DELAY && qcount > 0 && !ripe && !closing -> ripe = 1; dispatch(); conserve() }
   od
 }
 
 proctype Closer() {
-  SCRATCH;
   if
-  :: atomic { doClose(); CLEAR }                      /* close()         */
-  :: atomic { draining = 1; dispatch(); CLEAR };      /* drain(timeout)  */
+  :: atomic { closeNow(); conserve() }                 /* close()      */
+  :: atomic { drain(); conserve() };                   /* drain(t)     */
      if
-     :: atomic { len(q) == 0 -> doClose(); CLEAR }    /* drained         */
-     :: atomic { doClose(); CLEAR }                   /* drain timed out */
+     :: atomic { !closing -> closeNow(); conserve() }  /* t passed     */
+     :: skip                                                  /* t never does */
      fi
   :: skip
   fi
+}
+
+proctype Auditor() {
+  byte x;
+  timeout ->
+  atomic {
+    do
+    :: x < NI -> PROP(stranded, st[x] == DONE); x++
+    :: else -> break
+    od;
+    PROP(closeSignalled, !closing || closedSignalled);
+    x = 0
+  }
 }
 
 init {
@@ -298,17 +401,32 @@ init {
     :: i < NC -> run Call(i); i++
     :: else -> break
     od;
-    run Clock();
+#ifndef NO_DEADLINES
+    i = 0;
+    do
+    :: i < NI -> run Deadline(i); i++
+    :: else -> break
+    od;
+#endif
+    run DelayTimer();
     run Closer();
+    run Auditor();
     i = 0
   }
 }
 
+#define ANS(x) (pend(x) -> <> !pend(x))
 ltl answered {
-  [] ( (pend(0) -> <> !pend(0)) && (pend(1) -> <> !pend(1)) &&
-       (pend(2) -> <> !pend(2)) && (pend(3) -> <> !pend(3))
+  [] ( ANS(0) && ANS(1) && ANS(2) && ANS(3)
 #if NI > 4
-       && (pend(4) -> <> !pend(4)) && (pend(5) -> <> !pend(5))
+       && ANS(4) && ANS(5)
+#endif
+#if NI > 6
+#error "ltl answered lists 6 inputs at most"
 #endif
      )
+}
+
+ltl drained {
+  [] (draining -> <> closedSignalled)
 }

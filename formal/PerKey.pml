@@ -2,26 +2,33 @@
  * PerKey.pml -- model of dev.ferry.internal.PerKeyEngine (Ferry.perKey).
  *
  * The engine lives on one Vert.x event loop, so every engine event is one
- * atomic step here: admit, dispatch (always run at the end of another event),
- * completed, expire, callOverdue, close, drain. The downstream call is the
- * only thing that runs beside the loop: each call record has its own Call
- * process that may report completion (or the call timeout) at any moment.
+ * atomic step here: admit, completed, callOverdue, expire, delayOver, drain,
+ * close, handOff (dispatch always runs at the end of another event). The
+ * downstream call is the only thing that runs beside the loop: each call
+ * record has its own Call process that may report completion (or the call
+ * timeout) at any moment. docs/verification.md maps every step to its Java
+ * method and lists what the model leaves out.
  *
- * Sizes are small on purpose; override with -D (K keys, N inputs per key,
- * SLOTS = maxInFlightBatches, MAXB = maxBatchSize, MAXQ = maxQueueing).
+ * Sizes (-D): K keys, N inputs per key (one caller per key submits them in
+ * order), SLOTS = maxInFlightBatches, MAXB = maxBatchSize, MAXQ = maxQueueing,
+ * MAXBW = maxBatchWeight, MAXQW = maxQueuedWeight.
  *
  * Switches:
- *   BATCH_ONLY           direct calls off (every input goes through the line)
- *   FOREVER              callers start a new round once all their answers are
- *                        in, so runs are infinite (used for the LTL checks)
- * Deliberately broken variants (each must produce a counterexample):
- *   PerKeyNoDirectGuard  direct claim only checks "nothing in flight",
- *                        not "nothing waiting" (the key is not idle)
- *   PerKeyNoAwaitCall    callOverdue hands the key and the slot back while
- *                        the call may still be on the wire
- *   PerKeyNoRequeue      completed forgets to put a key that still has
- *                        waiting inputs back on the line
- *   PerKeyNoCloseFail    close does not fail the inputs still waiting
+ *   BATCH_ONLY   direct calls off (directIdleKeys = false)
+ *   DELAY        a positive maxBatchDelay: a lane waits in the engine until it
+ *                is full or its delay timer fires (turns direct calls off)
+ *   WEIGHTS      input seq s of a key weighs 1 + s % 2 (else every input 1)
+ *   NO_DEADLINES callers give no deadline (smaller state space)
+ *   HANDOFF      the cluster layer may hand key 0 to another node at any time
+ *   FOREVER      callers start a new round once all their answers are in, so
+ *                runs are infinite (the LTL checks)
+ *   TARGET=name  check only the property `name` (formal/mutants uses this so
+ *                that a mutant counts as refuted only by the property it
+ *                targets); LTL runs name theirs with pan -N
+ *
+ * Every property is a PROP(name, condition): an assertion whose failure
+ * message carries the name (formal/check matches it). The names are listed
+ * with their meaning in docs/verification.md.
  */
 
 #ifndef K
@@ -37,162 +44,545 @@
 #define MAXB 2
 #endif
 #ifndef MAXQ
-#define MAXQ 2
+#define MAXQ 3
+#endif
+#ifndef MAXBW
+#define MAXBW 255
+#endif
+#ifndef MAXQW
+#define MAXQW 255
 #endif
 
-#define NI (K*N)          /* inputs in the whole model, id = key*N + seq   */
-#define NC (SLOTS+K+1)    /* call records: enough for every legal call + 1 */
+#define NI (K*N)          /* inputs in the whole model, id = key*N + seq    */
+#define NC (SLOTS+K+1)    /* call records: every legal call + 1             */
+#define LINECAP (K+NI)    /* the line, stale entries of retired lanes too   */
+#if NI > 30
+#error "at most 30 inputs (call members are a 32-bit set)"
+#endif
+#if K > 3
+#error "at most 3 keys (the stale-entry checks of the lines list them)"
+#endif
+#if defined(ADAPTIVE) && defined(FOREVER)
+#error "ADAPTIVE runs are finite: admission numbers (tags) would grow without bound"
+#endif
 
-#ifdef BATCH_ONLY
+#if defined(BATCH_ONLY) || defined(DELAY)
 #define DIRECT 0
 #else
 #define DIRECT 1
 #endif
+#ifdef DELAY
+#define HASDELAY 1
+#else
+#define HASDELAY 0
+#endif
+#ifdef WEIGHTS
+#define W(x) (1 + ((x) % N) % 2)
+#else
+#define W(x) 1
+#endif
+
+/* ---- property names (see the header) ------------------------------------ */
+#ifdef TARGET
+#define PROP(name, c) assert((c) || name != TARGET)
+#define PID(v) = v
+#else
+#define PROP(name, c) assert((c) || name)
+#define PID(v)
+#endif
+hidden byte oneCallPerKey PID(1), keyOrder PID(2), slotBound PID(3),
+  noLateSend PID(4), exactlyOnce PID(5), sentOnce PID(6),
+  closeStrandsNobody PID(7), stranded PID(8), fairTurns PID(9),
+  groupCommit PID(10), batchBound PID(11), queueBound PID(12),
+  rejectOnlyWhenFull PID(13), idleDirect PID(14), refuseWhenClosed PID(15),
+  workConserving PID(16), handOffAfterCall PID(17), noCallWhileHanding PID(18),
+  handOffKeepsAll PID(19), closeSignalled PID(20), modelBound PID(21),
+  dueOnly PID(22), directBound PID(23), limitBound PID(24),
+  idleBound PID(25), oldestFirst PID(26), noStarvation PID(27),
+  lineFifo PID(28);
 
 /* life of one input (one caller's request) */
-#define NEW  0   /* not submitted yet                                    */
-#define WAIT 1   /* accepted, sitting in its key's lane                  */
-#define SENT 2   /* part of a call that has not answered it yet          */
-#define DONE 3   /* the caller has its one outcome (OK, FAILED, TIMEOUT, */
-                 /* REJECTED or CLOSED -- which one is not tracked)      */
+#define NEW  0   /* not submitted yet                                       */
+#define WAIT 1   /* accepted, waiting in its key's lane                     */
+#define SENT 2   /* part of a call that has not answered it yet             */
+#define DONE 3   /* the caller has its one outcome (OK, FAILED, TIMEOUT,    */
+                 /* REJECTED, CLOSED, or handed to the key's new owner)     */
 
 byte st[NI];
-bool dl[NI];     /* the caller gave a deadline that may pass             */
-bool late[NI];   /* that deadline has passed; the expire event is queued */
+bool dl[NI];     /* the caller gave a deadline that may pass                */
+bool late[NI];   /* that deadline has passed; the expire event is queued    */
 
-/* lanes and the ready line */
-chan lane[K] = [N] of { byte };   /* waiting inputs of each key, FIFO     */
-chan line = [K] of { byte };      /* keys ready for a batch slot, FIFO    */
-bool inLine[K];
-byte nwait[K];                    /* = len(lane[k]), kept for the LTL     */
-byte waiting;                     /* all waiting inputs (maxQueueing)     */
-bool inflight[K];                 /* the lane is marked in flight         */
-byte batchCalls;                  /* batch slots taken                    */
-byte directCalls;
+/* the engine: lanes, the ready line, counts */
+chan lane[K] = [N] of { byte };   /* waiting inputs of each key, FIFO        */
+chan line = [LINECAP] of { byte };/* keys ready for a batch slot, FIFO       */
+bool inLine[K];                   /* the key's live lane is in the line      */
+byte stale[K];                    /* line entries of the key's retired lanes */
+byte nwait[K];                    /* Lane#count                              */
+byte wwait[K];                    /* Lane#weight                             */
+byte waiting;                     /* queuedInputs                            */
+byte qweight;                     /* queuedWeight                            */
+bool inflight[K];                 /* Lane#inFlight                           */
+byte batchCalls;                  /* batchesInFlight                         */
+byte directCalls;                 /* directInFlight                          */
+bool draining, closing, closedSignalled;
+bool handing[K];                  /* Lane#handOffs != null                   */
+bool moved[K];                    /* the key was handed to another node      */
 
 /* call records; cKind 0 = free, 1 = batch call, 2 = direct call */
 byte cKind[NC];
 byte cKey[NC];
-byte cMem[NC];                    /* bit set of the inputs in the call    */
-bool cOver[NC];                   /* the call timeout has fired           */
-bool cRel[NC];                    /* key and slot already handed back     */
+int  cMem[NC];                    /* set of the inputs in the call           */
+bool cOver[NC];                   /* the call timeout has fired              */
+bool cRel[NC];                    /* key and slot already handed back        */
 
-bool draining, closing, closedSignalled;
+/* ghost state: kept apart from the engine's own counters */
+byte wire[K];                     /* calls of each key really running        */
+byte wireB;                       /* batch calls really running              */
+byte nextSeq[K];                  /* lowest seq the key may still send       */
+byte passed[K];                   /* keys dispatched while this one waited   */
+byte ahead[K];                    /* keys in line when this one joined it    */
+byte gW;                          /* inputs in state WAIT                    */
+byte gWW;                         /* their weight                            */
+byte ndone[K];                    /* inputs of the key in state DONE         */
+bool ripe[K];                     /* the lane's delay timer fired            */
+byte wireD;                       /* direct calls really running             */
+byte wireAll;                     /* all calls really running                */
 
-/* ghost state for the properties */
-byte wire[K];                     /* calls of each key really running     */
-byte nextSeq[K];                  /* lowest seq the key may still send    */
+/* adaptive dispatch (ADR 0011): the limit, the busy line, the grant rule */
+byte limit = SLOTS;               /* CallLimit#limit, in [1, SLOTS]          */
+chan busyq = [LINECAP] of { byte, byte }; /* (tag, key), smallest tag first */
+bool inBusy[K];                   /* the key's live lane is in the busy line */
+byte staleB[K];                   /* busy-line entries of retired lanes      */
+byte tagOf[K];                    /* Lane#tag                                */
+bool laneIdle[K];                 /* Lane#idle: joins the idle line          */
+bool lastGrantIdle;
+byte admSeq;                      /* Entry#seq of the next input             */
+byte adm[NI];                     /* Entry#seq of each input                 */
+/* ghost for the adaptive properties */
+bool prevIdleOverBusy;
+byte over[K];                     /* grants to others since the lane joined  */
+byte bnd[K];                      /* ADR 0011 P5: at most 2 x B + 1 of them   */
+hidden byte tg, gi;
 
 #define idle(k)  (!inflight[k] && nwait[k] == 0)
+/* room for a direct call: fixed slots, fewer than SLOTS direct calls;
+ * adaptive, calls below the limit and no lane ready */
+#ifdef ADAPTIVE
+#define DIRECT_ROOM (batchCalls + directCalls < limit && len(line) + len(busyq) == 0)
+#else
+#define DIRECT_ROOM (directCalls < SLOTS)
+#endif
+#define ready(k) (inLine[k] || inBusy[k])
+#ifdef ADAPTIVE
+#define ISADAPTIVE 1
+#else
+#define ISADAPTIVE 0
+#endif
 #define pend(x)  (st[x] == WAIT || st[x] == SENT)
+#define due(k)   (!HASDELAY || draining || closing || nwait[k] >= MAXB || wwait[k] >= MAXBW || ripe[k])
 
-/* scratch variables: every process that runs engine code declares these and
- * zeroes them at the end of each event, so they never split states */
-#define SCRATCH byte dk, dx, dn, dm, cc, ck, ckind, cx
-#define CLEAR   dk = 0; dx = 0; dn = 0; dm = 0; cc = 0; ck = 0; ckind = 0; cx = 0
+/* scratch variables of the engine's events: hidden (not part of the state),
+ * which is sound because every event is one atomic step that sets them
+ * before reading them */
+hidden byte dk, dx, dn, dw, cc, ck, ckind, cx, in;
+hidden int dm;
+hidden byte wasClosed, wasIdle;
+
+/* every change of an input's state goes through here (ghost counts) */
+inline setst(x, s) {
+  if
+  :: st[x] == WAIT -> gW--; gWW = gWW - W(x)
+  :: else -> skip
+  fi;
+  if
+  :: s == WAIT -> gW++; gWW = gWW + W(x)
+  :: s == DONE -> ndone[x / N]++
+  :: else -> skip
+  fi;
+  st[x] = s
+}
 
 /* hand the caller of x its single outcome */
 inline answer(x) {
-  assert(st[x] != DONE);          /* never a second outcome */
-  st[x] = DONE
+  PROP(exactlyOnce, st[x] != DONE);
+  setst(x, DONE)
 }
 
-/* put input x on the wire; checks order and expiry */
+/* put input x on the wire; checks order, expiry and single sending */
 inline send(x) {
-  assert(!late[x]);               /* an expired input is never sent */
-  assert(x % N >= nextSeq[x / N]);/* a key's inputs leave in order  */
+  PROP(noLateSend, !late[x]);
+  PROP(sentOnce, st[x] == WAIT || st[x] == NEW);
+  PROP(keyOrder, x % N >= nextSeq[x / N]);
   nextSeq[x / N] = x % N + 1;
-  st[x] = SENT
+  setst(x, SENT)
 }
 
 inline startCall(k, mem, kind) {
+  PROP(noCallWhileHanding, !handing[k] && !moved[k]);
   cc = 0;
   do
   :: cc < NC && cKind[cc] != 0 -> cc++
   :: else -> break
   od;
-  assert(cc < NC);
+  PROP(modelBound, cc < NC);
   cKind[cc] = kind; cKey[cc] = k; cMem[cc] = mem;
   wire[k]++;
-  assert(wire[k] <= 1);           /* never two calls in flight for one key */
+  PROP(oneCallPerKey, wire[k] <= 1);
+  wireAll++;
   if
-  :: kind == 1 -> batchCalls++; assert(batchCalls <= SLOTS)
-  :: else -> directCalls++
+  :: kind == 1 -> batchCalls++; wireB++
+  :: else -> directCalls++; wireD++
+  fi;
+#ifdef ADAPTIVE
+  /* ADR 0011 P1: every call counts against the limit in force */
+  PROP(limitBound, wireAll <= limit && limit <= SLOTS);
+#else
+  PROP(slotBound, wireB <= SLOTS);
+  PROP(directBound, wireD <= SLOTS);
+#endif
+  /* the batch bounds, counted on the call's members */
+  cx = 0; dn = 0; dw = 0;
+  do
+  :: cx < NI -> if :: (mem >> cx) & 1 -> dn++; dw = dw + W(cx) :: else -> skip fi; cx++
+  :: else -> break
+  od;
+  PROP(batchBound, dn >= 1 && dn <= MAXB && (dw <= MAXBW || dn == 1));
+  cx = 0; dn = 0; dw = 0
+}
+
+/* a lane leaves the engine (Lane#retired); an entry in the line goes stale */
+inline retire(k) {
+  ripe[k] = 0;
+  if
+  :: inLine[k] ->
+#ifndef FOREVER
+     stale[k]++;
+#else
+     /* infinite runs could pile up stale entries without bound while every
+      * slot stays busy: there the entry goes at once, which dispatch cannot
+      * tell apart (a stale entry is skipped without taking a slot) */
+     line??eval(k);
+#endif
+     inLine[k] = 0; passed[k] = 0; ahead[k] = 0;
+     cc = 0;
+     do
+     :: cc < K -> ahead[cc] = ahead[cc] & ~(1 << k); cc++
+     :: else -> break
+     od;
+     cc = 0
+  :: inBusy[k] ->
+#ifndef FOREVER
+     staleB[k]++;
+#else
+     busyq??eval(tagOf[k]),eval(k);
+#endif
+     inBusy[k] = 0
+  :: else -> skip
   fi
 }
 
-/* PerKeyEngine#dispatch */
-inline dispatch() {
-  do
-  :: !closing && batchCalls < SLOTS && len(line) > 0 ->
-     line?dk; inLine[dk] = 0;
-     dn = 0; dm = 0;
+/* PerKeyEngine#offer: in line when due, else its delay timer runs */
+inline offer(k) {
+  if
+  :: !ready(k) && !inflight[k] && nwait[k] > 0 && due(k) ->
+     /* with a delay, a lane joins the line only when full (by the ghost
+      * count of its waiting inputs), late enough, or draining */
+     cc = k * N; dn = 0; dw = 0;
      do
-     :: dn < MAXB && nwait[dk] > 0 ->
-        lane[dk]?dx; nwait[dk]--; waiting--;
-        if
-        :: late[dx] -> answer(dx)          /* TIMEOUT instead of sending */
-        :: else -> send(dx); dm = dm | (1 << dx); dn++
-        fi
+     :: cc < k * N + N -> if :: st[cc] == WAIT -> dn++; dw = dw + W(cc) :: else -> skip fi; cc++
      :: else -> break
      od;
+     PROP(dueOnly, !HASDELAY || draining || closing || ripe[k] || dn >= MAXB || dw >= MAXBW);
+     cc = 0; dn = 0; dw = 0;
+     lane[k]?<tg>;
+#ifdef ADAPTIVE
+     /* P5: B = the inputs waiting now that were admitted before its tag */
+     cc = 0; dn = 0;
+     do
+     :: cc < NI -> if :: st[cc] == WAIT && adm[cc] < adm[tg] -> dn++ :: else -> skip fi; cc++
+     :: else -> break
+     od;
+     bnd[k] = 2 * dn + 1; over[k] = 0; cc = 0; dn = 0;
      if
-     :: dn > 0 -> inflight[dk] = 1; startCall(dk, dm, 1)
-     :: else -> skip                       /* everything had expired */
-     fi
-  :: else -> break
-  od
+     :: !laneIdle[k] ->
+        tagOf[k] = adm[tg];
+        busyq!!tagOf[k],k; inBusy[k] = 1              /* ordered by its tag */
+     :: else ->
+        line!k; inLine[k] = 1                          /* the idle line, FIFO */
+     fi;
+#else
+     cc = 0; ahead[k] = 0;
+     do
+     :: cc < K -> if :: inLine[cc] -> ahead[k] = ahead[k] | (1 << cc) :: else -> skip fi; cc++
+     :: else -> break
+     od;
+     cc = 0;
+     line!k; inLine[k] = 1            /* the back of the line */
+#endif
+     tg = 0
+  :: else -> skip
+  fi
 }
 
-inline maybeSignalClosed() {
+/* take the waiting input at the head of lane k out of the counts */
+inline unqueue(k, x) {
+  lane[k]?x; nwait[k]--; wwait[k] = wwait[k] - W(x);
+  waiting--; qweight = qweight - W(x)
+}
+
+/* PerKeyEngine#dispatch and #take */
+#ifndef ADAPTIVE
+/* fixed slots: the head of the one FIFO line, while a batch slot is free */
+#define GRANT \
+  :: batchCalls < SLOTS && len(line) > 0 -> \
+     line?dk; \
+     if \
+     :: stale[dk] > 0 -> stale[dk]--            /* a retired lane: skipped */ \
+     :: else -> \
+        inLine[dk] = 0; \
+        /* the line is first come, first served */ \
+        PROP(lineFifo, ahead[dk] == 0); \
+        cx = 0; \
+        do \
+        :: cx < K -> ahead[cx] = ahead[cx] & ~(1 << dk); cx++ \
+        :: else -> break \
+        od; \
+        cx = 0;
+#else
+/* adaptive: while calls < limit, the idle line's head unless the previous
+ * grant went there too while busy lanes waited, else the smallest tag */
+#define GRANT \
+  :: batchCalls + directCalls < limit && (len(line) > 0 || len(busyq) > 0) -> \
+     if \
+     :: len(line) > 0 && (line?[eval(0)] && stale[0] > 0 || line?[eval(1)] && stale[1] > 0 || \
+                          K > 2 && line?[eval(2)] && stale[2 % K] > 0) -> \
+        line?dk; stale[dk]--                       /* a retired lane: skipped */ \
+     :: len(busyq) > 0 && (busyq?[_,eval(0)] && staleB[0] > 0 || busyq?[_,eval(1)] && staleB[1] > 0 || \
+                           K > 2 && busyq?[_,eval(2)] && staleB[2 % K] > 0) -> \
+        busyq?tg,dk; staleB[dk]--; tg = 0 \
+     :: else -> \
+        gi = len(line) > 0 && (len(busyq) == 0 || !lastGrantIdle); \
+        PROP(idleBound, !(gi && len(busyq) > 0 && prevIdleOverBusy)); \
+        prevIdleOverBusy = gi && len(busyq) > 0; \
+        lastGrantIdle = gi; \
+        if \
+        :: gi -> line?dk; inLine[dk] = 0 \
+        :: else -> \
+           busyq?tg,dk; inBusy[dk] = 0; \
+           cx = 0; \
+           do \
+           :: cx < K -> PROP(oldestFirst, !inBusy[cx] || tagOf[cx] > tg); cx++ \
+           :: else -> break \
+           od; \
+           tg = 0 \
+        fi; \
+        gi = 0; \
+        cx = 0; \
+        do \
+        :: cx < K -> \
+           if \
+           :: ready(cx) -> over[cx]++; PROP(noStarvation, over[cx] <= bnd[cx]) \
+           :: else -> skip \
+           fi; \
+           cx++ \
+        :: else -> break \
+        od; \
+        over[dk] = 0; bnd[dk] = 0;
+#endif
+
+inline dispatch() {
+  do
+  GRANT
+        ripe[dk] = 0;
+        dn = 0; dm = 0; dw = 0;
+        do
+        :: dn < MAXB && nwait[dk] > 0 ->
+           lane[dk]?<dx>;
+           if
+           :: dn > 0 && W(dx) > MAXBW - dw -> break   /* the next one is too heavy */
+           :: else ->
+              unqueue(dk, dx);
+              if
+              :: late[dx] -> answer(dx)               /* TIMEOUT, never sent */
+              :: else -> send(dx); dm = dm | (1 << dx); dn++; dw = dw + W(dx)
+              fi
+           fi
+        :: else -> break
+        od;
+        /* group commit: the batch stops only at a bound or when nothing waits */
+        if
+        :: nwait[dk] > 0 -> lane[dk]?<dx>
+        :: else -> skip
+        fi;
+        PROP(groupCommit, nwait[dk] == 0 || dn == MAXB || (dn > 0 && W(dx) > MAXBW - dw));
+        if
+        :: dn > 0 ->
+#ifndef ADAPTIVE
+           /* fair turns: while a key waits in line, each other key leaves once */
+           cx = 0;
+           do
+           :: cx < K ->
+              if
+              :: inLine[cx] ->
+                 PROP(fairTurns, !((passed[cx] >> dk) & 1));
+                 passed[cx] = passed[cx] | (1 << dk)
+              :: else -> skip
+              fi;
+              cx++
+           :: else -> break
+           od;
+           passed[dk] = 0;
+#endif
+           inflight[dk] = 1; startCall(dk, dm, 1)
+        :: else -> passed[dk] = 0                     /* all had expired: retired */
+        fi
+     fi
+  :: else -> break
+  od;
+  dk = 0; dx = 0; dn = 0; dw = 0; dm = 0
+}
+
+/* closed is signalled once, when nothing is on the wire; nobody is left */
+inline signalIfDone() {
   if
   :: closing && !closedSignalled && batchCalls + directCalls == 0 ->
      closedSignalled = 1;
-     /* closed is signalled only when no call is on the wire ... */
      cx = 0;
      do
-     :: cx < K -> assert(wire[cx] == 0); cx++
+     :: cx < K -> PROP(closeStrandsNobody, wire[cx] == 0); cx++
      :: else -> break
      od;
-     /* ... and no accepted caller is still waiting for its outcome */
      cx = 0;
      do
-     :: cx < NI -> assert(!pend(cx)); cx++
+     :: cx < NI -> PROP(closeStrandsNobody, !pend(cx)); cx++
      :: else -> break
      od
   :: else -> skip
   fi
 }
 
+/* PerKeyEngine#close: refuse, fail every waiting input CLOSED, clear the line */
+inline closeNow() {
+  closing = 1;
+  do
+  :: len(line) > 0 -> line?dk
+  :: else -> break
+  od;
+  do
+  :: len(busyq) > 0 -> busyq?tg,dk
+  :: else -> break
+  od;
+  dk = 0; tg = 0;
+  do
+  :: dk < K ->
+     inLine[dk] = 0; stale[dk] = 0; passed[dk] = 0; ahead[dk] = 0;
+     inBusy[dk] = 0; staleB[dk] = 0; over[dk] = 0; bnd[dk] = 0;
+     do
+     :: nwait[dk] > 0 -> unqueue(dk, dx); answer(dx)
+     :: else -> break
+     od;
+     dk++
+  :: else -> break
+  od;
+  dk = 0; dx = 0;
+  signalIfDone()
+}
+
+/* EngineCore#maybeFinish */
+inline maybeFinish() {
+  if
+  :: draining && !closing && waiting == 0 && batchCalls + directCalls == 0 -> closeNow()
+  :: else -> signalIfDone()
+  fi
+}
+
+/* work conservation (PerKeyEngine#brokenInvariant): a free slot never sits
+ * beside a lane in line, and without a delay every lane with waiting inputs
+ * is in flight or in line */
+inline conserve() {
+  cx = 0;
+  do
+  :: cx < K ->
+#ifdef ADAPTIVE
+     /* ADR 0011 P2: no lane is ready while calls < limit */
+     PROP(workConserving, !(wireAll < limit && ready(cx) && !closing));
+#else
+     PROP(workConserving, !(batchCalls < SLOTS && inLine[cx]));
+#endif
+     PROP(workConserving, !((!HASDELAY || draining || closing) &&
+                            !inflight[cx] && nwait[cx] > 0 && !ready(cx)));
+     cx++
+  :: else -> break
+  od;
+  cx = 0
+}
+
 /* PerKeyEngine#admit */
 inline admit(x, k) {
   if
-  :: draining || closing -> answer(x)        /* CLOSED */
+  :: draining || closing -> answer(x)                 /* CLOSED */
   :: else ->
      if
-#ifdef PerKeyNoDirectGuard
-     :: DIRECT && !inflight[k] ->
-#else
-     :: DIRECT && idle(k) ->
-#endif
+     :: DIRECT && idle(k) && DIRECT_ROOM ->
         /* direct claim: the lane is created already in flight */
         inflight[k] = 1; send(x); startCall(k, 1 << x, 2)
      :: else ->
         if
-        :: waiting >= MAXQ -> answer(x)      /* REJECTED */
+        :: waiting >= MAXQ || W(x) > MAXQW - qweight ->
+           PROP(rejectOnlyWhenFull, gW >= MAXQ || W(x) > MAXQW - gWW);
+           answer(x)                                  /* REJECTED */
         :: else ->
-           lane[k]!x; nwait[k]++; waiting++; st[x] = WAIT;
+           laneIdle[k] = (idle(k) -> DIRECT : laneIdle[k]);
+           lane[k]!x; nwait[k]++; wwait[k] = wwait[k] + W(x);
+           waiting++; qweight = qweight + W(x);
+           setst(x, WAIT);
+#ifndef NO_DEADLINES
            if
-           :: true -> dl[x] = 1              /* caller set a deadline */
-           :: true -> skip                   /* no deadline */
+           :: dl[x] = 1                               /* caller set a deadline */
+           :: skip                                    /* no deadline */
            fi;
+#endif
            if
-           :: !inflight[k] && !inLine[k] -> line!k; inLine[k] = 1
+           :: !inflight[k] -> offer(k); dispatch()
            :: else -> skip
            fi
         fi
-     fi;
-     dispatch()
+     fi
+  fi;
+  PROP(queueBound, gW <= MAXQ && gWW <= MAXQW)
+}
+
+/* PerKeyEngine#finishHandOff: the waiting inputs go to the new owner, in order */
+inline finishHandOff(k) {
+  PROP(handOffAfterCall, wire[k] == 0);
+  do
+  :: nwait[k] > 0 ->                /* every waiting input goes */
+     unqueue(k, dx);
+     PROP(keyOrder, dx % N >= nextSeq[k]);
+     nextSeq[k] = dx % N + 1;
+     answer(dx)                     /* the new owner answers it: one outcome */
+  :: else -> break
+  od;
+  dx = 0;
+  cx = k * N;
+  do
+  :: cx < k * N + N -> PROP(handOffKeepsAll, st[cx] != WAIT); cx++
+  :: else -> break
+  od;
+  handing[k] = 0; moved[k] = 1;
+  retire(k)
+}
+
+/* PerKeyEngine#handOff */
+inline handOff(k) {
+  if
+  :: idle(k) -> moved[k] = 1                          /* no lane: at once */
+  :: else ->
+     handing[k] = 1;
+     if
+     :: !inflight[k] -> finishHandOff(k); dispatch(); maybeFinish()
+     :: else -> skip                                  /* completed finishes it */
+     fi
   fi
 }
 
@@ -203,32 +593,46 @@ inline release(k, kind) {
   :: else -> directCalls--
   fi;
   inflight[k] = 0;
+  laneIdle[k] = 0;
+#ifdef ADAPTIVE
+  /* CallLimit#completed: the limit in force may move anywhere in [1, SLOTS] */
   if
-  :: nwait[k] > 0 ->
-#ifndef PerKeyNoRequeue
-     line!k; inLine[k] = 1                   /* back of the line */
-#else
-     skip
-#endif
-  :: else -> skip                            /* lane removed: key idle */
+  :: limit = 1
+  :: SLOTS > 1 -> limit = 2
+  :: SLOTS > 2 -> limit = 3
   fi;
-  dispatch()
+#endif
+  if
+  :: handing[k] -> finishHandOff(k)
+  :: !handing[k] && nwait[k] == 0 -> skip            /* lane removed: key idle */
+  :: else -> offer(k)                                /* back of the line */
+  fi;
+  dispatch()                                         /* the freed slot */
+}
+
+/* answer the call's inputs that the call timeout has not answered yet */
+inline answerCall(c) {
+  cx = cKey[c] * N;
+  do
+  :: cx < cKey[c] * N + N ->
+     if
+     :: (cMem[c] >> cx) & 1 && st[cx] == SENT -> answer(cx)
+     :: else -> skip
+     fi;
+     cx++
+  :: else -> break
+  od
 }
 
 /* PerKeyEngine#completed: the call's future completed, back on the loop */
 inline completed(c) {
   ck = cKey[c]; ckind = cKind[c];
-  wire[ck]--;
-  cx = ck * N;
-  do
-  :: cx < ck * N + N ->
-     if
-     :: (cMem[c] >> cx) & 1 && st[cx] == SENT -> answer(cx)  /* OK/FAILED */
-     :: else -> skip
-     fi;
-     cx++
-  :: else -> break
-  od;
+  wire[ck]--; wireAll--;
+  if
+  :: ckind == 1 -> wireB--
+  :: else -> wireD--
+  fi;
+  answerCall(c);                                    /* OK or FAILED */
   if
   :: !cRel[c] ->
      cKind[c] = 0; cKey[c] = 0; cMem[c] = 0; cOver[c] = 0; cRel[c] = 0;
@@ -236,83 +640,91 @@ inline completed(c) {
   :: else ->
      cKind[c] = 0; cKey[c] = 0; cMem[c] = 0; cOver[c] = 0; cRel[c] = 0
   fi;
-  maybeSignalClosed()
+  maybeFinish()                                     /* drained or closed */
 }
 
-/* PerKeyEngine#callOverdue: callers fail now, key and slot stay held */
+/* EngineCore#callOverdue: callers fail now, key and slot stay held */
 inline callOverdue(c) {
   cOver[c] = 1;
-  ck = cKey[c]; ckind = cKind[c];
-  cx = ck * N;
-  do
-  :: cx < ck * N + N ->
-     if
-     :: (cMem[c] >> cx) & 1 && st[cx] == SENT -> answer(cx)  /* FAILED */
-     :: else -> skip
-     fi;
-     cx++
-  :: else -> break
-  od;
-#ifdef PerKeyNoAwaitCall
-  cRel[c] = 1;
-  release(ck, ckind);
-  maybeSignalClosed()
-#else
-  skip
-#endif
+  answerCall(c)                                     /* FAILED */
 }
 
 /* PerKeyEngine#expire */
 inline expire(x) {
-  lane[x / N]??eval(x); nwait[x / N]--; waiting--;
-  answer(x);                                 /* TIMEOUT */
+  dk = x / N;
+  lane[dk]??eval(x); nwait[dk]--; wwait[dk] = wwait[dk] - W(x);
+  waiting--; qweight = qweight - W(x);
+  answer(x);                                        /* TIMEOUT */
   if
-  :: nwait[x / N] == 0 && inLine[x / N] ->   /* lane emptied: leave line */
-     line??eval(x / N); inLine[x / N] = 0
+  :: nwait[dk] == 0 && !inflight[dk] -> retire(dk)  /* stays in the line, stale */
   :: else -> skip
-  fi
+  fi;
+  maybeFinish()
 }
 
-/* PerKeyEngine#close */
-inline doClose() {
-  closing = 1;
-#ifndef PerKeyNoCloseFail
+/* PerKeyEngine#delayOver: the lane's delay timer fired */
+inline delayOver(k) {
+  ripe[k] = 1;
+  offer(k);
+  dispatch()
+}
+
+/* PerKeyEngine#drain: no more admissions, every waiting lane is due now */
+inline drain() {
+  draining = 1;
   dk = 0;
   do
-  :: dk < K ->
-     do
-     :: nwait[dk] > 0 -> lane[dk]?dx; nwait[dk]--; waiting--; answer(dx)
-     :: else -> break
-     od;
-     dk++
+  :: dk < K -> offer(dk); dk++
   :: else -> break
   od;
-  do
-  :: len(line) > 0 -> line?dk; inLine[dk] = 0
-  :: else -> break
-  od;
-#endif
-  maybeSignalClosed()
+  dk = 0;
+  dispatch();
+  maybeFinish()
 }
 
-#define allDone(k) (st[k*N] == DONE && st[k*N+1] == DONE && \
-                    (N < 3 || st[k*N+N-1] == DONE))
-
-/* the callers of one key: submit N inputs in order, then wait for the
- * answers. A caller stuck at the wait is a stranded caller (invalid end). */
+/* the callers of one key: submit N inputs in order. With HANDOFF the
+ * cluster layer routes key 0 elsewhere once its hand-off began (an input
+ * already on its way to the loop may still reach the engine meanwhile). */
 proctype Caller(byte k) {
-  SCRATCH;
-  byte seq, in;
+  byte seq;
 again:
   do
-  :: seq < N -> atomic { in = k * N + seq; admit(in, k); seq++; in = 0; CLEAR }
+  :: seq < N ->
+     atomic {
+       in = k * N + seq;
+       wasClosed = draining || closing;
+       /* idle by the ghost state: nothing of the key waiting or on the wire */
+#ifdef ADAPTIVE
+       adm[in] = admSeq; admSeq++;                   /* Entry#seq */
+#endif
+       wasIdle = (wire[k] == 0) &&
+#ifdef ADAPTIVE
+                 wireAll < limit && len(line) + len(busyq) == 0;
+#else
+                 wireD < SLOTS;
+#endif
+       cx = k * N;
+       do
+       :: cx < k * N + N -> wasIdle = wasIdle && st[cx] != WAIT; cx++
+       :: else -> break
+       od;
+       cx = 0;
+       if
+       :: moved[k] || handing[k] -> answer(in)       /* routed to the new owner */
+       :: !moved[k] -> admit(in, k);
+          PROP(refuseWhenClosed, !wasClosed || st[in] == DONE);
+          PROP(idleDirect, !(DIRECT && wasIdle && !wasClosed) || st[in] == SENT);
+          conserve()
+       fi;
+       seq++
+     }
   :: else -> break
   od;
 #ifdef FOREVER
   /* once everything of the round is over, the same callers go again */
   atomic {
-    allDone(k) && wire[k] == 0 ->
-    seq = 0; nextSeq[k] = 0;
+    ndone[k] == N && wire[k] == 0 ->
+    seq = 0; nextSeq[k] = 0; ndone[k] = 0;
     dx = 0;
     do
     :: dx < N -> st[k*N+dx] = NEW; dl[k*N+dx] = 0; late[k*N+dx] = 0; dx++
@@ -321,59 +733,73 @@ again:
     dx = 0
   };
   goto again
-#else
-  allDone(k)
 #endif
 }
 
 /* the downstream side of call record c: answers or times out at any time */
 proctype Call(byte c) {
-  SCRATCH;
 end:
   do
-  :: atomic { cKind[c] != 0 -> completed(c); CLEAR }
-  :: atomic { cKind[c] != 0 && !cOver[c] -> callOverdue(c); CLEAR }
+  :: atomic { cKind[c] != 0 -> completed(c); conserve() }
+  :: atomic { cKind[c] != 0 && !cOver[c] -> callOverdue(c); conserve() }
   od
 }
 
-/* caller deadlines: may pass for inputs that carry one, then the timer
- * event reaches the loop (a separate step, so dispatch can see it first) */
-#define TICK(x) \
-  :: atomic { st[x] == WAIT && dl[x] && !late[x] -> late[x] = 1 } \
-  :: atomic { st[x] == WAIT && late[x] -> expire(x); CLEAR }
-
-proctype Clock() {
-  SCRATCH;
+/* the deadline of input x: it may pass (if the caller gave one), then its
+ * timer event reaches the loop (a separate step, so dispatch can see the
+ * deadline passed before the timer runs) */
+proctype Deadline(byte x) {
 end:
   do
-  TICK(0)
-  TICK(1)
-  TICK(2)
-  TICK(3)
-#if NI > 4
-  TICK(4)
-  TICK(5)
-#endif
-#if NI > 6
-  TICK(6)
-  TICK(7)
-  TICK(8)
-#endif
+  :: atomic { st[x] == WAIT && dl[x] && !late[x] -> late[x] = 1 }
+  :: atomic { st[x] == WAIT && late[x] -> expire(x); conserve() }
   od
 }
 
-/* the application: close, drain then close, or never close */
+/* the batch-delay timer of lane k (PerKeyEngine#delayOver): it may fire
+ * at any moment while the lane waits for company */
+proctype LaneTimer(byte k) {
+end:
+  do
+  :: atomic { !closing && !draining && !inflight[k] && !ready(k) && nwait[k] > 0 ->
+              delayOver(k); conserve() }
+  od
+}
+
+/* the application: close, drain (then close when its timeout passes, or
+ * never), or never close */
 proctype Closer() {
-  SCRATCH;
   if
-  :: atomic { doClose(); CLEAR }                      /* close()          */
-  :: draining = 1;                                    /* drain(timeout)   */
+  :: atomic { closeNow(); conserve() }                 /* close()      */
+  :: atomic { drain(); conserve() };                   /* drain(t)     */
      if
-     :: atomic { waiting == 0 -> doClose(); CLEAR }   /* drained          */
-     :: atomic { doClose(); CLEAR }                   /* drain timed out  */
+     :: atomic { !closing -> closeNow(); conserve() }  /* t passed     */
+     :: skip                                                  /* t never does */
      fi
   :: skip
   fi
+}
+
+/* the cluster layer: key 0 may move to another node, at any moment */
+proctype Mover() {
+  if
+  :: atomic { !closing -> handOff(0); conserve() }
+  :: skip
+  fi
+}
+
+/* when nothing can move any more, every caller has its outcome */
+proctype Auditor() {
+  byte x;
+  timeout ->
+  atomic {
+    do
+    :: x < NI -> PROP(stranded, st[x] == DONE || st[x] == NEW && moved[x / N]); x++
+    :: else -> break
+    od;
+    PROP(closeSignalled, !closing || closedSignalled);
+    x = 0
+  }
 }
 
 init {
@@ -389,32 +815,56 @@ init {
     :: i < NC -> run Call(i); i++
     :: else -> break
     od;
-    run Clock();
+#ifndef NO_DEADLINES
+    i = 0;
+    do
+    :: i < NI -> run Deadline(i); i++
+    :: else -> break
+    od;
+#endif
+#ifdef DELAY
+    i = 0;
+    do
+    :: i < K -> run LaneTimer(i); i++
+    :: else -> break
+    od;
+#endif
+#ifdef HANDOFF
+    run Mover();
+#endif
     run Closer();
+    run Auditor();
     i = 0
   }
 }
 
 /* every accepted input is eventually answered */
+#define ANS(x) (pend(x) -> <> !pend(x))
 ltl answered {
-  [] ( (pend(0) -> <> !pend(0)) && (pend(1) -> <> !pend(1)) &&
-       (pend(2) -> <> !pend(2)) && (pend(3) -> <> !pend(3))
+  [] ( ANS(0) && ANS(1) && ANS(2) && ANS(3)
 #if NI > 4
-       && (pend(4) -> <> !pend(4)) && (pend(5) -> <> !pend(5))
+       && ANS(4) && ANS(5)
 #endif
 #if NI > 6
-       && (pend(6) -> <> !pend(6)) && (pend(7) -> <> !pend(7))
-       && (pend(8) -> <> !pend(8))
+       && ANS(6) && ANS(7) && ANS(8)
+#endif
+#if NI > 9
+#error "ltl answered lists 9 inputs at most"
 #endif
      )
 }
 
 /* every key with waiting inputs is eventually served (its lane drains) */
+#define SERVED(k) (nwait[k] > 0 -> <> (nwait[k] == 0))
 ltl served {
-  [] ( (nwait[0] > 0 -> <> (nwait[0] == 0)) &&
-       (nwait[1] > 0 -> <> (nwait[1] == 0))
+  [] ( SERVED(0) && SERVED(1)
 #if K > 2
-       && (nwait[2] > 0 -> <> (nwait[2] == 0))
+       && SERVED(2)
 #endif
      )
+}
+
+/* a drain ends in closed by itself, with no drain timeout */
+ltl drained {
+  [] (draining -> <> closedSignalled)
 }
