@@ -6,6 +6,7 @@ import dev.ferry.internal.Limits;
 import dev.ferry.downstream.EventBusDownstream;
 import dev.ferry.downstream.HttpDownstream;
 import dev.ferry.verticle.BatchOutcomes;
+import dev.ferry.verticle.Discarded;
 import dev.ferry.verticle.Operations;
 import dev.ferry.verticle.Submission;
 import dev.ferry.verticle.VerticleConfig;
@@ -45,6 +46,11 @@ public class FerryVerticle extends VerticleBase {
   private Operations operations;
   /** Set iff Vert.x is clustered: routes each input to its key's owner (docs/guide/clustering.md). */
   private ClusterNode cluster;
+  /** This instance's claim on its address in this Vert.x (ADR 0054); null until claimed. */
+  private String claim;
+
+  /** Vert.x-wide map address -> claim of the FerryVerticle serving it. */
+  private static final String ADDRESSES = "__ferry.addresses";
 
   @Override
   public Future<?> start() {
@@ -59,6 +65,17 @@ public class FerryVerticle extends VerticleBase {
     } catch (InvalidConfigException e) {
       return Future.failedFuture(e);
     }
+    // Two verticles at one address would each own every key: the event bus would spread a key's
+    // inputs over both (two calls in flight), and their meters share one name. Claimed before
+    // anything is built, so a refused instance touches nothing of the one already serving.
+    String mine = context.deploymentID() + "/" + System.identityHashCode(this);
+    Object other = vertx.sharedData().getLocalMap(ADDRESSES).putIfAbsent(settings.address(), mine);
+    if (other != null) {
+      return Future.failedFuture(new InvalidConfigException("FerryVerticle deployment", List.of(
+          "address = " + settings.address() + ": another FerryVerticle already serves it in this Vert.x instance"
+              + " (one instance per address and node)")));
+    }
+    claim = mine;
     downstream = createDownstream();
     // Inputs are weighed (one JSON encoding each) only when a weight bound needs it; otherwise
     // each weighs 1 and queuedWeight counts inputs (docs/adr/0024).
@@ -76,12 +93,14 @@ public class FerryVerticle extends VerticleBase {
         // A cluster manager other than Hazelcast, say: release what was built, fail the deploy.
         ferry.close();
         downstream.close();
+        release();
         return Future.failedFuture(unsupported);
       }
     }
     return Operations.start(vertx, settings, ferry).compose(ops -> {
       operations = ops;
       submissions = vertx.eventBus().consumer(settings.address(), this::onSubmit);
+      answerDiscarded(submissions);
       metrics = vertx.eventBus().consumer(settings.metricsAddress(),
           m -> m.reply(ferry.metrics().toJson()));
       return Future.all(submissions.completion(), metrics.completion(),
@@ -96,7 +115,20 @@ public class FerryVerticle extends VerticleBase {
       if (cluster != null) {
         cluster.close();
       }
+      release();
     });
+  }
+
+  private void release() {
+    if (claim != null) {
+      vertx.sharedData().getLocalMap(ADDRESSES).remove(settings.address(), claim);
+      claim = null;
+    }
+  }
+
+  private void answerDiscarded(MessageConsumer<Object> consumer) {
+    // Clustered: not delivered, send again (another node serves); alone: this ferry is closed.
+    Discarded.answer(consumer, cluster != null, "the ferry at " + settings.address());
   }
 
   @Override
@@ -116,7 +148,8 @@ public class FerryVerticle extends VerticleBase {
         .eventually(() -> metrics == null ? Future.succeededFuture() : metrics.unregister())
         .eventually(() -> operations == null ? Future.succeededFuture() : operations.stop())
         .eventually(() -> cluster == null ? Future.succeededFuture() : cluster.close())
-        .eventually(() -> downstream.close());
+        .eventually(() -> downstream.close())
+        .onComplete(ar -> release());
   }
 
   private Downstream createDownstream() {

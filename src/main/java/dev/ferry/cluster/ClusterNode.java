@@ -41,7 +41,6 @@ public final class ClusterNode {
   static final String FROM = "ferry-from";
   /** Pause before an input that was passed on twice is sent on once more. */
   static final long RETRY_MS = 100;
-  private static final String INSTANCES = "__ferry.cluster.instances";
 
   private final Vertx vertx;
   private final String address;
@@ -94,14 +93,11 @@ public final class ClusterNode {
 
   /** Registers the node address, then joins the ownership view (in that order: releases need it). */
   public Future<Void> start() {
-    // Two instances on one node would share its node id, address and announcement (ADR 0050).
-    if (vertx.sharedData().getLocalMap(INSTANCES).putIfAbsent(address, self) != null) {
-      return Future.failedFuture(new IllegalStateException("clustered, FerryVerticle runs one instance per node and address;"
-          + " another one already serves " + address + " on this node"));
-    }
+    // One instance per node and address (two would share its node id and announcement, ADR 0050):
+    // FerryVerticle claims the address in this Vert.x before building anything (ADR 0054).
     nodeConsumer = vertx.eventBus().consumer(Forwarder.nodeAddress(address, self), this::onNode);
-    return nodeConsumer.completion().compose(v -> membership.start(this::onSnapshot))
-        .onFailure(t -> vertx.sharedData().getLocalMap(INSTANCES).remove(address));
+    dev.ferry.verticle.Discarded.answer(nodeConsumer, true, "node " + self);
+    return nodeConsumer.completion().compose(v -> membership.start(this::onSnapshot));
   }
 
   /** An input that arrived at the public address (already parsed). */
@@ -380,7 +376,6 @@ public final class ClusterNode {
     }
     forwarder.failAll("this node left the cluster before the key's owner answered");
     Future<Void> unregistered = nodeConsumer == null ? Future.succeededFuture() : nodeConsumer.unregister();
-    return unregistered.eventually(membership::close)
-        .onComplete(ar -> vertx.sharedData().getLocalMap(INSTANCES).remove(address, self));
+    return unregistered.eventually(membership::close);
   }
 }
