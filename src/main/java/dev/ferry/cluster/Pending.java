@@ -7,8 +7,8 @@ import io.vertx.core.Promise;
  * One input on its way through the cluster layer: accepted here (from a caller, a forward, or a
  * hand-off) and answered exactly once through {@link #answer}, whatever path it takes.
  */
-final class Pending {
-  final Submission input;
+public final class Pending {
+  public final Submission input;
   /** How many times it was forwarded before arriving here. */
   final int hop;
   /** Handed over by the key's previous owner: it goes before inputs held for the key. */
@@ -24,6 +24,8 @@ final class Pending {
   boolean retry;
   /** The node that forwarded it here, or null when a caller sent it. */
   String sender;
+  /** Its arrival number at this node (1, 2, ...; 0 before it is first routed): held inputs keep this order. */
+  long seq;
 
   Pending(Submission input, int hop, boolean handedOff, long deadline, Promise<Object> answer) {
     this.input = input;

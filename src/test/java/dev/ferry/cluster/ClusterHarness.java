@@ -88,7 +88,7 @@ final class ClusterHarness implements AutoCloseable {
 
   /** The address that enters the cluster at {@code node} (keeps one sender's order on a stable path). */
   String entry(int node) {
-    return Forwarder.nodeAddress(SUBMIT, nodeId(nodes.get(node)));
+    return dev.ferry.FerryClient.nodeAddress(SUBMIT, nodeId(nodes.get(node)));
   }
 
   /** Asks a node what it routes by. */
