@@ -33,6 +33,8 @@ public final class ClusterNode implements Router.Links {
   static final String CTL = "ferry-ctl";
   static final String VIEW = "ferry-view";
   static final String FROM = "ferry-from";
+  /** The nodes a forward has passed, comma-separated, the sender last. */
+  static final String VISITED = "ferry-visited";
   static final String HOP = "ferry-hop";
   static final String HANDOFF = "ferry-handoff";
 
@@ -106,7 +108,8 @@ public final class ClusterNode implements Router.Links {
     } catch (NumberFormatException e) {
       hop = 0; // a caller entering here directly, not a forward
     }
-    router.accept(input, hop, m.headers().contains(HANDOFF), m.headers().get(FROM), answerFor(m));
+    String visited = m.headers().get(VISITED);
+    router.accept(input, hop, m.headers().contains(HANDOFF), visited != null ? visited : m.headers().get(FROM), answerFor(m));
   }
 
   private Promise<Object> answerFor(Message<Object> m) {
@@ -130,7 +133,8 @@ public final class ClusterNode implements Router.Links {
         .setSendTimeout(f.remainingMs + 3 * callTimeoutMs)
         .addHeader(Submission.KEY, s.key)
         .addHeader(HOP, Integer.toString(f.hop))
-        .addHeader(FROM, self);
+        .addHeader(FROM, self)
+        .addHeader(VISITED, f.visited);
     if (s.id != null) {
       o.addHeader(Submission.ID, s.id);
     }

@@ -13,6 +13,8 @@ public final class Pending {
   final int hop;
   /** Handed over by the key's previous owner: it goes before inputs held for the key. */
   final boolean handedOff;
+  /** It passed this node before and came back: one of the key's earlier inputs, so it goes first too. */
+  boolean returned;
   /** System.nanoTime() deadline, or Long.MAX_VALUE for none. */
   final long deadline;
   final Promise<Object> answer;
@@ -24,6 +26,8 @@ public final class Pending {
   boolean retry;
   /** The node that forwarded it here, or null when a caller sent it. */
   String sender;
+  /** The nodes that forwarded it before it arrived here, comma-separated in order, or "" for none. */
+  String visited = "";
   /** Its arrival number at this node (1, 2, ...; 0 before it is first routed): held inputs keep this order. */
   long seq;
 

@@ -77,14 +77,17 @@ public final class Router {
     public final boolean handOff;
     /** What is left of the caller's deadline when sent: ms, 0 for none. */
     public final long remainingMs;
+    /** The nodes it has passed, this one last, comma-separated (it carries them along). */
+    public final String visited;
     final Path path;
 
-    Forward(String target, Pending pending, int hop, boolean handOff, long remainingMs, Path path) {
+    Forward(String target, Pending pending, int hop, boolean handOff, long remainingMs, String visited, Path path) {
       this.target = target;
       this.pending = pending;
       this.hop = hop;
       this.handOff = handOff;
       this.remainingMs = remainingMs;
+      this.visited = visited;
       this.path = path;
     }
   }
@@ -142,14 +145,18 @@ public final class Router {
   // ---------------------------------------------------------------- transitions
 
   /**
-   * An input accepted at this node: from a caller ({@code sender} null, {@code hop} 0), or
-   * forwarded by node {@code sender}. {@code answer} gets its one outcome.
+   * An input accepted at this node: from a caller ({@code visited} null or empty, {@code hop} 0),
+   * or forwarded through the nodes {@code visited} (comma-separated, the sender last). {@code
+   * answer} gets its one outcome.
    */
-  public void accept(Submission input, int hop, boolean handedOff, String sender, Promise<Object> answer) {
+  public void accept(Submission input, int hop, boolean handedOff, String visited, Promise<Object> answer) {
     step(() -> {
       long deadline = input.timeoutMs > 0 ? loop.nanoTime() + input.timeoutMs * 1_000_000 : Long.MAX_VALUE;
       Pending p = new Pending(input, hop, handedOff, deadline, answer);
-      p.sender = sender;
+      if (visited != null && !visited.isEmpty()) {
+        p.visited = visited;
+        p.sender = visited.substring(visited.lastIndexOf(',') + 1);
+      }
       if (closed) {
         answer(p, new FerryException(FerryError.CLOSED, "this node left the cluster"));
         return;
@@ -297,6 +304,18 @@ public final class Router {
     return n;
   }
 
+  /** What this router waits for, for a test's trace. */
+  String describe() {
+    Map<String, String> pathTargets = new java.util.TreeMap<>();
+    paths.forEach((k, p) -> pathTargets.put(k, p.target + "x" + p.open));
+    Map<String, Integer> heldKeys = new java.util.TreeMap<>();
+    held.forEach((k, q) -> heldKeys.put(k, q.size()));
+    handedIn.forEach((k, q) -> heldKeys.merge(k, q.size(), Integer::sum));
+    return self + " view=" + views.view() + " settled=" + views.settled() + " held=" + heldKeys + " paths=" + pathTargets
+        + " handingOff=" + handingOff + " handOffsOpen=" + handOffsOpen + " releaseSent=" + releaseSent
+        + " unreachable=" + unreachable + (left != null ? " leaving" : "") + (closed ? " closed" : "");
+  }
+
   // ---------------------------------------------------------------- inside transitions
 
   private void route(Pending p) {
@@ -304,47 +323,76 @@ public final class Router {
     if (p.seq == 0) {
       p.seq = ++arrivals;
     }
+    String path = pathOf(key);
+    if (!p.returned && p.sender != null && (passed(p.visited, self) || (path != null && passed(p.visited, path)))) {
+      // It passed here before and came back (views disagreed along its way), or it passed the node
+      // this node's earlier inputs of the key went to, which passes them on in order: it is not
+      // one of the later inputs that must wait for those, so it goes first.
+      p.returned = true;
+    }
+    boolean first = p.handedOff || p.returned;
     if (!views.known() || handingOff.contains(key)) {
       hold(p);
       return;
     }
-    String owner = views.owner(key);
-    String via = p.handedOff ? null : pathOf(key);
-    if (via != null && unreachable.contains(via)) {
-      // Earlier inputs went to a node that did not take them: they come back, and go first.
+    if (!p.retry && (queued(handedIn, key) || (!first && queued(held, key)))) {
+      // Behind the key's inputs held here (hand-offs before everything else): one sender's
+      // inputs keep their order even when an earlier one waits.
       hold(p);
       return;
     }
-    if (owner != null && via != null && !via.equals(owner)) {
-      // Earlier inputs of this key are still on their way through the previous owner: follow them
-      // (it passes these on behind them), or, if the key is now ours, wait for them to come back.
-      if (owner.equals(self)) {
+    String owner = views.owner(key);
+    if (owner == null) {
+      answer(p, new FerryException(FerryError.CLOSED, "no node of the cluster serves this address"));
+      return;
+    }
+    // Hand-offs follow the path too: consecutive ones of a key may meet different views here.
+    String via = p.returned ? null : pathOf(key);
+    String target = owner;
+    if (via != null && !via.equals(owner)) {
+      // Earlier inputs of this key are still on their way through another node: follow them (it
+      // passes these on behind them), or wait for them to come back if the key is ours now or
+      // that node did not take them.
+      if (owner.equals(self) || unreachable.contains(via)) {
+        hold(p);
+        return;
+      }
+      target = via;
+    }
+    if (target.equals(self)) {
+      if (views.gated(key)) {
         hold(p);
       } else {
-        forward(via, p, false);
+        submit(p);
       }
       return;
     }
-    if (owner == null) {
-      answer(p, new FerryException(FerryError.CLOSED, "no node of the cluster serves this address"));
-    } else if (!p.retry && (owner.equals(p.sender) || unreachable.contains(owner))) {
-      // The node that sent it here owns it by this node's view (one of the two views is behind),
-      // or the owner just refused a forward: wait for the next view, or a short pause.
+    if (!p.retry && (passed(p.visited, target) || unreachable.contains(target) || p.hop >= MAX_HOPS)) {
+      // Views disagree (the sender owns it by this node's view, or it was passed on twice), or the
+      // target just refused a forward: rather than bounce it at network speed, wait for the next
+      // view or a short pause, then send it on once more.
       hold(p, RETRY_MS);
-    } else if (!owner.equals(self) && p.hop >= MAX_HOPS && !p.retry) {
-      // Passed on twice already: views disagree and one of the nodes is behind. Rather than bounce
-      // it at network speed, wait for a view change or a short pause, then send it on again.
-      hold(p, RETRY_MS);
-    } else if (!owner.equals(self)) {
-      p.retry = false;
-      // Reaching the previous owner after the key moved, an input is older than whatever its
-      // sender's entry node now sends to the new owner directly: it goes with the hand-off class.
-      forward(owner, p, p.handedOff || views.ownedJustBefore(key, loop.nanoTime(), maxHoldNanos));
-    } else if (views.gated(key)) {
-      hold(p);
-    } else {
-      submit(p);
+      return;
     }
+    p.retry = false;
+    // Reaching the previous owner after the key moved, an input is older than whatever its
+    // sender's entry node now sends to the new owner directly: it goes with the hand-off class.
+    forward(target, p, target.equals(owner)
+        && (first || views.ownedJustBefore(key, loop.nanoTime(), maxHoldNanos)));
+  }
+
+  private static boolean passed(String visited, String node) {
+    for (String v : visited.split(",")) {
+      if (v.equals(node)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static boolean queued(Map<String, ArrayDeque<Pending>> waiting, String key) {
+    ArrayDeque<Pending> q = waiting.get(key);
+    return q != null && !q.isEmpty();
   }
 
   private void submit(Pending p) {
@@ -366,12 +414,13 @@ public final class Router {
       return;
     }
     Path existing = paths.computeIfAbsent(p.input.key, k -> new Path(target));
-    // Not on the path: a hand-off sent straight to the new owner, older than anything on the path.
+    // Not on the path: an input that came back, sent to the owner, older than anything on the path.
     Path path = existing.target.equals(target) ? existing : null;
     if (path != null) {
       path.open++;
     }
-    Forward f = new Forward(target, p, Math.min(p.hop + 1, MAX_HOPS), handOff, remaining, path);
+    String visited = p.visited.isEmpty() ? self : passed(p.visited, self) ? p.visited : p.visited + "," + self;
+    Forward f = new Forward(target, p, Math.min(p.hop + 1, MAX_HOPS), handOff, remaining, visited, path);
     open.computeIfAbsent(target, n -> new LinkedHashSet<>()).add(f);
     effects.add(() -> links.forward(f));
   }
@@ -394,7 +443,7 @@ public final class Router {
 
   /** Holds {@code p} until flushed, or until {@code retryMs} pass (then routes it again). */
   private void hold(Pending p, long retryMs) {
-    ArrayDeque<Pending> q = (p.handedOff ? handedIn : held).computeIfAbsent(p.input.key, k -> new ArrayDeque<>());
+    ArrayDeque<Pending> q = (p.handedOff || p.returned ? handedIn : held).computeIfAbsent(p.input.key, k -> new ArrayDeque<>());
     insertInArrivalOrder(q, p);
     long now = loop.nanoTime();
     if (p.holdUntil == 0) {
@@ -422,23 +471,27 @@ public final class Router {
   }
 
   private void holdEnded(ArrayDeque<Pending> q, Pending p) {
-    if (!q.remove(p)) {
+    if (!q.contains(p)) {
       return; // flushed meanwhile
     }
     p.holdTimer = -1;
-    if (q.isEmpty()) {
-      handedIn.remove(p.input.key, q);
-      held.remove(p.input.key, q);
-    }
-    long now = loop.nanoTime();
-    if (now < p.holdUntil) {
-      p.retry = true;
-      route(p);
-    } else {
-      answer(p, now >= p.deadline
+    if (loop.nanoTime() >= p.holdUntil) {
+      q.remove(p);
+      if (q.isEmpty()) {
+        handedIn.remove(p.input.key, q);
+        held.remove(p.input.key, q);
+      }
+      answer(p, loop.nanoTime() >= p.deadline
           ? new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent")
           : new FerryException(FerryError.CLOSED, "the key's owner could not be reached: membership did not settle in time"));
       checkLeft();
+      return;
+    }
+    // Its pause is over: it may be sent on once more. The key's other held inputs are routed again
+    // too, in order, so that none waits on a flush that depends on this one moving.
+    p.retry = true;
+    if (!handingOff.contains(p.input.key)) {
+      flush(p.input.key);
     }
   }
 
@@ -519,7 +572,8 @@ public final class Router {
       } else if (owner.equals(self)) {
         hold(p); // ownership came back meanwhile: flushed, first, when the hand-off completes
       } else {
-        forward(owner, p, true);
+        String via = pathOf(input.key); // older forwards of the key: follow them
+        forward(via != null ? via : owner, p, true);
       }
     });
     return answer.future().recover(t -> Future.failedFuture(asFerryException(t)));
@@ -541,7 +595,8 @@ public final class Router {
   }
 
   private void checkLeft() {
-    if (left != null && views.known() && !views.view().contains(self) && handOffsOpen == 0
+    // Settled: every other node adopted the view without this one, so none routes here any more.
+    if (left != null && views.known() && !views.view().contains(self) && views.settled() && handOffsOpen == 0
         && held.isEmpty() && handedIn.isEmpty() && open.isEmpty()) {
       Promise<Void> done = left;
       effects.add(done::tryComplete);
@@ -549,11 +604,16 @@ public final class Router {
   }
 
   private void answer(Pending p, Throwable failure) {
-    effects.add(() -> p.answer.tryFail(failure));
+    effects.add(() -> once(p.answer.tryFail(failure)));
   }
 
   private void answerWith(Pending p, Object body) {
-    effects.add(() -> p.answer.tryComplete(body));
+    effects.add(() -> once(p.answer.tryComplete(body)));
+  }
+
+  /** Every input is answered exactly once; a second answer is a bug the tests must see. */
+  private static void once(boolean first) {
+    assert first : "an input was answered twice";
   }
 
   /** A recipient failure as the FerryException of the same code and text (for hand-off relays). */
