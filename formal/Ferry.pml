@@ -1,5 +1,5 @@
 /*
- * Ferry.pml -- model of dev.ferry.internal.SingleQueueEngine (Ferry.make).
+ * Ferry.pml -- model of dev.ferry.internal.StreamEngine (Ferry.make).
  *
  * One bounded FIFO queue shared by every caller, up to SLOTS batch calls at
  * once, no per-key serialisation. As in PerKey.pml every engine event is one
@@ -98,7 +98,7 @@ inline startCall(mem) {
   assert(wireCalls <= SLOTS)        /* at most maxInFlightBatches calls */
 }
 
-/* SingleQueueEngine#dispatch: a batch is cut only when a slot is free,
+/* StreamEngine#dispatch: a batch is cut only when a slot is free,
  * inside one event, so at most one batch is ever being formed */
 inline dispatch() {
   do
@@ -142,7 +142,7 @@ inline maybeSignalClosed() {
   fi
 }
 
-/* SingleQueueEngine#admit */
+/* StreamEngine#admit */
 inline admit(x) {
   if
   :: draining || closing -> answer(x)          /* CLOSED   */
@@ -170,7 +170,7 @@ inline answerCall(c) {
   od
 }
 
-/* SingleQueueEngine#completed */
+/* StreamEngine#completed */
 inline completed(c) {
   wireCalls--;
   answerCall(c);                              /* OK or FAILED */
@@ -196,13 +196,13 @@ inline callOverdue(c) {
 #endif
 }
 
-/* SingleQueueEngine#expire */
+/* StreamEngine#expire */
 inline expire(x) {
   q??eval(x);
   answer(x)                                   /* TIMEOUT */
 }
 
-/* SingleQueueEngine#close */
+/* StreamEngine#close */
 inline doClose() {
   closing = 1;
 #ifndef FerryNoCloseFail

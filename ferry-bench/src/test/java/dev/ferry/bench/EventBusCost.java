@@ -1,0 +1,146 @@
+package dev.ferry.bench;
+
+import dev.ferry.verticle.FerryVerticle;
+import io.vertx.core.Context;
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.EventBus;
+import io.vertx.core.internal.VertxInternal;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+
+/**
+ * JMH, scenario 4, event-bus path: what one input costs through {@code ferry.submit} on the local
+ * event bus, against a bare event-bus request answered by an echo consumer, measured in the same run.
+ *
+ * <p>Vert.x runs with a single event loop, so the sender, the {@link FerryVerticle}, its event-bus
+ * downstream and the echo consumer all share one thread: the time per input is then the event
+ * loop's CPU for that input, with no cross-thread wake-ups in it. Each invocation hops once onto the
+ * sender's context, sends {@link #N} requests and waits until every reply is in; the hop is spread
+ * over N inputs.
+ *
+ * <p>The downstream echoes each input as its outcome ({@code {"outcomes":[{"ok": input}...]}}),
+ * the bare echo replies with the request's body: both answers carry the same JSON. {@code keys = 1}:
+ * one hot key, so inputs leave in batches of up to 100 (one downstream request per batch). {@code
+ * keys = N}: every key is idle, so every input is a direct call, i.e. its own downstream request.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+public class EventBusCost {
+  static final int N = 1024;
+  static final String SUBMIT = "ferry.submit";
+  static final String DOWNSTREAM = "bench.downstream";
+  static final String ECHO = "bench.echo";
+  /** System property: where to write the mean batch of a trial (suffixed with {@code -<keys>}). */
+  static final String MEAN_BATCH_FILE = "ferry.bench.meanBatchFile";
+
+  @Param({"1", "1024"})
+  public int keys;
+
+  private Vertx vertx;
+  private Context sender;
+  private EventBus bus;
+  private DeliveryOptions[] byKey;
+  private final DeliveryOptions plain = new DeliveryOptions();
+  private final JsonObject body = new JsonObject().put("amount", 1);
+
+  @Setup
+  public void setUp() throws Exception {
+    vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1));
+    bus = vertx.eventBus();
+    bus.<JsonObject>consumer(DOWNSTREAM, msg -> {
+      JsonArray inputs = msg.body().getJsonArray("inputs");
+      JsonArray outcomes = new JsonArray(new java.util.ArrayList<>(inputs.size()));
+      for (int i = 0; i < inputs.size(); i++) {
+        outcomes.add(new JsonObject().put("ok", inputs.getJsonObject(i).getValue("input")));
+      }
+      msg.reply(new JsonObject().put("outcomes", outcomes));
+    });
+    bus.consumer(ECHO, msg -> msg.reply(msg.body()));
+    JsonObject config = new JsonObject().put("address", SUBMIT).put("maxQueueing", 4 * N)
+        .put("downstream", new JsonObject().put("type", "eventbus").put("address", DOWNSTREAM));
+    await(vertx.deployVerticle(new FerryVerticle(), new DeploymentOptions().setConfig(config)));
+    sender = ((VertxInternal) vertx).createEventLoopContext();
+    byKey = new DeliveryOptions[keys];
+    for (int k = 0; k < keys; k++) {
+      byKey[k] = new DeliveryOptions().addHeader("key", "key-" + k);
+    }
+  }
+
+  @TearDown
+  public void tearDown() throws Exception {
+    // The floor of the ferry path is 1 + 1/(mean batch) echoes per input: one request per input,
+    // plus its share of one downstream request per batch. Reported from the ferry's own counters.
+    JsonObject m = await(bus.<JsonObject>request("ferry.metrics", null)).body();
+    double meanBatch = (double) m.getLong("submitted") / Math.max(1, m.getLong("batches"));
+    System.out.printf("%n[EventBusCost keys=%d] submitted %d in %d calls: mean batch %.1f%n",
+        keys, m.getLong("submitted"), m.getLong("batches"), meanBatch);
+    String file = System.getProperty(MEAN_BATCH_FILE);
+    if (file != null && m.getLong("submitted") > 0) {
+      java.nio.file.Files.writeString(java.nio.file.Path.of(file + "-" + keys), Double.toString(meanBatch));
+    }
+    await(vertx.close());
+  }
+
+  /** Through the ferry: request to {@code ferry.submit}, batched per key to the echoing downstream. */
+  @Benchmark
+  @OperationsPerInvocation(N)
+  public int ferrySubmit() {
+    return onSender(done -> {
+      int[] left = {N};
+      for (int i = 0; i < N; i++) {
+        bus.request(SUBMIT, body, byKey[i % keys]).onComplete(ar -> {
+          if (ar.failed()) {
+            done.completeExceptionally(ar.cause());
+          } else if (--left[0] == 0) {
+            done.complete(N);
+          }
+        });
+      }
+    });
+  }
+
+  /** The floor: the same request sent straight to a consumer that echoes it. */
+  @Benchmark
+  @OperationsPerInvocation(N)
+  public int bareEcho() {
+    return onSender(done -> {
+      int[] left = {N};
+      for (int i = 0; i < N; i++) {
+        bus.request(ECHO, body, plain).onComplete(ar -> {
+          if (ar.failed()) {
+            done.completeExceptionally(ar.cause());
+          } else if (--left[0] == 0) {
+            done.complete(N);
+          }
+        });
+      }
+    });
+  }
+
+  private int onSender(java.util.function.Consumer<CompletableFuture<Integer>> work) {
+    CompletableFuture<Integer> done = new CompletableFuture<>();
+    sender.runOnContext(v -> work.accept(done));
+    return done.join();
+  }
+
+  private static <T> T await(Future<T> f) throws Exception {
+    return f.toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+}

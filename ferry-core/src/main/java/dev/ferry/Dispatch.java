@@ -1,0 +1,41 @@
+package dev.ferry;
+
+/**
+ * How a {@link Ferry#perKey per-key ferry} decides which key calls next and how many calls are out
+ * (ADR 0011): the {@code dispatch} field of {@link PerKeyConfig}.
+ */
+public enum Dispatch {
+  /**
+   * The default. Every call, an idle key's first one included, counts against one limit learned
+   * from the downstream's latency (at most {@code maxInFlightBatches}, or fixed by {@code
+   * pinnedLimit}). Idle keys go first, but take at most every other call while busy keys wait;
+   * busy keys are served oldest waiting input first.
+   */
+  ADAPTIVE("adaptive"),
+  /**
+   * The original rule: at most {@code maxInFlightBatches} batch calls, plus at most as many direct
+   * calls of idle keys; a key with inputs left after its call goes to the back of one line.
+   */
+  FIXED_SLOTS("fixed-slots");
+
+  private final String json;
+
+  Dispatch(String json) {
+    this.json = json;
+  }
+
+  /** The name in JSON configs. */
+  public String jsonName() {
+    return json;
+  }
+
+  /** The mode named {@code name} in JSON, or null. */
+  public static Dispatch fromJson(String name) {
+    for (Dispatch d : values()) {
+      if (d.json.equals(name)) {
+        return d;
+      }
+    }
+    return null;
+  }
+}

@@ -1,0 +1,71 @@
+package dev.ferry;
+
+import dev.ferry.internal.Limits;
+import java.time.Duration;
+
+/**
+ * The bounds every ferry has, shared by {@link PerKeyConfig} and {@link FerryConfig}: immutable,
+ * validated when built. Each field's default and rule are on {@link Builder}.
+ */
+public abstract sealed class FerryBounds permits PerKeyConfig, FerryConfig {
+  final Limits limits;
+
+  FerryBounds(Limits limits) {
+    this.limits = limits;
+  }
+
+  public final int maxBatchSize() { return limits.maxBatchSize(); }
+  public final long maxBatchWeight() { return limits.maxBatchWeight(); }
+  public final int maxInFlightBatches() { return limits.maxInFlightBatches(); }
+  public final int maxQueueing() { return limits.maxQueueing(); }
+  public final long maxQueuedWeight() { return limits.maxQueuedWeight(); }
+  public final Duration maxBatchDelay() { return limits.maxBatchDelay(); }
+  public final Duration callTimeout() { return limits.callTimeout(); }
+
+  /** The validated limits, for the engines. */
+  public final Limits limits() {
+    return limits;
+  }
+
+  /**
+   * Sets the shared bounds; {@code build()} validates every field at once and names each one
+   * violated, with its value and rule.
+   *
+   * @param <B> the concrete builder, returned by every setter
+   */
+  public abstract static sealed class Builder<B extends Builder<B>> permits PerKeyConfig.Builder, FerryConfig.Builder {
+    Limits.Draft draft = new Limits.Draft();
+
+    Builder() {}
+
+    abstract B self();
+
+    /** The drafted limits, or an {@link InvalidConfigException} naming every violated field. */
+    final Limits validated(String what) {
+      dev.ferry.internal.ConfigCheck check = new dev.ferry.internal.ConfigCheck();
+      Limits limits = draft.toLimits();
+      limits.check(check);
+      check.throwIfAny(what);
+      return limits;
+    }
+
+    /** Most inputs one batch carries; at least 1 (default 100). */
+    public final B maxBatchSize(int value) { draft.maxBatchSize = value; return self(); }
+    /** Most weight one batch carries (a single heavier input still travels alone); at least 1 (default unbounded). */
+    public final B maxBatchWeight(long value) { draft.maxBatchWeight = value; return self(); }
+    /**
+     * Most calls in flight at once; at least 1. For make and keyed: the batch slots (default 16).
+     * For perKey: the ceiling of the learned call limit, every call counted (default 256); with
+     * {@link Dispatch#FIXED_SLOTS} the fixed number of batch slots, and the bound on direct calls.
+     */
+    public final B maxInFlightBatches(int value) { draft.maxInFlightBatches = value; return self(); }
+    /** Most inputs waiting; beyond it submissions are rejected at once; at least 1 (default 10000). */
+    public final B maxQueueing(int value) { draft.maxQueueing = value; return self(); }
+    /** Most total weight waiting; at least 1 (default unbounded). */
+    public final B maxQueuedWeight(long value) { draft.maxQueuedWeight = value; return self(); }
+    /** Zero (default): batches form on completion. Positive: wait for company (per key: turns direct calls off). */
+    public final B maxBatchDelay(Duration value) { draft.maxBatchDelay = value; return self(); }
+    /** A call not completed by then fails its callers with FAILED; at least 1 ms (default 30 s). */
+    public final B callTimeout(Duration value) { draft.callTimeout = value; return self(); }
+  }
+}

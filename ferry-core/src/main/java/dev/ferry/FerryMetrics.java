@@ -1,0 +1,69 @@
+package dev.ferry;
+
+import io.vertx.core.json.JsonObject;
+
+/**
+ * A snapshot of one ferry's state and running counters.
+ *
+ * @param inFlightBatches calls on the wire now, direct calls included
+ * @param queuedInputs inputs waiting (not in flight)
+ * @param queuedWeight total weight of the waiting inputs
+ * @param activeLanes keys with inputs waiting or a call in flight (always 0 for {@code make} and {@code keyed}, which have no lanes)
+ * @param submitted inputs submitted so far (accepted or not)
+ * @param rejected inputs refused with {@link FerryError#REJECTED}
+ * @param batches calls started, direct calls included
+ * @param directCalls calls that carried an idle key's input at once, as a batch of one
+ * @param failedBatches calls that failed, timed out or answered malformed
+ * @param timedOut inputs dropped because their caller's deadline passed while they waited
+ * @param callLimit the limit in force on calls in flight: per key, the learned (or pinned) limit
+ *     with adaptive dispatch, {@code maxInFlightBatches} otherwise; 0 when not reported
+ * @param callsWaiting keys (per key) or batches (make, keyed) ready to leave but waiting for the
+ *     call limit
+ * @param seenLatencyMicros mean latency of the calls the adaptive limit judged last (0 before)
+ * @param seenFloorMicros the floor it compared them with: their latency without queueing (0 before)
+ */
+public record FerryMetrics(
+    int inFlightBatches,
+    int queuedInputs,
+    long queuedWeight,
+    int activeLanes,
+    long submitted,
+    long rejected,
+    long batches,
+    long directCalls,
+    long failedBatches,
+    long timedOut,
+    int callLimit,
+    int callsWaiting,
+    long seenLatencyMicros,
+    long seenFloorMicros) {
+
+  /** All zeros: a ferry that has seen nothing yet. */
+  public static final FerryMetrics EMPTY = new FerryMetrics(0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+
+  /** A snapshot with no call-limit figures (0). */
+  public FerryMetrics(int inFlightBatches, int queuedInputs, long queuedWeight, int activeLanes, long submitted,
+      long rejected, long batches, long directCalls, long failedBatches, long timedOut) {
+    this(inFlightBatches, queuedInputs, queuedWeight, activeLanes, submitted, rejected, batches, directCalls,
+        failedBatches, timedOut, 0, 0, 0, 0);
+  }
+
+  /** The snapshot as JSON, with the field names of the record (what {@code ferry.metrics} replies). */
+  public JsonObject toJson() {
+    return new JsonObject()
+        .put("inFlightBatches", inFlightBatches)
+        .put("queuedInputs", queuedInputs)
+        .put("queuedWeight", queuedWeight)
+        .put("activeLanes", activeLanes)
+        .put("submitted", submitted)
+        .put("rejected", rejected)
+        .put("batches", batches)
+        .put("directCalls", directCalls)
+        .put("failedBatches", failedBatches)
+        .put("timedOut", timedOut)
+        .put("callLimit", callLimit)
+        .put("callsWaiting", callsWaiting)
+        .put("seenLatencyMicros", seenLatencyMicros)
+        .put("seenFloorMicros", seenFloorMicros);
+  }
+}

@@ -1,0 +1,169 @@
+package dev.ferry;
+
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.BiFunction;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * The read, apply, conditional-write round trip as a per-key batch call.
+ *
+ * <p>For one key's batch it reads the entity once, folds the apply function over the inputs in
+ * order (a rejected input leaves the state as it was), and writes the final state and the accepted
+ * inputs with one conditional write. When another writer got in between (a version conflict), it
+ * reads again and folds the whole batch again, up to {@code maxAttempts} rounds; then the batch
+ * fails and nothing of it was written. A batch whose inputs were all rejected writes nothing.
+ *
+ * <pre>{@code
+ * FoldWrite<String, JsonObject, Object, Long> fw = FoldWrite
+ *     .<String, JsonObject, Object, Long>builder(store, Accounts::apply)
+ *     .initial(Accounts::opened)
+ *     .build();
+ * Ferry<Object, Long> ferry = fw.ferry(vertx, config, op -> Accounts.accountOf((JsonObject) op));
+ * }</pre>
+ *
+ * @param <K> the key type
+ * @param <S> the state type; apply must treat it as immutable (it may be the initial state)
+ * @param <I> the input type (also what the store records as events)
+ * @param <R> a caller's result type
+ */
+public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes<I, R>> {
+  private final VersionedStore<? super K, S, ? super I> store;
+  private final BiFunction<? super S, ? super I, ? extends FoldDecision<S, R>> apply;
+  private final Supplier<? extends S> initial;
+  private final int maxAttempts;
+
+  private FoldWrite(Builder<K, S, I, R> b) {
+    this.store = b.store;
+    this.apply = b.apply;
+    this.initial = b.initial;
+    this.maxAttempts = b.maxAttempts;
+  }
+
+  /**
+   * Starts a FoldWrite over {@code store}; {@code apply} must be pure: it decides from the state
+   * and the input alone, and may run more than once for the same input (after a conflict).
+   */
+  public static <K, S, I, R> Builder<K, S, I, R> builder(
+      VersionedStore<? super K, S, ? super I> store,
+      BiFunction<? super S, ? super I, ? extends FoldDecision<S, R>> apply) {
+    return new Builder<>(store, apply);
+  }
+
+  @Override
+  public Future<FoldOutcomes<I, R>> call(K key, List<I> inputs) {
+    // Copied once: the same list is folded again after a conflict.
+    return attempt(key, List.copyOf(inputs), 1);
+  }
+
+  /** The extract for {@link Ferry#perKey}: the caller's result, or INPUT_REJECTED with its reason. */
+  public R extract(I input, FoldOutcomes<I, R> outcomes) {
+    return outcomes.of(input).resultOrThrow();
+  }
+
+  /** A per-key ferry whose batch call is this FoldWrite. */
+  public Ferry<I, R> ferry(Vertx vertx, PerKeyConfig config, Function<? super I, ? extends K> key) {
+    return Ferry.perKey(vertx, config, key, this, this::extract);
+  }
+
+  public int maxAttempts() {
+    return maxAttempts;
+  }
+
+  private Future<FoldOutcomes<I, R>> attempt(K key, List<I> inputs, int attempt) {
+    return store.read(key).compose(current -> {
+      Fold fold = fold(current, inputs);
+      if (fold.accepted.isEmpty()) {
+        return Future.succeededFuture(new FoldOutcomes<>(inputs, fold.outcomes, current.version(), attempt));
+      }
+      return store.write(key, fold.state, current.version(), fold.accepted).compose(written -> {
+        if (Boolean.TRUE.equals(written)) {
+          return Future.succeededFuture(
+              new FoldOutcomes<>(inputs, fold.outcomes, current.version() + 1, attempt));
+        }
+        if (attempt >= maxAttempts) {
+          return Future.failedFuture(new WriteConflictException(key, attempt));
+        }
+        return attempt(key, inputs, attempt + 1);
+      });
+    });
+  }
+
+  private final class Fold {
+    S state;
+    final List<I> accepted = new ArrayList<>();
+    final List<FoldOutcome<R>> outcomes = new ArrayList<>();
+  }
+
+  private Fold fold(Versioned<S> current, List<I> inputs) {
+    Fold fold = new Fold();
+    fold.state = current.exists() ? current.state() : initial.get();
+    for (I input : inputs) {
+      FoldDecision<S, R> d = decide(fold.state, input);
+      if (d instanceof FoldDecision.Accepted<S, R> a) {
+        fold.state = a.state();
+        fold.accepted.add(input);
+        fold.outcomes.add(new FoldOutcome.Applied<>(a.result()));
+      } else {
+        fold.outcomes.add(new FoldOutcome.Rejected<>(((FoldDecision.Rejected<S, R>) d).reason()));
+      }
+    }
+    return fold;
+  }
+
+  // A throwing apply is a bug in handling that one input: it is refused like a rejection, so one
+  // poisonous input cannot block its key's every later batch.
+  private FoldDecision<S, R> decide(S state, I input) {
+    try {
+      FoldDecision<S, R> d = apply.apply(state, input);
+      return d != null ? d : FoldDecision.reject("apply returned null");
+    } catch (RuntimeException e) {
+      return FoldDecision.reject("apply failed: " + e);
+    }
+  }
+
+  /** Builds a {@link FoldWrite}. */
+  public static final class Builder<K, S, I, R> {
+    private final VersionedStore<? super K, S, ? super I> store;
+    private final BiFunction<? super S, ? super I, ? extends FoldDecision<S, R>> apply;
+    private Supplier<? extends S> initial;
+    private int maxAttempts = 5;
+
+    private Builder(VersionedStore<? super K, S, ? super I> store,
+        BiFunction<? super S, ? super I, ? extends FoldDecision<S, R>> apply) {
+      this.store = Objects.requireNonNull(store, "store");
+      this.apply = Objects.requireNonNull(apply, "apply");
+    }
+
+    /** The state of an entity that does not exist yet (required); called once per such read. */
+    public Builder<K, S, I, R> initial(Supplier<? extends S> initial) {
+      this.initial = Objects.requireNonNull(initial, "initial");
+      return this;
+    }
+
+    /** Read/write rounds per batch before it fails on conflicts; at least 1 (default 5). */
+    public Builder<K, S, I, R> maxAttempts(int maxAttempts) {
+      this.maxAttempts = maxAttempts;
+      return this;
+    }
+
+    /** Validates every setting at once; {@link InvalidConfigException} names each violation. */
+    public FoldWrite<K, S, I, R> build() {
+      List<String> violations = new ArrayList<>();
+      if (initial == null) {
+        violations.add("initial = null: an initial state supplier is required");
+      }
+      if (maxAttempts < 1) {
+        violations.add("maxAttempts = " + maxAttempts + ": must be >= 1");
+      }
+      if (!violations.isEmpty()) {
+        throw new InvalidConfigException("FoldWrite", violations);
+      }
+      return new FoldWrite<>(this);
+    }
+  }
+}

@@ -1,0 +1,212 @@
+package dev.ferry;
+
+import dev.ferry.internal.ConfigCheck;
+import dev.ferry.internal.Limits;
+import io.vertx.core.json.JsonObject;
+import java.util.HashSet;
+import java.util.Set;
+
+/**
+ * The bounds of a {@link Ferry#perKey per-key ferry}: immutable, validated once when built.
+ *
+ * <p>Defaults: {@code dispatch} {@link Dispatch#ADAPTIVE adaptive}, {@code pinnedLimit} none (the
+ * call limit is learned), {@code maxBatchSize} 100, {@code maxBatchWeight} unbounded, {@code
+ * maxInFlightBatches} 256, {@code maxQueueing} 10000, {@code maxQueuedWeight} unbounded, {@code
+ * maxBatchDelay} zero (batches form on completion, no timer), {@code directIdleKeys} true, {@code
+ * callTimeout} 30 s. An invalid config never builds: {@link InvalidConfigException} names every
+ * violated field with its value and rule.
+ */
+public final class PerKeyConfig extends FerryBounds {
+  private static final Set<String> JSON_FIELDS = jsonFields();
+
+  /** Per key, {@code maxInFlightBatches} is the ceiling of a learned limit: high enough for a large pool. */
+  public static final int DEFAULT_MAX_IN_FLIGHT = 256;
+  private static final Limits DEFAULTS = perKeyDefaults();
+
+  private final boolean directIdleKeys;
+  private final Dispatch dispatch;
+  private final int pinnedLimit;
+
+  private PerKeyConfig(Limits limits, boolean directIdleKeys, Dispatch dispatch, int pinnedLimit) {
+    super(limits);
+    this.directIdleKeys = directIdleKeys;
+    this.dispatch = dispatch;
+    this.pinnedLimit = pinnedLimit;
+  }
+
+  public static PerKeyConfig defaults() {
+    return builder().build();
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Reads a config from JSON with the field names {@code dispatch} ({@code "adaptive"} or {@code
+   * "fixed-slots"}), {@code pinnedLimit}, {@code maxBatchSize}, {@code maxBatchWeight}, {@code
+   * maxInFlightBatches}, {@code maxQueueing}, {@code maxQueuedWeight}, {@code maxBatchDelayMs},
+   * {@code directIdleKeys} and {@code callTimeoutMs}; absent fields take their defaults. A wrong
+   * type, a value out of range and an unknown field are all errors.
+   */
+  public static PerKeyConfig fromJson(JsonObject json) {
+    ConfigCheck check = new ConfigCheck();
+    check.unknownFields(json, JSON_FIELDS);
+    PerKeyConfig config = read(json, check);
+    check.throwIfAny("PerKeyConfig");
+    return config;
+  }
+
+  /**
+   * Reads the per-key fields from {@code json} into {@code check} without throwing: for callers
+   * (the verticle) that validate more fields and report every violation in one error. Unknown
+   * fields are the caller's to check. Returns {@code null} when a violation was recorded.
+   */
+  public static PerKeyConfig read(JsonObject json, ConfigCheck check) {
+    Limits limits = Limits.read(json, DEFAULTS, check);
+    Boolean direct = check.readBoolean(json, "directIdleKeys");
+    String mode = check.readString(json, "dispatch");
+    Dispatch dispatch = mode == null ? Dispatch.ADAPTIVE : Dispatch.fromJson(mode);
+    if (dispatch == null) {
+      check.violation("dispatch = \"" + mode + "\": must be \"adaptive\" or \"fixed-slots\"");
+      dispatch = Dispatch.ADAPTIVE;
+    }
+    Integer pinned = check.readInt(json, "pinnedLimit");
+    PerKeyConfig config = new PerKeyConfig(limits, direct == null || direct, dispatch, pinned == null ? 0 : pinned);
+    config.check(check);
+    return check.ok() ? config : null;
+  }
+
+  /** The JSON field names this config reads. */
+  public static Set<String> jsonFieldNames() {
+    return JSON_FIELDS;
+  }
+
+  private void check(ConfigCheck check) {
+    limits.check(check);
+    check.require(pinnedLimit == 0 || dispatch == Dispatch.ADAPTIVE, "pinnedLimit", pinnedLimit,
+        "only with dispatch \"adaptive\" (fixed-slots uses maxInFlightBatches)");
+    check.require(pinnedLimit >= 0 && pinnedLimit <= limits.maxInFlightBatches(), "pinnedLimit", pinnedLimit,
+        "must be >= 1 and <= maxInFlightBatches (" + limits.maxInFlightBatches() + "), or 0/absent to learn the limit");
+  }
+
+  public JsonObject toJson() {
+    JsonObject json = new JsonObject().put("dispatch", dispatch.jsonName());
+    if (pinnedLimit > 0) {
+      json.put("pinnedLimit", pinnedLimit);
+    }
+    return limits.writeTo(json).put("directIdleKeys", directIdleKeys);
+  }
+
+  public Builder toBuilder() {
+    Builder b = new Builder();
+    b.draft = new Limits.Draft(limits);
+    b.directIdleKeys = directIdleKeys;
+    b.dispatch = dispatch;
+    b.pinnedLimit = pinnedLimit;
+    return b;
+  }
+
+  /**
+   * Adaptive: idle keys go first (at most every other call while busy keys wait) and are sent at
+   * once while the limit allows. Fixed slots: idle keys are called at once, outside the batch
+   * slots, while fewer than {@code maxInFlightBatches} such calls are out.
+   */
+  public boolean directIdleKeys() {
+    return directIdleKeys;
+  }
+
+  /** The dispatch mode (ADR 0011). */
+  public Dispatch dispatch() {
+    return dispatch;
+  }
+
+  /** The call limit fixed by the config, or 0 when it is learned (adaptive dispatch only). */
+  public int pinnedLimit() {
+    return pinnedLimit;
+  }
+
+  /** Whether idle keys are really called directly: asked for, and no batch delay to honour. */
+  public boolean directCallsEnabled() {
+    return directIdleKeys && limits.maxBatchDelay().isZero();
+  }
+
+  @Override
+  public String toString() {
+    return "PerKeyConfig" + toJson().encode();
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof PerKeyConfig c && c.limits.equals(limits) && c.directIdleKeys == directIdleKeys
+        && c.dispatch == dispatch && c.pinnedLimit == pinnedLimit;
+  }
+
+  @Override
+  public int hashCode() {
+    return ((limits.hashCode() * 31 + Boolean.hashCode(directIdleKeys)) * 31 + dispatch.hashCode()) * 31 + pinnedLimit;
+  }
+
+  private static Limits perKeyDefaults() {
+    Limits.Draft draft = new Limits.Draft();
+    draft.maxInFlightBatches = DEFAULT_MAX_IN_FLIGHT;
+    return draft.toLimits();
+  }
+
+  private static Set<String> jsonFields() {
+    Set<String> fields = new HashSet<>(Limits.FIELDS);
+    fields.add("directIdleKeys");
+    fields.add("dispatch");
+    fields.add("pinnedLimit");
+    return Set.copyOf(fields);
+  }
+
+  /** Builds a {@link PerKeyConfig}; {@link #build()} validates every field at once. */
+  public static final class Builder extends FerryBounds.Builder<Builder> {
+    private boolean directIdleKeys = true;
+    private Dispatch dispatch = Dispatch.ADAPTIVE;
+    private int pinnedLimit;
+
+    private Builder() {
+      draft.maxInFlightBatches = DEFAULT_MAX_IN_FLIGHT;
+    }
+
+    @Override
+    Builder self() {
+      return this;
+    }
+
+    /** Whether idle keys go first, their input called at once while the bound allows (default true). */
+    public Builder directIdleKeys(boolean value) {
+      directIdleKeys = value;
+      return this;
+    }
+
+    /** The dispatch mode (default {@link Dispatch#ADAPTIVE}). */
+    public Builder dispatch(Dispatch value) {
+      dispatch = value;
+      return this;
+    }
+
+    /**
+     * Fixes the call limit of adaptive dispatch instead of learning it: 1 to {@code
+     * maxInFlightBatches}; 0 (default) learns it.
+     */
+    public Builder pinnedLimit(int value) {
+      pinnedLimit = value;
+      return this;
+    }
+
+    public PerKeyConfig build() {
+      ConfigCheck check = new ConfigCheck();
+      if (dispatch == null) {
+        check.violation("dispatch = null: must be ADAPTIVE or FIXED_SLOTS");
+        dispatch = Dispatch.ADAPTIVE;
+      }
+      PerKeyConfig config = new PerKeyConfig(draft.toLimits(), directIdleKeys, dispatch, pinnedLimit);
+      config.check(check);
+      check.throwIfAny("PerKeyConfig");
+      return config;
+    }
+  }
+}

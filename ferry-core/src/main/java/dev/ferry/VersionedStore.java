@@ -1,0 +1,28 @@
+package dev.ferry;
+
+import io.vertx.core.Future;
+import java.util.List;
+
+/**
+ * A store of versioned entities with a conditional write: the shape {@link dev.ferry.FoldWrite}
+ * needs. Implementations must never block the calling thread.
+ *
+ * @param <K> the key type
+ * @param <S> the state type
+ * @param <E> the type of the events written alongside a new state (the applied inputs)
+ */
+public interface VersionedStore<K, S, E> {
+
+  /** The entity's state and version; {@link Versioned#absent()} when it was never written. */
+  Future<Versioned<S>> read(K key);
+
+  /**
+   * Writes {@code state} as version {@code expectedVersion + 1} if, and only if, the entity is
+   * still at {@code expectedVersion} (0: it must not exist yet), together with {@code events} in
+   * the same atomic step.
+   *
+   * @return {@code true} when written; {@code false} on a version conflict, in which case nothing
+   *     was written. A failed Future means the outcome is unknown to the caller.
+   */
+  Future<Boolean> write(K key, S state, long expectedVersion, List<? extends E> events);
+}

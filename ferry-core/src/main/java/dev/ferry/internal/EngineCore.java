@@ -1,0 +1,238 @@
+package dev.ferry.internal;
+
+import dev.ferry.FerryError;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * What the per-key and the stream engines share: the lifecycle (open, draining, closed),
+ * the counters, admission bounds, the start and end of a call, and settling an entry exactly once.
+ * Runs only on the owning loop; subclasses own their waiting structures and their dispatch rule.
+ *
+ * <p>Every method here is part of a transition of the subclass: it updates state and hands effects
+ * to {@link Effects}, never running user code inline.
+ */
+abstract class EngineCore<K, I> {
+  enum Phase { OPEN, DRAINING, CLOSED }
+
+  final Limits limits;
+  final long delayNanos;
+  final Loop loop;
+  final Effects<K, I> out;
+  private final long callTimeoutNanos;
+  private final CallTimeouts<K, I> callTimeouts;
+
+  long submitted;
+  long rejected;
+  long batches;
+  long failedBatches;
+  long timedOut;
+
+  Phase phase = Phase.OPEN;
+  Probe probe = Probe.NONE;
+  private boolean closedSignalled;
+  private long drainTimer = -1;
+  private long nextSeq;
+
+  EngineCore(Limits limits, Loop loop, Effects<K, I> out) {
+    this.limits = limits;
+    this.delayNanos = limits.maxBatchDelay().toNanos();
+    this.callTimeoutNanos = limits.callTimeout().toNanos();
+    this.loop = loop;
+    this.out = out;
+    this.callTimeouts = new CallTimeouts<>(loop, callTimeoutNanos, this::callOverdue);
+  }
+
+  /** Inputs waiting (not in flight). */
+  abstract int queuedInputs();
+
+  /** Calls on the wire, direct calls included. */
+  abstract int inFlight();
+
+  /** A waiting entry's deadline passed. */
+  abstract void expire(Entry<K, I> e);
+
+  /** Stops admitting, fails every waiting input with CLOSED, lets calls in flight finish. */
+  public abstract void close();
+
+  /** Stops admitting, sends what waits, closes when empty or after {@code timeoutNanos}. */
+  public abstract void drain(long timeoutNanos);
+
+  /** A call is over: its Future completed and the driver is back on the loop. */
+  public abstract void completed(Batch<K, I> batch);
+
+  /** A snapshot of state and counters, on the loop. */
+  public abstract dev.ferry.FerryMetrics metrics();
+
+  /** Reports to {@code probe} from now on (metrics). */
+  public final void observe(Probe probe) {
+    this.probe = probe == null ? Probe.NONE : probe;
+  }
+
+  public final boolean isOpen() {
+    return phase == Phase.OPEN;
+  }
+
+  /** Creates the entry for one valid input; {@code timeoutNanos <= 0} means no deadline. */
+  final Entry<K, I> newEntry(K key, I input, long weight, Object caller, long timeoutNanos) {
+    assert loop.inLoop();
+    long now = loop.nanoTime();
+    long deadline = timeoutNanos > 0 ? saturatedAdd(now, timeoutNanos) : Long.MAX_VALUE;
+    return new Entry<>(key, input, weight, caller, nextSeq++, now, deadline);
+  }
+
+  /** Counts a submission; answers CLOSED and returns false unless the engine is open. */
+  final boolean accepting(Entry<K, I> e) {
+    submitted++;
+    if (phase != Phase.OPEN) {
+      settle(e, FerryError.CLOSED, "the ferry is closed");
+      return false;
+    }
+    return true;
+  }
+
+  /** Answers REJECTED and returns true when {@code e} would overflow the waiting room. */
+  final boolean refusedForRoom(Entry<K, I> e, int waiting, long waitingWeight) {
+    if (waiting >= limits.maxQueueing()) {
+      rejected++;
+      probe.rejected("queueing");
+      settle(e, FerryError.REJECTED, "maxQueueing (" + limits.maxQueueing() + ") inputs are waiting");
+      return true;
+    }
+    if (e.weight > limits.maxQueuedWeight() - waitingWeight) {
+      rejected++;
+      probe.rejected("weight");
+      settle(e, FerryError.REJECTED, "maxQueuedWeight (" + limits.maxQueuedWeight()
+          + ") would be exceeded: " + waitingWeight + " waiting, this input weighs " + e.weight);
+      return true;
+    }
+    return false;
+  }
+
+  /** Sets the timer of a waiting entry's deadline, if it has one. */
+  final void armDeadline(Entry<K, I> e) {
+    if (e.deadline != Long.MAX_VALUE) {
+      e.deadlineTimer = loop.schedule(e.deadline - loop.nanoTime(), () -> expire(e));
+    }
+  }
+
+  /** Starts a call: its entries are sent (their deadlines no longer apply) and its timeout runs. */
+  final void launch(K key, List<Entry<K, I>> entries, boolean direct, long weight) {
+    for (Entry<K, I> e : entries) {
+      e.state = Entry.State.SENT;
+      cancelDeadline(e);
+    }
+    long now = loop.nanoTime();
+    if (probe.active()) {
+      probe.batchStarted(direct, entries.size(), weight, Entry.waits(entries, now));
+    }
+    Batch<K, I> batch = new Batch<>(key, entries, direct, weight, now, inFlight());
+    callTimeouts.started(batch);
+    out.call(batch);
+  }
+
+  /**
+   * The common part of a call completing: returns false if it was already reported. Its callers
+   * get the outcome unless the call timeout already failed them; the subclass then frees the key
+   * or slot and dispatches.
+   */
+  final boolean callEnded(Batch<K, I> batch) {
+    if (batch.over) {
+      return false;
+    }
+    batch.over = true;
+    callTimeouts.over(batch);
+    probe.batchFinished(loop.nanoTime() - batch.startedAt, batch.overdue || batch.failure != null);
+    if (!batch.overdue) {
+      if (batch.failure != null) {
+        failedBatches++;
+      }
+      for (Entry<K, I> e : batch.entries) {
+        e.state = Entry.State.SETTLED;
+      }
+      out.deliver(batch);
+    }
+    return true;
+  }
+
+  /**
+   * The call timeout passed: the callers fail now, but the key or slot stays reserved until the
+   * call is really over, so a late call never overlaps the next one (ADR 0005).
+   */
+  final void callOverdue(Batch<K, I> batch) {
+    assert loop.inLoop();
+    failedBatches++;
+    String message = "the batch call did not complete within "
+        + TimeUnit.NANOSECONDS.toMillis(callTimeoutNanos) + " ms";
+    for (Entry<K, I> e : batch.entries) {
+      settle(e, FerryError.FAILED, message);
+    }
+  }
+
+  /** Answers a waiting entry whose deadline passed; the caller has taken it out of its counts. */
+  final void answerTimedOut(Entry<K, I> e) {
+    timedOut++;
+    probe.timedOut();
+    settle(e, FerryError.TIMEOUT, "the caller's deadline passed before the input was sent");
+  }
+
+  /** Fails one entry, once: a settled entry stays settled. */
+  final void settle(Entry<K, I> e, FerryError kind, String message) {
+    if (e.state == Entry.State.SETTLED) {
+      return;
+    }
+    e.state = Entry.State.SETTLED;
+    cancelDeadline(e);
+    out.fail(e, kind, message, null);
+  }
+
+  private void cancelDeadline(Entry<K, I> e) {
+    if (e.deadlineTimer >= 0) {
+      loop.cancel(e.deadlineTimer);
+      e.deadlineTimer = -1;
+    }
+  }
+
+  /** Moves to DRAINING and sets the drain timeout; false unless the engine was open. */
+  final boolean beginDrain(long timeoutNanos) {
+    if (phase != Phase.OPEN) {
+      return false;
+    }
+    phase = Phase.DRAINING;
+    drainTimer = loop.schedule(Math.max(0, timeoutNanos), () -> {
+      drainTimer = -1;
+      close();
+    });
+    return true;
+  }
+
+  /** Moves to CLOSED; false if it already was. */
+  final boolean beginClose() {
+    if (phase == Phase.CLOSED) {
+      return false;
+    }
+    phase = Phase.CLOSED;
+    if (drainTimer >= 0) {
+      loop.cancel(drainTimer);
+      drainTimer = -1;
+    }
+    return true;
+  }
+
+  /** A drain that ran dry closes; a closed engine with no call left says so, once. */
+  final void maybeFinish() {
+    if (phase == Phase.DRAINING && queuedInputs() == 0 && inFlight() == 0) {
+      close();
+      return;
+    }
+    if (phase == Phase.CLOSED && !closedSignalled && inFlight() == 0) {
+      closedSignalled = true;
+      out.closed();
+    }
+  }
+
+  private static long saturatedAdd(long a, long b) {
+    long sum = a + b;
+    return ((a ^ sum) & (b ^ sum)) < 0 ? Long.MAX_VALUE - 1 : sum;
+  }
+}

@@ -1,0 +1,192 @@
+package dev.ferry.internal;
+
+import dev.ferry.Ferry;
+import dev.ferry.FerryConfig;
+import dev.ferry.FerryError;
+import dev.ferry.FerryException;
+import dev.ferry.FerryMetrics;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+
+/**
+ * {@link Ferry#keyed}: the data-loader pattern on a {@link StreamFerry} whose inputs are keys.
+ *
+ * <p>While a key waits in the queue, every caller asking for it shares its one entry: {@link
+ * #waiting} maps the key to that entry and the callers attached to it. Once the entry has left in
+ * a batch (or was refused), the next caller for the key makes a new entry, so values are never
+ * reused across batches. All of this state lives on the loop, like the engine's.
+ *
+ * <p>Deadlines are per caller and kept here, not in the engine: the shared entry itself has none.
+ * A caller whose deadline passes while its key still waits fails alone with TIMEOUT; when the last
+ * caller of an entry gives up, the entry is expired in the engine, so a key nobody wants is never
+ * sent. Once the key is in flight, its callers wait for the call, as with {@code make}.
+ */
+public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Observable {
+  /** One waiting entry and how many of its callers still want it. */
+  private static final class Shared<K, V> {
+    final K key;
+    final Entry<Void, K> entry;
+    final Future<Optional<V>> outcome;
+    int live;
+
+    Shared(K key, Entry<Void, K> entry, Future<Optional<V>> outcome) {
+      this.key = key;
+      this.entry = entry;
+      this.outcome = outcome;
+    }
+  }
+
+  /** One caller of a shared entry. */
+  private static final class Caller<V> {
+    final Promise<Optional<V>> promise;
+    long timer = -1;
+    boolean done;
+
+    Caller(Promise<Optional<V>> promise) {
+      this.promise = promise;
+    }
+  }
+
+  private final Loop loop;
+  private final StreamFerry<K, Map<K, V>, Optional<V>> queue;
+  private final StreamEngine<K> engine;
+  private final HashMap<K, Shared<K, V>> waiting = new HashMap<>();
+  /** Written only on the loop; volatile so metrics() may read it from any thread. */
+  private volatile long joined;
+  private volatile long callersTimedOut;
+
+  public KeyedFerry(Loop loop, FerryConfig config, Function<List<K>, Future<Map<K, V>>> call) {
+    this.loop = loop;
+    this.queue = new StreamFerry<>(loop, config, null, keys -> fetch(call, keys),
+        (key, values) -> Optional.ofNullable(values.get(key)));
+    this.engine = queue.engine();
+  }
+
+  /** One call per batch, with its distinct keys in first-seen order. */
+  private static <K, V> Future<Map<K, V>> fetch(Function<List<K>, Future<Map<K, V>>> call, List<K> keys) {
+    // A waiting key has one entry, so duplicates should not occur; dedupe anyway, it is cheap and
+    // makes "each key once per call" independent of that reasoning.
+    Future<Map<K, V>> values = call.apply(new ArrayList<>(new LinkedHashSet<>(keys)));
+    if (values == null) {
+      return null; // the driver fails the batch
+    }
+    return values.compose(map -> map != null ? Future.succeededFuture(map)
+        : Future.failedFuture(new NullPointerException("the keyed call answered a null map")));
+  }
+
+  @Override
+  public Future<Optional<V>> submit(K key) {
+    return submit(key, 0L);
+  }
+
+  @Override
+  public Future<Optional<V>> submit(K key, Duration timeout) {
+    if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
+          "a deadline must be a positive duration, got " + timeout));
+    }
+    return submit(key, timeout.toNanos());
+  }
+
+  private Future<Optional<V>> submit(K key, long timeoutNanos) {
+    if (key == null) {
+      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, "the key is null"));
+    }
+    Promise<Optional<V>> mine = Driver.callerPromise();
+    queue.run(() -> join(key, timeoutNanos, mine));
+    return mine.future();
+  }
+
+  /** On the loop: share the key's waiting entry, or make a new one. */
+  private void join(K key, long timeoutNanos, Promise<Optional<V>> mine) {
+    Shared<K, V> shared = waiting.get(key);
+    if (shared != null && shared.entry.waiting() && engine.isOpen()) {
+      joined++;
+    } else {
+      Promise<Optional<V>> outcome = Promise.promise();
+      // Never null: the key is not null and keys are not weighed.
+      Entry<Void, K> entry = queue.admitEntry(key, 0, outcome);
+      shared = new Shared<>(key, entry, outcome.future());
+      if (entry.waiting()) {
+        Shared<K, V> placed = shared;
+        waiting.put(key, placed);
+        outcome.future().onComplete(ar -> waiting.remove(key, placed));
+      }
+    }
+    attach(shared, timeoutNanos, mine);
+  }
+
+  private void attach(Shared<K, V> shared, long timeoutNanos, Promise<Optional<V>> mine) {
+    Caller<V> caller = new Caller<>(mine);
+    shared.live++;
+    if (timeoutNanos > 0 && shared.entry.waiting()) {
+      caller.timer = loop.schedule(timeoutNanos, () -> queue.run(() -> expired(shared, caller)));
+    }
+    shared.outcome.onComplete(ar -> {
+      if (caller.timer >= 0) {
+        loop.cancel(caller.timer);
+      }
+      if (caller.done) {
+        return;
+      }
+      caller.done = true;
+      if (ar.succeeded()) {
+        mine.tryComplete(ar.result());
+      } else {
+        mine.tryFail(ar.cause());
+      }
+    });
+  }
+
+  /** On the loop: one caller's deadline passed. Only a key still waiting is given up. */
+  private void expired(Shared<K, V> shared, Caller<V> caller) {
+    caller.timer = -1;
+    if (caller.done || !shared.entry.waiting()) {
+      return;
+    }
+    caller.done = true;
+    callersTimedOut++;
+    if (--shared.live == 0) {
+      waiting.remove(shared.key, shared);
+      engine.expire(shared.entry);
+    }
+    // Replied last, once the state is consistent: the caller's callback may submit again.
+    caller.promise.tryFail(new FerryException(FerryError.TIMEOUT,
+        "the caller's deadline passed before its key was sent"));
+  }
+
+  /**
+   * The queue's snapshot, except that {@code submitted} and {@code timedOut} count callers (a
+   * caller who shared a waiting key is a submission too), while {@code queuedInputs} counts the
+   * distinct keys waiting.
+   */
+  @Override
+  public FerryMetrics metrics() {
+    FerryMetrics m = queue.metrics();
+    return new FerryMetrics(m.inFlightBatches(), m.queuedInputs(), m.queuedWeight(), 0,
+        m.submitted() + joined, m.rejected(), m.batches(), 0, m.failedBatches(), callersTimedOut);
+  }
+
+  @Override
+  public Future<Void> close() {
+    return queue.close();
+  }
+
+  @Override
+  public Future<Void> drain(Duration timeout) {
+    return queue.drain(timeout);
+  }
+
+  @Override
+  public Runnable observe(Probe probe) {
+    return queue.observe(probe);
+  }
+}

@@ -1,0 +1,119 @@
+package dev.ferry.internal;
+
+import io.vertx.core.json.JsonObject;
+import java.time.Duration;
+import java.util.Set;
+
+/**
+ * The bounds shared by every ferry (per key and stream), immutable and validated once.
+ * {@link dev.ferry.PerKeyConfig} and {@link dev.ferry.FerryConfig} are thin public faces over it.
+ */
+public record Limits(
+    int maxBatchSize,
+    long maxBatchWeight,
+    int maxInFlightBatches,
+    int maxQueueing,
+    long maxQueuedWeight,
+    Duration maxBatchDelay,
+    Duration callTimeout) {
+
+  public static final long UNBOUNDED = Long.MAX_VALUE;
+
+  /** The longest duration in ms the engines can hold: they keep time in nanoseconds. */
+  public static final long MAX_MS = Long.MAX_VALUE / 1_000_000;
+
+  public static final Limits DEFAULTS =
+      new Limits(100, UNBOUNDED, 16, 10_000, UNBOUNDED, Duration.ZERO, Duration.ofSeconds(30));
+
+  /** The JSON field names these limits read and write. */
+  public static final Set<String> FIELDS =
+      Set.of("maxBatchSize", "maxBatchWeight", "maxInFlightBatches", "maxQueueing",
+          "maxQueuedWeight", "maxBatchDelayMs", "callTimeoutMs");
+
+  /** Records every violated rule; the caller throws once with all of them. */
+  public void check(ConfigCheck check) {
+    check.require(maxBatchSize >= 1, "maxBatchSize", maxBatchSize, "must be >= 1");
+    check.require(maxBatchWeight >= 1, "maxBatchWeight", maxBatchWeight, "must be >= 1");
+    check.require(maxInFlightBatches >= 1, "maxInFlightBatches", maxInFlightBatches, "must be >= 1");
+    check.require(maxQueueing >= 1, "maxQueueing", maxQueueing, "must be >= 1");
+    check.require(maxQueuedWeight >= 1, "maxQueuedWeight", maxQueuedWeight, "must be >= 1");
+    Duration longest = Duration.ofMillis(MAX_MS);
+    check.require(maxBatchDelay != null && !maxBatchDelay.isNegative() && maxBatchDelay.compareTo(longest) <= 0,
+        "maxBatchDelay", maxBatchDelay, "must be >= 0 and <= " + MAX_MS + " ms");
+    check.require(callTimeout != null && callTimeout.compareTo(Duration.ofMillis(1)) >= 0 && callTimeout.compareTo(longest) <= 0,
+        "callTimeout", callTimeout, "must be >= 1 ms and <= " + MAX_MS + " ms");
+  }
+
+  /** Reads the shared fields from {@code json} over {@code base}; wrong types are recorded. */
+  public static Limits read(JsonObject json, Limits base, ConfigCheck check) {
+    Integer size = check.readInt(json, "maxBatchSize");
+    Long batchWeight = check.readLong(json, "maxBatchWeight");
+    Integer inFlight = check.readInt(json, "maxInFlightBatches");
+    Integer queueing = check.readInt(json, "maxQueueing");
+    Long queuedWeight = check.readLong(json, "maxQueuedWeight");
+    Long delayMs = readMs(json, "maxBatchDelayMs", 0, check);
+    Long callTimeoutMs = readMs(json, "callTimeoutMs", 1, check);
+    return new Limits(
+        size != null ? size : base.maxBatchSize,
+        batchWeight != null ? batchWeight : base.maxBatchWeight,
+        inFlight != null ? inFlight : base.maxInFlightBatches,
+        queueing != null ? queueing : base.maxQueueing,
+        queuedWeight != null ? queuedWeight : base.maxQueuedWeight,
+        delayMs != null ? Duration.ofMillis(delayMs) : base.maxBatchDelay,
+        callTimeoutMs != null ? Duration.ofMillis(callTimeoutMs) : base.callTimeout);
+  }
+
+  /**
+   * A millisecond field, checked here under its JSON name; an out-of-range value is recorded and
+   * null returned, so the default stands in and the rule is not reported twice.
+   */
+  private static Long readMs(JsonObject json, String field, long min, ConfigCheck check) {
+    Long ms = check.readLong(json, field);
+    if (ms != null && (ms < min || ms > MAX_MS)) {
+      check.violation(field + " = " + ms + ": must be >= " + min + " and <= " + MAX_MS);
+      return null;
+    }
+    return ms;
+  }
+
+  /** Writes the fields under their JSON names; unbounded weights are left out. */
+  public JsonObject writeTo(JsonObject json) {
+    json.put("maxBatchSize", maxBatchSize);
+    if (maxBatchWeight != UNBOUNDED) {
+      json.put("maxBatchWeight", maxBatchWeight);
+    }
+    json.put("maxInFlightBatches", maxInFlightBatches).put("maxQueueing", maxQueueing);
+    if (maxQueuedWeight != UNBOUNDED) {
+      json.put("maxQueuedWeight", maxQueuedWeight);
+    }
+    return json.put("maxBatchDelayMs", maxBatchDelay.toMillis()).put("callTimeoutMs", callTimeout.toMillis());
+  }
+
+  /** A mutable draft of limits; the public config builders validate what it builds. */
+  public static final class Draft {
+    public int maxBatchSize = DEFAULTS.maxBatchSize;
+    public long maxBatchWeight = DEFAULTS.maxBatchWeight;
+    public int maxInFlightBatches = DEFAULTS.maxInFlightBatches;
+    public int maxQueueing = DEFAULTS.maxQueueing;
+    public long maxQueuedWeight = DEFAULTS.maxQueuedWeight;
+    public Duration maxBatchDelay = DEFAULTS.maxBatchDelay;
+    public Duration callTimeout = DEFAULTS.callTimeout;
+
+    public Draft() {}
+
+    public Draft(Limits from) {
+      maxBatchSize = from.maxBatchSize;
+      maxBatchWeight = from.maxBatchWeight;
+      maxInFlightBatches = from.maxInFlightBatches;
+      maxQueueing = from.maxQueueing;
+      maxQueuedWeight = from.maxQueuedWeight;
+      maxBatchDelay = from.maxBatchDelay;
+      callTimeout = from.callTimeout;
+    }
+
+    public Limits toLimits() {
+      return new Limits(maxBatchSize, maxBatchWeight, maxInFlightBatches, maxQueueing,
+          maxQueuedWeight, maxBatchDelay, callTimeout);
+    }
+  }
+}

@@ -1,0 +1,630 @@
+package dev.ferry.internal;
+
+import dev.ferry.Dispatch;
+import dev.ferry.FerryError;
+import dev.ferry.FerryMetrics;
+import dev.ferry.PerKeyConfig;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.PriorityQueue;
+
+/**
+ * The per-key batching engine: a state machine over lanes, the ready lines and call counts.
+ *
+ * <h2>Design</h2>
+ *
+ * Every key with work has a {@link Lane}: its waiting inputs in sending order, and whether a call
+ * for the key is on the wire. Lanes that have waiting inputs, no call in flight and (with a batch
+ * delay) are due are <em>ready</em>: they wait for a call slot in a ready line. Whenever the bound
+ * on calls allows, {@link #dispatch()} grants the next ready lane a call carrying everything it
+ * holds, up to the batch bounds. When that call completes, a lane that still has inputs is ready
+ * again; an empty lane is removed, so an idle key costs nothing. Batches therefore form on
+ * completion: whatever arrived while a key's previous call was in flight leaves together in its
+ * next one (group commit), and no timer is involved unless a batch delay is configured.
+ *
+ * <p>Two dispatch modes (ADR 0011):
+ *
+ * <ul>
+ *   <li><b>Adaptive</b> (default): every call counts against one limit, learned by {@link
+ *       CallLimit} from the calls' latency. An input whose key is idle (no lane) leaves at once as a
+ *       batch of one (a <em>direct call</em>) when the limit allows and nothing waits; otherwise
+ *       its new lane waits in the {@link #line idle line}, FIFO. Lanes re-queued after a call wait
+ *       in the {@link #busy busy line}, ordered by the admission number of their next input (oldest
+ *       first). A grant takes the idle line's head unless the previous grant did too while busy
+ *       lanes wait: idle keys go first, but take at most every other call from busy keys.
+ *   <li><b>Fixed slots</b> (the original rule): at most {@code maxInFlightBatches} batch calls
+ *       from one FIFO {@link #line}, a lane with inputs left goes to its back; direct calls of idle
+ *       keys outside the slots, at most {@code maxInFlightBatches} of them (past that bound an
+ *       idle key's input waits in its lane like any other).
+ * </ul>
+ *
+ * The lane of a direct call exists, marked in flight, for the duration of that call, so whatever
+ * arrives meanwhile waits and batches behind it.
+ *
+ * <h2>Invariants</h2>
+ *
+ * <ul>
+ *   <li>A key has a lane iff it has live waiting inputs or a call in flight.
+ *   <li>A lane in flight is never in the line, and a key never has two calls in flight: the lane is
+ *       marked in flight before its call starts and cleared only in {@link #completed}, even when
+ *       the call timeout has already failed its callers.
+ *   <li>Fixed slots: {@code batchesInFlight <= maxInFlightBatches} and {@code directInFlight <=
+ *       maxInFlightBatches}. Adaptive: no call starts while {@code calls >= limit}, and {@code calls
+ *       <= maxInFlightBatches} (a lowered limit lets the calls above it finish).
+ *   <li>{@code readyLanes} counts the lanes waiting in the lines; a retired lane left in a line is
+ *       counted in {@code staleInLines} and skipped, and the lines are compacted when stale ones
+ *       outnumber the live, so expired keys never hold memory.
+ *   <li>{@code queuedInputs}/{@code queuedWeight} are the sums of the lanes' live counts/weights and
+ *       never exceed their bounds.
+ *   <li>Every entry is settled exactly once: by {@link Effects#deliver}, or by one {@link
+ *       Effects#fail}. Entry state moves one way, so a second settlement is impossible.
+ * </ul>
+ *
+ * <h2>Threads and effects</h2>
+ *
+ * The engine runs only on its owning loop (asserted on every entry point); it holds no locks and
+ * needs none, because nothing else touches its state. Each public method is one transition: it
+ * updates state and hands the effects (start a call, reply to callers) to {@link Effects}, which
+ * the driver runs only after the transition returns. Timers are the one thing set directly, since
+ * scheduling never runs code inline. The engine knows nothing of Vert.x I/O; time comes from
+ * {@link Loop}, so tests drive the real engine in virtual time.
+ *
+ * <h2>Lifecycle</h2>
+ *
+ * OPEN admits. {@link #drain} moves to DRAINING: nothing is admitted, waiting inputs still leave
+ * (at once, ignoring any batch delay), and the engine closes when empty or when the drain timeout
+ * passes. {@link #close} moves to CLOSED: waiting inputs fail with CLOSED, calls in flight finish
+ * and deliver, and {@link Effects#closed} fires once the last of them is over.
+ */
+public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
+  private final boolean directCalls;
+  private final Comparator<Entry<K, I>> order;
+  /** Adaptive dispatch's limit; null in fixed-slots mode. */
+  private final CallLimit callLimit;
+
+  private final HashMap<K, Lane<K, I>> lanes = new HashMap<>();
+  /** Fixed slots: the one FIFO ready line. Adaptive: the idle line (keys that were idle), FIFO. */
+  private final ArrayDeque<Lane<K, I>> line = new ArrayDeque<>();
+  /** Adaptive: lanes re-queued after a call, oldest next input first. */
+  private final PriorityQueue<Lane<K, I>> busy = new PriorityQueue<>(Comparator.comparingLong(l -> l.tag));
+  private int readyLanes;
+  private int staleInLines;
+  /** Adaptive: the previous grant went to the idle line (an idle lane may not take two in a row while busy ones wait). */
+  private boolean lastGrantIdle;
+  private boolean previousIdleOverBusy;
+  /** Adaptive, for the invariant check: a grant broke P1 or P3 of ADR 0011 (never set by a correct engine). */
+  private String brokenGrant;
+
+  private int batchesInFlight;
+  private int directInFlight;
+  private int queuedInputs;
+  private long queuedWeight;
+
+  private long directCount;
+
+  /**
+   * @param order the order of a key's inputs, or {@code null} for submission order; ties always
+   *     fall back to submission order
+   */
+  public PerKeyEngine(PerKeyConfig config, Comparator<? super I> order, Loop loop, Effects<K, I> out) {
+    super(config.limits(), loop, out);
+    this.directCalls = config.directCallsEnabled();
+    this.callLimit = config.dispatch() != Dispatch.ADAPTIVE ? null
+        : config.pinnedLimit() > 0 ? CallLimit.pinned(config.pinnedLimit())
+        : CallLimit.learned(config.limits().maxInFlightBatches());
+    this.order = order == null ? null
+        : PerKeyEngine.<K, I>safely(order).thenComparingLong(e -> e.seq);
+  }
+
+  /**
+   * The user's order over entries, made total: a comparator that throws would otherwise abort a
+   * transition halfway (an entry neither queued nor answered), so a throw counts as a tie and
+   * submission order decides.
+   */
+  private static <K, I> Comparator<Entry<K, I>> safely(Comparator<? super I> order) {
+    return (a, b) -> {
+      try {
+        return order.compare(a.input, b.input);
+      } catch (RuntimeException e) {
+        return 0;
+      }
+    };
+  }
+
+  /** Creates the entry for one valid input; {@code timeoutNanos <= 0} means no deadline. */
+  public Entry<K, I> entry(K key, I input, long weight, Object caller, long timeoutNanos) {
+    return newEntry(key, input, weight, caller, timeoutNanos);
+  }
+
+  // ---------------------------------------------------------------- transitions
+
+  /** An input arrives: refuse it, call it directly, or let it wait in its key's lane. */
+  public void admit(Entry<K, I> e) {
+    assert loop.inLoop();
+    if (!accepting(e)) {
+      return;
+    }
+    Lane<K, I> lane = lanes.get(e.key);
+    if (lane == null && directCallAllowed()) {
+      lane = newLane(e.key);
+      directCount++;
+      start(lane, List.of(e), true, e.weight);
+      return;
+    }
+    if (refusedForRoom(e, queuedInputs, queuedWeight)) {
+      return;
+    }
+    if (lane == null) {
+      lane = newLane(e.key);
+      lane.idle = directCalls;
+    }
+    lane.add(e);
+    queuedInputs++;
+    queuedWeight += e.weight;
+    armDeadline(e);
+    if (!lane.inFlight) {
+      offer(lane);
+      dispatch();
+    }
+  }
+
+  /** Whether an idle key's input may leave at once, as a direct call, now. */
+  private boolean directCallAllowed() {
+    if (!directCalls) {
+      return false;
+    }
+    if (callLimit == null) {
+      return directInFlight < limits.maxInFlightBatches();
+    }
+    return inFlight() < callLimit.limit() && readyLanes == 0;
+  }
+
+  /** A call is over (its Future completed, and the driver is back on the loop). */
+  @Override
+  public void completed(Batch<K, I> batch) {
+    assert loop.inLoop();
+    if (!callEnded(batch)) {
+      return;
+    }
+    if (batch.direct) {
+      directInFlight--;
+    } else {
+      batchesInFlight--;
+    }
+    if (callLimit != null) {
+      long now = loop.nanoTime();
+      callLimit.completed(now, now - batch.startedAt, batch.size(), batch.inFlightAtStart,
+          batch.overdue || batch.failure != null);
+    }
+    Lane<K, I> lane = lanes.get(batch.key);
+    assert lane != null && lane.inFlight : "completed a call for a key that was not in flight";
+    lane.inFlight = false;
+    lane.idle = false;
+    if (lane.handOffs != null) {
+      finishHandOff(lane);
+    } else if (lane.count == 0) {
+      retire(lane);
+    } else {
+      offer(lane);
+    }
+    dispatch();
+    maybeFinish();
+  }
+
+  /**
+   * Stops serving {@code key} here, for a new owner (cluster membership changed). Once the key has
+   * no call in flight, its waiting inputs are handed over in sending order through {@link
+   * Effects#handedOff} and its lane is removed; until then it is never dispatched again, so the
+   * new owner's first call can never overlap this node's last one. A key with no lane is handed
+   * over at once, with nothing.
+   */
+  public void handOff(K key, Object token) {
+    assert loop.inLoop();
+    Lane<K, I> lane = lanes.get(key);
+    if (lane == null) {
+      out.handedOff(key, List.of(), List.of(token));
+      return;
+    }
+    if (lane.handOffs == null) {
+      lane.handOffs = new ArrayList<>(1);
+    }
+    lane.handOffs.add(token);
+    if (!lane.inFlight) {
+      finishHandOff(lane);
+      dispatch();
+      maybeFinish();
+    }
+  }
+
+  private void finishHandOff(Lane<K, I> lane) {
+    List<Entry<K, I>> entries = lane.takeAll();
+    for (Entry<K, I> e : entries) {
+      queuedInputs--;
+      queuedWeight -= e.weight;
+      // Its caller now waits on the new owner's answer: no deadline timer here any more.
+      e.state = Entry.State.SETTLED;
+      if (e.deadlineTimer >= 0) {
+        loop.cancel(e.deadlineTimer);
+        e.deadlineTimer = -1;
+      }
+    }
+    List<Object> handOffs = lane.handOffs;
+    lane.handOffs = null;
+    retire(lane);
+    out.handedOff(lane.key, entries, handOffs);
+  }
+
+  /** A waiting input's deadline passed: drop it, never send it. */
+  @Override
+  void expire(Entry<K, I> e) {
+    assert loop.inLoop();
+    e.deadlineTimer = -1;
+    if (!e.waiting()) {
+      return;
+    }
+    Lane<K, I> lane = lanes.get(e.key);
+    dropWaiting(lane, e);
+    if (lane.count == 0 && !lane.inFlight) {
+      retire(lane);
+    }
+    maybeFinish();
+  }
+
+  /** The batch delay of a lane's oldest input ran out. */
+  private void delayOver(Lane<K, I> lane) {
+    assert loop.inLoop();
+    lane.delayTimer = -1;
+    if (!lane.retired && !lane.inFlight && !lane.inLine && lane.count > 0) {
+      offer(lane);
+      dispatch();
+    }
+  }
+
+  /**
+   * Stops admitting and sends what is waiting, then closes; whatever is still waiting when the
+   * timeout passes fails with CLOSED.
+   */
+  @Override
+  public void drain(long timeoutNanos) {
+    assert loop.inLoop();
+    if (!beginDrain(timeoutNanos)) {
+      return;
+    }
+    // A batch delay no longer applies: nothing more can arrive to keep a lane company.
+    for (Lane<K, I> lane : lanes.values()) {
+      if (!lane.inFlight && lane.count > 0) {
+        offer(lane);
+      }
+    }
+    dispatch();
+    maybeFinish();
+  }
+
+  /** Stops admitting, fails every waiting input with CLOSED, and lets calls in flight finish. */
+  @Override
+  public void close() {
+    assert loop.inLoop();
+    if (!beginClose()) {
+      return;
+    }
+    line.clear();
+    busy.clear();
+    readyLanes = 0;
+    staleInLines = 0;
+    for (Lane<K, I> lane : new ArrayList<>(lanes.values())) {
+      lane.inLine = false;
+      for (Entry<K, I> e : lane.takeAll()) {
+        queuedInputs--;
+        queuedWeight -= e.weight;
+        settle(e, FerryError.CLOSED, "the ferry closed before this input was sent");
+      }
+      if (!lane.inFlight) {
+        retire(lane);
+      }
+    }
+    maybeFinish();
+  }
+
+  // ---------------------------------------------------------------- dispatch
+
+  /** Grants calls to ready lanes while the bound on calls allows. */
+  private void dispatch() {
+    for (Lane<K, I> lane = nextGrant(); lane != null; lane = nextGrant()) {
+      List<Entry<K, I>> entries = new ArrayList<>(Math.min(lane.count, limits.maxBatchSize()));
+      long weight = take(lane, entries);
+      if (entries.isEmpty()) {
+        // Everything that was waiting had expired at this very instant.
+        if (lane.count == 0) {
+          retire(lane);
+        }
+        continue;
+      }
+      batches++;
+      start(lane, entries, false, weight);
+    }
+  }
+
+  /** The next lane to call, taken out of its line, or null when none may start now. */
+  private Lane<K, I> nextGrant() {
+    skipStale();
+    if (callLimit == null) {
+      if (batchesInFlight >= limits.maxInFlightBatches() || line.isEmpty()) {
+        return null;
+      }
+      return leaveLine(line.poll());
+    }
+    if (inFlight() >= callLimit.limit() || readyLanes == 0) {
+      return null;
+    }
+    boolean idle = !line.isEmpty() && (busy.isEmpty() || !lastGrantIdle);
+    boolean idleOverBusy = idle && !busy.isEmpty();
+    if (idleOverBusy && previousIdleOverBusy) {
+      brokenGrant = "two grants in a row went to idle keys while busy keys waited";
+    }
+    previousIdleOverBusy = idleOverBusy;
+    lastGrantIdle = idle;
+    return leaveLine(idle ? line.poll() : busy.poll());
+  }
+
+  private Lane<K, I> leaveLine(Lane<K, I> lane) {
+    lane.inLine = false;
+    readyLanes--;
+    return lane;
+  }
+
+  /** Drops retired lanes from the heads of the lines, so a head is always live. */
+  private void skipStale() {
+    while (!line.isEmpty() && line.peek().retired) {
+      line.poll();
+      staleInLines--;
+    }
+    while (!busy.isEmpty() && busy.peek().retired) {
+      busy.poll();
+      staleInLines--;
+    }
+  }
+
+  /** Moves the lane's next batch into {@code entries}; returns its weight. */
+  private long take(Lane<K, I> lane, List<Entry<K, I>> entries) {
+    long now = loop.nanoTime();
+    long weight = 0;
+    while (entries.size() < limits.maxBatchSize()) {
+      Entry<K, I> e = lane.peek();
+      if (e == null) {
+        break;
+      }
+      if (!entries.isEmpty() && e.weight > limits.maxBatchWeight() - weight) {
+        break;
+      }
+      if (e.deadline <= now) {
+        // Its timer has not run yet, but its deadline has passed: it must not leave.
+        dropWaiting(lane, e);
+        continue;
+      }
+      lane.poll();
+      queuedInputs--;
+      queuedWeight -= e.weight;
+      entries.add(e);
+      weight += e.weight;
+    }
+    return weight;
+  }
+
+  private void start(Lane<K, I> lane, List<Entry<K, I>> entries, boolean direct, long weight) {
+    lane.inFlight = true;
+    if (lane.delayTimer >= 0) {
+      loop.cancel(lane.delayTimer);
+      lane.delayTimer = -1;
+    }
+    if (direct) {
+      directInFlight++;
+    } else {
+      batchesInFlight++;
+    }
+    if (callLimit != null && inFlight() > callLimit.limit()) {
+      brokenGrant = "a call started with " + inFlight() + " calls in flight, over the limit " + callLimit.limit();
+    }
+    launch(lane.key, entries, direct, weight);
+  }
+
+  /** Puts a lane with waiting inputs in line when it is due, else arms its batch-delay timer. */
+  private void offer(Lane<K, I> lane) {
+    if (lane.inLine || lane.inFlight || lane.count == 0) {
+      return;
+    }
+    long wait = dueIn(lane);
+    if (wait <= 0) {
+      if (lane.delayTimer >= 0) {
+        loop.cancel(lane.delayTimer);
+        lane.delayTimer = -1;
+      }
+      lane.inLine = true;
+      readyLanes++;
+      if (callLimit == null || lane.idle) {
+        line.add(lane);
+      } else {
+        lane.tag = lane.peek().seq;
+        busy.add(lane);
+      }
+    } else if (lane.delayTimer < 0) {
+      lane.delayTimer = loop.schedule(wait, () -> delayOver(lane));
+    }
+  }
+
+  /** Nanos until the lane may leave: 0 when there is no delay, it is full, or its oldest input waited enough. */
+  private long dueIn(Lane<K, I> lane) {
+    if (delayNanos == 0 || phase != Phase.OPEN) {
+      return 0;
+    }
+    if (lane.count >= limits.maxBatchSize() || lane.weight >= limits.maxBatchWeight()) {
+      return 0;
+    }
+    return lane.oldestArrival() + delayNanos - loop.nanoTime();
+  }
+
+  // ---------------------------------------------------------------- bookkeeping
+
+  private Lane<K, I> newLane(K key) {
+    Lane<K, I> lane = new Lane<>(key, order);
+    lanes.put(key, lane);
+    return lane;
+  }
+
+  private void retire(Lane<K, I> lane) {
+    lane.retired = true;
+    if (lane.inLine) {
+      // Left in its line and skipped there; compacted once the stale outnumber the live.
+      lane.inLine = false;
+      readyLanes--;
+      staleInLines++;
+      if (staleInLines > readyLanes + 32) {
+        line.removeIf(l -> l.retired);
+        busy.removeIf(l -> l.retired);
+        staleInLines = 0;
+      }
+    }
+    if (lane.delayTimer >= 0) {
+      loop.cancel(lane.delayTimer);
+      lane.delayTimer = -1;
+    }
+    lanes.remove(lane.key);
+  }
+
+  /** Settles a waiting entry with TIMEOUT and takes it out of the counts. */
+  private void dropWaiting(Lane<K, I> lane, Entry<K, I> e) {
+    lane.forget(e);
+    queuedInputs--;
+    queuedWeight -= e.weight;
+    answerTimedOut(e);
+  }
+
+  @Override
+  int queuedInputs() {
+    return queuedInputs;
+  }
+
+  @Override
+  int inFlight() {
+    return batchesInFlight + directInFlight;
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  /** Batch slots in use (direct calls not counted). */
+  int batchesInFlight() {
+    return batchesInFlight;
+  }
+
+  /** The bound on calls now: the call limit (adaptive) or {@code maxInFlightBatches} (fixed slots). */
+  int callLimitNow() {
+    return callLimit == null ? limits.maxInFlightBatches() : callLimit.limit();
+  }
+
+  /** Ready lanes waiting for a call. */
+  int readyLanes() {
+    return readyLanes;
+  }
+
+  /** The keys that have a lane (inputs waiting or a call in flight), in no particular order. */
+  public List<K> laneKeys() {
+    assert loop.inLoop();
+    return new ArrayList<>(lanes.keySet());
+  }
+
+  /**
+   * Checks the invariants of the design comment against the current state; returns the first one
+   * broken, or null. For the simulation tests: O(lanes), never called on a hot path.
+   */
+  String brokenInvariant() {
+    int waiting = 0;
+    long weight = 0;
+    int lanesInFlight = 0;
+    for (Lane<K, I> lane : lanes.values()) {
+      if (lane.count == 0 && !lane.inFlight) {
+        return "lane " + lane.key + " has no work but is held";
+      }
+      if (lane.handOffs != null && !lane.inFlight) {
+        return "lane " + lane.key + " is being handed off with no call in flight";
+      }
+      if (lane.inFlight && lane.inLine) {
+        return "lane " + lane.key + " is in flight and in line";
+      }
+      if (lane.retired) {
+        return "lane " + lane.key + " is retired but held";
+      }
+      waiting += lane.count;
+      weight += lane.weight;
+      lanesInFlight += lane.inFlight ? 1 : 0;
+    }
+    if (waiting != queuedInputs || weight != queuedWeight) {
+      return "queued counts " + queuedInputs + "/" + queuedWeight + " differ from the lanes' " + waiting + "/" + weight;
+    }
+    if (lanesInFlight != batchesInFlight + directInFlight) {
+      return lanesInFlight + " lanes in flight but " + (batchesInFlight + directInFlight) + " calls";
+    }
+    if (brokenGrant != null) {
+      return brokenGrant;
+    }
+    if (callLimit == null && batchesInFlight > limits.maxInFlightBatches()) {
+      return batchesInFlight + " batch calls exceed maxInFlightBatches";
+    }
+    if (callLimit == null && directInFlight > limits.maxInFlightBatches()) {
+      return directInFlight + " direct calls exceed maxInFlightBatches";
+    }
+    if (callLimit != null && inFlight() > limits.maxInFlightBatches()) {
+      return inFlight() + " calls exceed maxInFlightBatches";
+    }
+    if (callLimit != null && (callLimit.limit() < 1 || callLimit.limit() > limits.maxInFlightBatches())) {
+      return "the call limit " + callLimit.limit() + " is outside [1, maxInFlightBatches]";
+    }
+    if (queuedInputs > limits.maxQueueing() || queuedWeight > limits.maxQueuedWeight()) {
+      return "the waiting room exceeds its bounds";
+    }
+    int inLines = 0;
+    for (Lane<K, I> lane : line) {
+      inLines += lane.retired ? 0 : 1;
+    }
+    for (Lane<K, I> lane : busy) {
+      inLines += lane.retired ? 0 : 1;
+    }
+    if (inLines != readyLanes) {
+      return readyLanes + " ready lanes counted but " + inLines + " live in the lines";
+    }
+    if (line.size() + busy.size() - readyLanes > readyLanes + 33) {
+      return "the lines hold " + (line.size() + busy.size() - readyLanes) + " retired lanes";
+    }
+    if (phase != Phase.OPEN || delayNanos == 0) {
+      // Work conservation: a free slot never coexists with a lane that could leave now.
+      boolean free = callLimit == null ? batchesInFlight < limits.maxInFlightBatches() : inFlight() < callLimit.limit();
+      if (free && readyLanes > 0) {
+        return "a call may start but " + readyLanes + " ready lanes wait";
+      }
+      for (Lane<K, I> lane : lanes.values()) {
+        if (!lane.inFlight && lane.count > 0 && !lane.inLine) {
+          return "lane " + lane.key + " has waiting inputs but is neither in flight nor in line";
+        }
+      }
+    }
+    if (phase == Phase.CLOSED && queuedInputs != 0) {
+      return "closed with inputs still waiting";
+    }
+    return null;
+  }
+
+  /** Lanes in the map (for leak checks in tests). */
+  int lanesHeld() {
+    return lanes.size();
+  }
+
+  /** A snapshot, on the loop (the driver publishes it for other threads). */
+  @Override
+  public FerryMetrics metrics() {
+    return new FerryMetrics(inFlight(), queuedInputs, queuedWeight, lanes.size(), submitted,
+        rejected, batches + directCount, directCount, failedBatches, timedOut, callLimitNow(), readyLanes,
+        callLimit == null ? 0 : callLimit.seenLatencyNanos() / 1000,
+        callLimit == null ? 0 : callLimit.seenFloorNanos() / 1000);
+  }
+}

@@ -1,0 +1,126 @@
+package dev.ferry;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.vertx.core.json.JsonObject;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+class PerKeyConfigTest {
+
+  @Test
+  void defaultsAreTheDocumentedOnes() {
+    PerKeyConfig c = PerKeyConfig.defaults();
+    assertEquals(100, c.maxBatchSize());
+    assertEquals(Long.MAX_VALUE, c.maxBatchWeight());
+    assertEquals(256, c.maxInFlightBatches(), "the ceiling of the learned limit");
+    assertEquals(Dispatch.ADAPTIVE, c.dispatch());
+    assertEquals(0, c.pinnedLimit(), "the limit is learned");
+    assertEquals(10_000, c.maxQueueing());
+    assertEquals(Long.MAX_VALUE, c.maxQueuedWeight());
+    assertEquals(Duration.ZERO, c.maxBatchDelay());
+    assertTrue(c.directIdleKeys());
+    assertTrue(c.directCallsEnabled());
+    assertEquals(Duration.ofSeconds(30), c.callTimeout());
+  }
+
+  @Test
+  void anInvalidConfigNamesEveryViolatedFieldWithValueAndRule() {
+    InvalidConfigException e = assertThrows(InvalidConfigException.class, () -> PerKeyConfig.builder()
+        .maxBatchSize(0)
+        .maxBatchWeight(-1)
+        .maxInFlightBatches(0)
+        .maxQueueing(-5)
+        .maxQueuedWeight(0)
+        .maxBatchDelay(Duration.ofMillis(-1))
+        .callTimeout(Duration.ZERO)
+        .build());
+    assertEquals(7, e.violations().size(), e.getMessage());
+    assertTrue(e.getMessage().contains("maxBatchSize = 0: must be >= 1"), e.getMessage());
+    assertTrue(e.getMessage().contains("maxQueueing = -5: must be >= 1"), e.getMessage());
+    assertTrue(e.getMessage().contains("callTimeout"), e.getMessage());
+  }
+
+  @Test
+  void fromJsonReadsEveryFieldAndRoundTrips() {
+    JsonObject json = new JsonObject()
+        .put("maxBatchSize", 25).put("maxBatchWeight", 262144).put("maxInFlightBatches", 8)
+        .put("maxQueueing", 1000).put("maxQueuedWeight", 1 << 26).put("maxBatchDelayMs", 0)
+        .put("directIdleKeys", false).put("callTimeoutMs", 5000);
+    PerKeyConfig c = PerKeyConfig.fromJson(json);
+    assertEquals(25, c.maxBatchSize());
+    assertEquals(262144, c.maxBatchWeight());
+    assertFalse(c.directIdleKeys());
+    assertEquals(Duration.ofSeconds(5), c.callTimeout());
+    assertEquals(c, PerKeyConfig.fromJson(c.toJson()));
+    assertEquals(c, c.toBuilder().build());
+  }
+
+  @Test
+  void fromJsonReportsUnknownFieldsWrongTypesAndRangesTogether() {
+    JsonObject json = new JsonObject()
+        .put("maxBatchSise", 10)
+        .put("maxInFlightBatches", "many")
+        .put("maxQueueing", 0)
+        .put("directIdleKeys", "yes")
+        .put("maxBatchDelayMs", 1.5);
+    InvalidConfigException e = assertThrows(InvalidConfigException.class, () -> PerKeyConfig.fromJson(json));
+    String m = e.getMessage();
+    assertTrue(m.contains("maxBatchSise: unknown field"), m);
+    assertTrue(m.contains("maxInFlightBatches = \"many\": must be a whole number"), m);
+    assertTrue(m.contains("maxQueueing = 0: must be >= 1"), m);
+    assertTrue(m.contains("directIdleKeys = \"yes\": must be true or false"), m);
+    assertTrue(m.contains("maxBatchDelayMs = 1.5: must be a whole number"), m);
+    assertEquals(5, e.violations().size(), m);
+  }
+
+  @Test
+  void millisecondFieldsAreNamedAsWrittenAndBoundedSoTheyNeverOverflow() {
+    InvalidConfigException e = assertThrows(InvalidConfigException.class, () -> PerKeyConfig.fromJson(
+        new JsonObject().put("maxBatchDelayMs", -1).put("callTimeoutMs", Long.MAX_VALUE)));
+    String m = e.getMessage();
+    assertTrue(m.contains("maxBatchDelayMs = -1: must be >= 0"), m);
+    assertTrue(m.contains("callTimeoutMs = " + Long.MAX_VALUE + ": must be >= 1 and <= "), m);
+    assertEquals(2, e.violations().size(), m);
+    assertThrows(InvalidConfigException.class,
+        () -> PerKeyConfig.builder().callTimeout(Duration.ofDays(365L * 1000)).build());
+  }
+
+  @Test
+  void theDispatchModeAndAPinnedLimitReadFromJsonAndRoundTrip() {
+    PerKeyConfig c = PerKeyConfig.fromJson(new JsonObject().put("dispatch", "adaptive").put("pinnedLimit", 8)
+        .put("maxInFlightBatches", 32));
+    assertEquals(Dispatch.ADAPTIVE, c.dispatch());
+    assertEquals(8, c.pinnedLimit());
+    assertEquals(c, PerKeyConfig.fromJson(c.toJson()));
+    PerKeyConfig fixed = PerKeyConfig.fromJson(new JsonObject().put("dispatch", "fixed-slots"));
+    assertEquals(Dispatch.FIXED_SLOTS, fixed.dispatch());
+    assertEquals(fixed, PerKeyConfig.fromJson(fixed.toJson()));
+    assertEquals(fixed, fixed.toBuilder().build());
+  }
+
+  @Test
+  void aBadModeOrPinnedLimitIsNamedWithItsRule() {
+    InvalidConfigException e = assertThrows(InvalidConfigException.class, () -> PerKeyConfig.fromJson(
+        new JsonObject().put("dispatch", "fast").put("pinnedLimit", 300)));
+    String m = e.getMessage();
+    assertTrue(m.contains("dispatch = \"fast\": must be \"adaptive\" or \"fixed-slots\""), m);
+    assertTrue(m.contains("pinnedLimit = 300: must be >= 1 and <= maxInFlightBatches (256)"), m);
+    InvalidConfigException fixed = assertThrows(InvalidConfigException.class, () -> PerKeyConfig.builder()
+        .dispatch(Dispatch.FIXED_SLOTS).pinnedLimit(4).build());
+    assertTrue(fixed.getMessage().contains("pinnedLimit = 4: only with dispatch \"adaptive\""), fixed.getMessage());
+    InvalidConfigException negative = assertThrows(InvalidConfigException.class, () -> PerKeyConfig.builder()
+        .pinnedLimit(-1).build());
+    assertTrue(negative.getMessage().contains("pinnedLimit = -1"), negative.getMessage());
+  }
+
+  @Test
+  void aPositiveDelayTurnsDirectCallsOff() {
+    PerKeyConfig c = PerKeyConfig.builder().maxBatchDelay(Duration.ofMillis(2)).build();
+    assertTrue(c.directIdleKeys());
+    assertFalse(c.directCallsEnabled());
+  }
+}

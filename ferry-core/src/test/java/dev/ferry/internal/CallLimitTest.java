@@ -1,0 +1,266 @@
+package dev.ferry.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayDeque;
+import java.util.PriorityQueue;
+import java.util.Random;
+import java.util.function.LongToIntFunction;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The control law of ADR 0012 against a simulated downstream in virtual time: a pool of
+ * connections serving calls in arrival order, each call costing a fixed time plus a time per
+ * input, optionally with noise. The load saturates (there is always work), so the limit decides
+ * how many calls are out; each test states what the limit must do.
+ */
+class CallLimitTest {
+  static final long MS = 1_000_000L;
+
+  /** A saturating client under a {@link CallLimit}, against a pool whose size may change over time. */
+  static class Downstream {
+    record Call(long startedAt, int size, int inFlightAtStart, long cost) {}
+
+    record Done(long at, Call call) {}
+
+    final CallLimit limit;
+    final LongToIntFunction pool;
+    final long fixed;
+    final long perInput;
+    final double noise;
+    final Random rnd;
+    final PriorityQueue<Done> serving = new PriorityQueue<>((a, b) -> Long.compare(a.at, b.at));
+    final ArrayDeque<Call> waiting = new ArrayDeque<>();
+    int inFlight;
+    long now;
+    /** Batch size of the next call, from the calls in flight (a real ferry's batches grow when the limit is low). */
+    int batch = 8;
+    long maxLatency;
+
+    Downstream(CallLimit limit, LongToIntFunction pool, long fixed, long perInput, double noise, long seed) {
+      this.limit = limit;
+      this.pool = pool;
+      this.fixed = fixed;
+      this.perInput = perInput;
+      this.noise = noise;
+      this.rnd = new Random(seed);
+    }
+
+    void fill() {
+      while (inFlight < limit.limit()) {
+        inFlight++;
+        long cost = (long) ((fixed + batch * perInput) * (1 + noise * rnd.nextDouble()));
+        Call c = new Call(now, batch, inFlight, cost);
+        waiting.add(c);
+      }
+      serve();
+    }
+
+    void serve() {
+      while (!waiting.isEmpty() && serving.size() < pool.applyAsInt(now)) {
+        Call c = waiting.poll();
+        serving.add(new Done(now + c.cost, c));
+      }
+    }
+
+    /** Runs until {@code until}, calling {@code each} after every completion. */
+    void runUntil(long until, Runnable each) {
+      fill();
+      while (!serving.isEmpty() && serving.peek().at <= until) {
+        Done d = serving.poll();
+        now = d.at;
+        inFlight--;
+        maxLatency = Math.max(maxLatency, now - d.call.startedAt);
+        limit.completed(now, now - d.call.startedAt, d.call.size, d.call.inFlightAtStart, false);
+        serve();
+        fill();
+        each.run();
+      }
+      now = until;
+      serve();
+      fill();
+    }
+
+    void runUntil(long until) {
+      runUntil(until, () -> {});
+    }
+  }
+
+  private static void assertWithin(int low, int high, int value, String what) {
+    assertTrue(value >= low && value <= high, what + ": limit " + value + " not in [" + low + ", " + high + "]");
+  }
+
+  @Nested
+  class FindsThePool {
+    @Test
+    void poolsOf1To64AreFoundWithinASecondAndTheLimitStaysInPoolToTwicePool() {
+      for (int pool : new int[] {1, 2, 4, 16, 64}) {
+        CallLimit limit = CallLimit.learned(256);
+        Downstream d = new Downstream(limit, t -> pool, 2 * MS, 100_000, 0, pool);
+        d.runUntil(1000 * MS);
+        int low = pool;
+        int high = Math.max(2 * pool, pool + 2);
+        int[] seen = {Integer.MAX_VALUE, 0};
+        d.runUntil(3000 * MS, () -> {
+          seen[0] = Math.min(seen[0], limit.limit());
+          seen[1] = Math.max(seen[1], limit.limit());
+        });
+        assertWithin(low, high, seen[0], "pool " + pool + " lowest");
+        assertWithin(low, high, seen[1], "pool " + pool + " highest");
+      }
+    }
+
+    @Test
+    void withNoisyLatencyTheLimitStillCoversThePool() {
+      for (long seed = 1; seed <= 5; seed++) {
+        CallLimit limit = CallLimit.learned(256);
+        // Each call takes up to 25% longer than its cost, at random: timers, GC, other tenants.
+        Downstream d = new Downstream(limit, t -> 16, 2 * MS, 100_000, 0.25, seed);
+        d.runUntil(1000 * MS);
+        int[] seen = {Integer.MAX_VALUE, 0};
+        d.runUntil(3000 * MS, () -> {
+          seen[0] = Math.min(seen[0], limit.limit());
+          seen[1] = Math.max(seen[1], limit.limit());
+        });
+        assertWithin(16, 32, seen[0], "seed " + seed + " lowest");
+        assertWithin(16, 32, seen[1], "seed " + seed + " highest");
+      }
+    }
+
+    @Test
+    void neverAboveItsMaximum() {
+      CallLimit limit = CallLimit.learned(10);
+      Downstream d = new Downstream(limit, t -> 1000, 2 * MS, 0, 0, 1);
+      d.runUntil(1000 * MS, () -> assertTrue(limit.limit() <= 10));
+      assertEquals(10, limit.limit(), "no queueing at all: the limit reaches its maximum");
+    }
+  }
+
+  @Nested
+  class FollowsAChangingPool {
+    @Test
+    void poolOf16Then4Then16_withinPoolAndTwicePoolTwoSecondsAfterEachChange() {
+      CallLimit limit = CallLimit.learned(256);
+      // 16 connections, 4 from 3 s, 16 again from 6 s.
+      LongToIntFunction pool = t -> t < 3000 * MS ? 16 : t < 6000 * MS ? 4 : 16;
+      Downstream d = new Downstream(limit, pool, 2 * MS, 100_000, 0.1, 7);
+      long[][] phases = {{1000, 3000, 16}, {5000, 6000, 4}, {8000, 9000, 16}};
+      for (long[] phase : phases) {
+        d.runUntil(phase[0] * MS);
+        int p = (int) phase[2];
+        d.runUntil(phase[1] * MS, () -> assertWithin(p, 2 * p, limit.limit(), "pool " + p + " at " + d.now / MS + " ms"));
+      }
+    }
+
+    @Test
+    void aShrunkPoolIsSeenWithinAFewRoundTrips() {
+      CallLimit limit = CallLimit.learned(256);
+      LongToIntFunction pool = t -> t < 1000 * MS ? 16 : 4;
+      Downstream d = new Downstream(limit, pool, 2 * MS, 100_000, 0, 3);
+      d.runUntil(1100 * MS);
+      assertWithin(4, 8, limit.limit(), "100 ms after the pool shrank");
+    }
+  }
+
+  @Nested
+  class BatchSize {
+    @Test
+    void biggerBatchesWithoutQueueingNeverLowerTheLimit() {
+      CallLimit limit = CallLimit.learned(256);
+      // No pool bound: nothing ever queues. Batches grow 1 -> 100 while the call costs 2 ms + 0.1 ms per input.
+      Downstream d = new Downstream(limit, t -> 10_000, 2 * MS, 100_000, 0, 1);
+      d.batch = 1;
+      d.runUntil(200 * MS);
+      int before = limit.limit();
+      for (int b = 2; b <= 100; b++) {
+        d.batch = b;
+        int prev = limit.limit();
+        d.runUntil(d.now + 20 * MS);
+        assertTrue(limit.limit() >= prev, "batch " + b + ": limit fell from " + prev + " to " + limit.limit());
+      }
+      assertTrue(limit.limit() >= before);
+    }
+
+    @Test
+    void floorsArePerSizeClass() {
+      CallLimit limit = CallLimit.learned(64);
+      long t = 0;
+      // Batches of 1 cost 2 ms, batches of 64 cost 8.4 ms, alone: both learned as floors.
+      for (int i = 0; i < 8; i++) {
+        t += 10 * MS;
+        limit.completed(t, 2 * MS, 1, 1, false);
+      }
+      for (int i = 0; i < 8; i++) {
+        t += 10 * MS;
+        limit.completed(t, 8_400_000, 64, 1, false);
+      }
+      assertEquals(2 * MS, limit.floorNanos(1));
+      assertEquals(8_400_000, limit.floorNanos(64));
+      double perInput = (8_400_000 - 2_000_000) / 63.0;
+      assertEquals(2_000_000 + perInput, limit.floorNanos(2), 2, "between two points, the floor is their line");
+      assertEquals(8_400_000 + perInput, limit.floorNanos(65), 2, "beyond the largest, the line goes on");
+    }
+  }
+
+  @Nested
+  class BacksOff {
+    @Test
+    void failuresLowerTheLimitButNeverBelowOne() {
+      CallLimit limit = CallLimit.learned(64);
+      Downstream d = new Downstream(limit, t -> 64, 2 * MS, 0, 0, 1);
+      d.runUntil(500 * MS);
+      int before = limit.limit();
+      long t = d.now;
+      for (int i = 0; i < 2000; i++) {
+        t += MS;
+        limit.completed(t, MS / 2, 1, limit.limit(), true);
+      }
+      assertTrue(before > 1);
+      assertEquals(1, limit.limit());
+    }
+
+    @Test
+    void aDownstreamSlowerForGoodIsLearnedAtTheNextFloorRound() {
+      CallLimit limit = CallLimit.learned(256);
+      // Cost as a function of time: 2 ms, then 10 ms for good from 5 s on.
+      Downstream slow = new Downstream(limit, t -> 16, 2 * MS, 0, 0, 1) {
+        @Override
+        void fill() {
+          while (inFlight < limit.limit()) {
+            inFlight++;
+            waiting.add(new Call(now, batch, inFlight, now < 5000 * MS ? 2 * MS : 10 * MS));
+          }
+          serve();
+        }
+      };
+      slow.runUntil(5000 * MS);
+      assertWithin(16, 32, limit.limit(), "before the slow-down");
+      slow.runUntil(5000 * MS + CallLimit.FLOOR_PERIOD_NANOS + 2000 * MS);
+      assertWithin(16, 32, limit.limit(), "one floor period after the slow-down");
+    }
+  }
+
+  @Nested
+  class Holds {
+    @Test
+    void aLimitThatHoldsNothingBackDoesNotGrow() {
+      CallLimit limit = CallLimit.learned(256);
+      long t = 0;
+      for (int i = 0; i < 1000; i++) {
+        t += 10 * MS;
+        // Never more than one call at once: once the limit is above 1, nothing is held back.
+        limit.completed(t, 2 * MS, 1, 1, false);
+      }
+      assertEquals(2, limit.limit());
+    }
+
+    @Test
+    void aPinnedLimitNeverMoves() {
+      CallLimit limit = CallLimit.pinned(5);
+      Downstream d = new Downstream(limit, t -> 1, 2 * MS, 0, 0, 1);
+      d.runUntil(2000 * MS, () -> assertEquals(5, limit.limit()));
+    }
+  }
+}

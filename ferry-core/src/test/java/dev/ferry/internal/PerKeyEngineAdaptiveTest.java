@@ -1,0 +1,176 @@
+package dev.ferry.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.Dispatch;
+import dev.ferry.FerryMetrics;
+import dev.ferry.PerKeyConfig;
+import java.util.List;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every test of {@link PerKeyEngineTest} again in the adaptive mode, plus the rules of adaptive
+ * dispatch itself (ADR 0011): one limit over every call, idle keys first but at most every other
+ * grant while busy keys wait, busy keys oldest input first, a learned limit.
+ */
+class PerKeyEngineAdaptiveTest extends PerKeyEngineTest {
+  @Override
+  Dispatch mode() {
+    return Dispatch.ADAPTIVE;
+  }
+
+  // The tests of PerKeyEngineTest, run here in the adaptive mode (JUnit does not inherit @Nested classes).
+  @Nested
+  class Guarantees extends PerKeyEngineTest.Guarantees {}
+
+  @Nested
+  class BatchForming extends PerKeyEngineTest.BatchForming {}
+
+  @Nested
+  class DirectIdleKeys extends PerKeyEngineTest.DirectIdleKeys {}
+
+  @Nested
+  class Bounds extends PerKeyEngineTest.Bounds {}
+
+  @Nested
+  class Outcomes extends PerKeyEngineTest.Outcomes {}
+
+  @Nested
+  class Deadlines extends PerKeyEngineTest.Deadlines {}
+
+  @Nested
+  class CallTimeout extends PerKeyEngineTest.CallTimeout {}
+
+  @Nested
+  class CallTimeoutsWithOneTimer extends PerKeyEngineTest.CallTimeoutsWithOneTimer {}
+
+  @Nested
+  class Closing extends PerKeyEngineTest.Closing {}
+
+  @Nested
+  class Metrics extends PerKeyEngineTest.Metrics {}
+
+  @Nested
+  class Probing extends PerKeyEngineTest.Probing {}
+
+  @Nested
+  class HandOff extends PerKeyEngineTest.HandOff {}
+
+  static PerKeyConfig pinned(int limit, PerKeyConfig.Builder b) {
+    return b.dispatch(Dispatch.ADAPTIVE).maxInFlightBatches(Math.max(limit, 1)).pinnedLimit(limit).build();
+  }
+
+  @Nested
+  class AdaptiveDispatch {
+    @Test
+    void everyCallCountsAgainstTheLimitDirectCallsIncluded() {
+      PerKeyHarness h = new PerKeyHarness(pinned(2, config()));
+      h.submit("a", "a1"); // direct
+      h.submit("b", "b1"); // direct
+      h.submit("c", "c1"); // the limit is reached: c's lane waits
+      assertEquals(List.of("a[a1]", "b[b1]"), h.calls());
+      FerryMetrics m = h.ferry.metrics();
+      assertEquals(2, m.callLimit());
+      assertEquals(1, m.callsWaiting());
+      assertEquals(1, m.queuedInputs(), "past the limit an idle key's input waits, counted in maxQueueing");
+      h.succeed(0);
+      assertEquals("c[c1]", h.call(2));
+      assertEquals(0, h.ferry.metrics().callsWaiting());
+      assertEquals(null, h.engine().brokenInvariant());
+    }
+
+    @Test
+    void idleKeysGoFirstButTakeAtMostEveryOtherGrantWhileBusyKeysWait() {
+      PerKeyHarness h = new PerKeyHarness(pinned(1, config().maxBatchSize(1)));
+      h.submit("a", "a1"); // direct
+      h.submit("a", "a2");
+      h.submit("a", "a3");
+      h.submit("x", "x1"); // idle keys: they wait in the idle line
+      h.submit("y", "y1");
+      h.submit("z", "z1");
+      for (int i = 0; i < 6; i++) {
+        h.succeed(i);
+        assertEquals(null, h.engine().brokenInvariant());
+      }
+      assertEquals(List.of("a[a1]", "x[x1]", "a[a2]", "y[y1]", "a[a3]", "z[z1]"), h.calls());
+    }
+
+    @Test
+    void withNoBusyKeyWaitingIdleKeysTakeEveryGrant() {
+      PerKeyHarness h = new PerKeyHarness(pinned(1, config()));
+      h.submit("a", "a1"); // direct
+      h.submit("x", "x1");
+      h.submit("y", "y1");
+      h.succeed(0);
+      h.succeed(1);
+      assertEquals(List.of("a[a1]", "x[x1]", "y[y1]"), h.calls());
+    }
+
+    @Test
+    void busyKeysAreServedOldestWaitingInputFirst() {
+      PerKeyHarness h = new PerKeyHarness(pinned(1, config().directIdleKeys(false).maxBatchSize(1)));
+      h.submit("a", "a1");
+      h.submit("a", "a2");
+      h.submit("b", "b1");
+      h.submit("c", "c1");
+      h.submit("b", "b2");
+      for (int i = 0; i < 5; i++) {
+        h.succeed(i);
+      }
+      // a2 came before b1: the back-of-the-line rule would have sent b1 and c1 first.
+      assertEquals(List.of("a[a1]", "a[a2]", "b[b1]", "c[c1]", "b[b2]"), h.calls());
+    }
+
+    @Test
+    void aKeyWithABacklogIsCalledAgainUntilItsBacklogIsYoungerThanTheOthers() {
+      PerKeyHarness h = new PerKeyHarness(pinned(1, config().directIdleKeys(false).maxBatchSize(2)));
+      for (int i = 1; i <= 6; i++) {
+        h.submit("hot", "h" + i);
+      }
+      h.submit("cold", "c1");
+      h.submit("hot", "h7");
+      for (int i = 0; i < 5; i++) {
+        h.succeed(i);
+      }
+      // Round robin would give cold its turn after h[h2, h3]; by age, the hot key's older inputs go first.
+      assertEquals(List.of("hot[h1]", "hot[h2, h3]", "hot[h4, h5]", "hot[h6, h7]", "cold[c1]"), h.calls());
+    }
+
+    @Test
+    void aLearnedLimitStartsAtOneAndGrowsWhileTheDownstreamKeepsItsLatency() {
+      PerKeyHarness h = new PerKeyHarness(PerKeyConfig.builder().maxInFlightBatches(64).build());
+      assertEquals(1, h.ferry.metrics().callLimit());
+      // 32 keys always have work; each call takes 2 ms whatever the concurrency: no queueing.
+      for (int k = 0; k < 32; k++) {
+        h.submit("k" + k, "k" + k);
+      }
+      for (int round = 0; round < 40; round++) {
+        h.loop.advanceMillis(2);
+        List<Integer> open = openCalls(h);
+        for (int i : open) {
+          String key = h.down.calls.get(i).key;
+          h.succeed(i);
+          h.submit(key, key + "-" + round);
+        }
+        assertEquals(null, h.engine().brokenInvariant());
+        assertTrue(h.down.openCount() <= h.ferry.metrics().callLimit());
+      }
+      FerryMetrics m = h.ferry.metrics();
+      assertTrue(m.callLimit() >= 32, "the limit grew to cover the 32 keys: " + m.callLimit());
+      assertEquals(2000, m.seenLatencyMicros());
+      assertEquals(2000, m.seenFloorMicros());
+    }
+
+    private List<Integer> openCalls(PerKeyHarness h) {
+      List<Integer> open = new java.util.ArrayList<>();
+      for (int i = 0; i < h.down.calls.size(); i++) {
+        if (h.down.calls.get(i).open()) {
+          open.add(i);
+        }
+      }
+      return open;
+    }
+  }
+}

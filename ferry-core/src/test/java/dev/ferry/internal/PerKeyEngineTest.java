@@ -1,0 +1,751 @@
+package dev.ferry.internal;
+
+import static dev.ferry.internal.PerKeyHarness.failure;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.Dispatch;
+import dev.ferry.FerryError;
+import dev.ferry.FerryException;
+import dev.ferry.FerryMetrics;
+import dev.ferry.PerKeyConfig;
+import dev.ferry.internal.PerKeyHarness.In;
+import io.vertx.core.Future;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.function.BiFunction;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The per-key engine's behaviour, point by point, in virtual time over recorded calls: in the
+ * fixed-slots mode here, and every test again in the adaptive mode (with the limit pinned at
+ * {@code maxInFlightBatches}) by {@link PerKeyEngineAdaptiveTest}; a test of one mode's own rule
+ * says so with {@link #onlyIn}.
+ */
+class PerKeyEngineTest {
+
+  static PerKeyConfig.Builder config() {
+    return PerKeyConfig.builder();
+  }
+
+  /** The dispatch mode every test here runs in. */
+  Dispatch mode() {
+    return Dispatch.FIXED_SLOTS;
+  }
+
+  /** {@code config} in this class's mode; adaptive with the limit pinned at maxInFlightBatches. */
+  PerKeyConfig adapt(PerKeyConfig config) {
+    PerKeyConfig.Builder b = config.toBuilder().dispatch(mode());
+    if (mode() == Dispatch.ADAPTIVE) {
+      b.pinnedLimit(config.maxInFlightBatches());
+    }
+    return b.build();
+  }
+
+  PerKeyHarness harness(PerKeyConfig config) {
+    return new PerKeyHarness(adapt(config));
+  }
+
+  PerKeyHarness harness(PerKeyConfig config, Comparator<In> order, BiFunction<In, List<In>, String> extract) {
+    return new PerKeyHarness(adapt(config), order, extract);
+  }
+
+  /** Skips a test of one mode's own rule in the other mode. */
+  void onlyIn(Dispatch mode) {
+    Assumptions.assumeTrue(mode() == mode, "a rule of the " + mode + " mode");
+  }
+
+  @Nested
+  class Guarantees {
+    @Test
+    void aBatchCarriesOneKeysInputsOnly() {
+      PerKeyHarness h = harness(config().directIdleKeys(false).maxInFlightBatches(1).build());
+      h.submit("a", "a1");
+      h.submit("b", "b1");
+      h.submit("a", "a2");
+      h.submit("b", "b2");
+      h.succeed(0);
+      h.succeed(1);
+      assertEquals(List.of("a[a1]", "b[b1, b2]", "a[a2]"), h.calls());
+    }
+
+    @Test
+    void aKeyNeverHasTwoCallsInFlight() {
+      PerKeyHarness h = harness(config().maxInFlightBatches(4).build());
+      h.submit("a", "a1");
+      h.submit("a", "a2");
+      h.submit("a", "a3");
+      assertEquals(List.of("a[a1]"), h.calls(), "the later inputs must wait for the first call");
+      h.succeed(0);
+      assertEquals(List.of("a[a1]", "a[a2, a3]"), h.calls());
+      h.submit("a", "a4");
+      assertEquals(2, h.down.calls.size(), "a4 must wait while a2,a3 are in flight");
+      h.succeed(1);
+      assertEquals("a[a4]", h.call(2));
+    }
+
+    @Test
+    void aKeysInputsLeaveInSubmissionOrder() {
+      PerKeyHarness h = harness(config().maxBatchSize(2).build());
+      for (int i = 1; i <= 5; i++) {
+        h.submit("a", "a" + i);
+      }
+      h.succeed(0);
+      h.succeed(1);
+      h.succeed(2);
+      assertEquals(List.of("a[a1]", "a[a2, a3]", "a[a4, a5]"), h.calls());
+    }
+
+    @Test
+    void aCustomOrderSortsWaitingInputsWithTiesInSubmissionOrder() {
+      PerKeyHarness h = harness(config().build(),
+          Comparator.comparingLong(In::order), (in, r) -> in.label());
+      h.submit(new In("a", "first", 1, 0));
+      h.submit(new In("a", "o3", 1, 3));
+      h.submit(new In("a", "o1x", 1, 1));
+      h.submit(new In("a", "o2", 1, 2));
+      h.submit(new In("a", "o1y", 1, 1));
+      h.succeed(0);
+      assertEquals("a[o1x, o1y, o2, o3]", h.call(1));
+    }
+
+    @Test
+    void aCustomOrderThatThrowsCountsAsATieAndNoInputIsLost() {
+      PerKeyHarness h = harness(config().build(), (a, b) -> {
+        if (a.label().equals("bad") || b.label().equals("bad")) {
+          throw new IllegalStateException("cannot compare");
+        }
+        return Long.compare(a.order(), b.order());
+      }, (in, r) -> in.label());
+      h.submit(new In("a", "first", 1, 0));
+      Future<String> x2 = h.submit(new In("a", "x2", 1, 2));
+      Future<String> bad = h.submit(new In("a", "bad", 1, 0));
+      Future<String> x1 = h.submit(new In("a", "x1", 1, 1));
+      h.succeed(0);
+      h.succeed(1);
+      assertEquals(3, h.down.calls.get(1).inputs.size(), h.calls().toString());
+      assertEquals(List.of("x2", "bad", "x1"), List.of(x2.result(), bad.result(), x1.result()));
+      assertEquals(null, h.engine().brokenInvariant());
+    }
+
+    @Test
+    void aKeyThatStillHasInputsGoesToTheBackOfTheLine() {
+      onlyIn(Dispatch.FIXED_SLOTS); // adaptive: oldest input first, see PerKeyEngineAdaptiveTest
+      PerKeyHarness h = harness(config().directIdleKeys(false).maxInFlightBatches(1).maxBatchSize(1).build());
+      h.submit("a", "a1");
+      h.submit("a", "a2");
+      h.submit("b", "b1");
+      h.submit("c", "c1");
+      h.submit("b", "b2");
+      for (int i = 0; i < 5; i++) {
+        h.succeed(i);
+      }
+      assertEquals(List.of("a[a1]", "b[b1]", "c[c1]", "a[a2]", "b[b2]"), h.calls());
+    }
+
+    @Test
+    void differentKeysRunInParallelUpToTheSlotBound() {
+      PerKeyHarness h = harness(config().directIdleKeys(false).maxInFlightBatches(2).build());
+      for (String k : List.of("a", "b", "c", "d")) {
+        h.submit(k, k + "1");
+      }
+      assertEquals(2, h.down.openCount());
+      assertEquals(2, h.ferry.metrics().inFlightBatches());
+      h.succeed(0);
+      assertEquals(2, h.down.openCount());
+      assertEquals("c[c1]", h.call(2));
+    }
+
+    @Test
+    void aBatchNeverExceedsMaxBatchSize() {
+      PerKeyHarness h = harness(config().maxBatchSize(3).build());
+      for (int i = 1; i <= 8; i++) {
+        h.submit("a", "a" + i);
+      }
+      while (h.down.openCount() > 0) {
+        h.succeed(h.down.calls.size() - 1);
+      }
+      assertEquals(List.of("a[a1]", "a[a2, a3, a4]", "a[a5, a6, a7]", "a[a8]"), h.calls());
+    }
+
+    @Test
+    void aBatchNeverExceedsMaxBatchWeightUnlessOneInputIsHeavierAlone() {
+      PerKeyHarness h = harness(config().maxBatchWeight(10).directIdleKeys(false).maxInFlightBatches(1).build());
+      h.submit("x", "x1"); // occupies the only slot so that the lane of "a" fills up
+      h.submit(In.weighing("a", "w4a", 4));
+      h.submit(In.weighing("a", "w4b", 4));
+      h.submit(In.weighing("a", "w4c", 4));
+      h.submit(In.weighing("a", "w15", 15));
+      h.submit(In.weighing("a", "w1", 1));
+      for (int i = 0; i < 4; i++) {
+        h.succeed(i);
+      }
+      assertEquals(List.of("x[x1]", "a[w4a, w4b]", "a[w4c]", "a[w15]", "a[w1]"), h.calls());
+    }
+
+    @Test
+    void everyInputGetsExactlyOneOutcomeAndIsSentAtMostOnce() {
+      PerKeyHarness h = harness(config().maxBatchSize(2).build());
+      List<Future<String>> fs = new ArrayList<>();
+      for (int i = 0; i < 6; i++) {
+        fs.add(h.submit("k", "k" + i));
+      }
+      h.succeed(0);
+      h.fail(1, new RuntimeException("boom"));
+      h.succeed(2);
+      h.succeed(3);
+      assertEquals(List.of("k0", "k3", "k4", "k5"),
+          fs.stream().filter(Future::succeeded).map(Future::result).toList());
+      assertEquals(FerryError.FAILED, failure(fs.get(1)).kind());
+      assertEquals(FerryError.FAILED, failure(fs.get(2)).kind());
+      List<In> sent = h.down.calls.stream().flatMap(c -> c.inputs.stream()).toList();
+      assertEquals(6, sent.size());
+      assertEquals(6, sent.stream().distinct().count());
+    }
+  }
+
+  @Nested
+  class BatchForming {
+    @Test
+    void withZeroDelayTheNextBatchLeavesOnCompletionWithEverythingThatArrived() {
+      PerKeyHarness h = harness(config().build());
+      h.submit("a", "a1");
+      for (int i = 2; i <= 20; i++) {
+        h.submit("a", "a" + i);
+      }
+      int timersBefore = h.loop.liveTimers();
+      assertEquals(1, timersBefore, "only the call timeout of the call in flight; no batching timer");
+      h.succeed(0);
+      assertEquals(2, h.down.calls.size(), "the next batch leaves in the completion itself, without time passing");
+      assertEquals(19, h.down.calls.get(1).inputs.size());
+    }
+
+    @Test
+    void batchSizeGrowsWithArrivalRateTimesRoundTrip() {
+      // Inputs arrive every 1 ms; each call takes 10 ms: steady-state batches carry about 10.
+      PerKeyHarness h = harness(config().build());
+      for (int t = 0; t < 200; t++) {
+        h.submit("a", "a" + t);
+        h.loop.advanceMillis(1);
+        if (t % 10 == 9) {
+          h.succeed(h.down.calls.size() - 1);
+        }
+      }
+      int last = h.down.calls.get(h.down.calls.size() - 2).inputs.size();
+      assertEquals(10, last);
+    }
+
+    @Test
+    void aPositiveDelayWaitsForCompanyUntilTheOldestInputHasWaitedIt() {
+      PerKeyHarness h = harness(config().maxBatchDelay(Duration.ofMillis(10)).build());
+      h.submit("a", "a1");
+      h.loop.advanceMillis(6);
+      h.submit("a", "a2");
+      h.loop.advanceMillis(3);
+      assertEquals(0, h.down.calls.size(), "nothing leaves before the oldest input waited 10 ms");
+      h.loop.advanceMillis(1);
+      assertEquals(List.of("a[a1, a2]"), h.calls());
+    }
+
+    @Test
+    void aFullLaneLeavesAtOnceDespiteTheDelay() {
+      PerKeyHarness h = harness(config().maxBatchDelay(Duration.ofMillis(10)).maxBatchSize(3).build());
+      h.submit("a", "a1");
+      h.submit("a", "a2");
+      assertEquals(0, h.down.calls.size());
+      h.submit("a", "a3");
+      assertEquals(List.of("a[a1, a2, a3]"), h.calls());
+    }
+
+    @Test
+    void theDelayBelongsToTheOldestInputNotToWhenTheLaneBecameFree() {
+      PerKeyHarness h = harness(config().maxBatchDelay(Duration.ofMillis(10)).maxBatchSize(2).build());
+      h.submit("a", "a1");
+      h.submit("a", "a2"); // full: leaves now
+      h.submit("a", "a3"); // waits while a1,a2 are in flight
+      h.loop.advanceMillis(15);
+      assertEquals(1, h.down.calls.size());
+      h.succeed(0);
+      assertEquals("a[a3]", h.call(1), "a3 already waited 15 ms > 10 ms: it leaves on completion");
+    }
+
+    @Test
+    void anInputThatWaitedForASlotLeavesAsSoonAsOneFrees() {
+      PerKeyHarness h = harness(config().maxBatchDelay(Duration.ofMillis(5)).maxInFlightBatches(1).build());
+      h.submit("a", "a1");
+      h.loop.advanceMillis(5);
+      assertEquals(1, h.down.calls.size());
+      h.submit("b", "b1");
+      h.loop.advanceMillis(20);
+      assertEquals(1, h.down.calls.size(), "no slot for b");
+      h.succeed(0);
+      assertEquals("b[b1]", h.call(1));
+    }
+  }
+
+  @Nested
+  class DirectIdleKeys {
+    @Test
+    void anIdleKeysInputIsCalledAtOnceOutsideTheSlots() {
+      onlyIn(Dispatch.FIXED_SLOTS); // adaptive: every call counts against the limit
+      PerKeyHarness h = harness(config().maxInFlightBatches(1).build());
+      h.submit("busy", "b1");
+      h.submit("busy", "b2"); // waits behind the direct call b1
+      h.succeed(0); // b2 takes the only slot
+      assertEquals(1, h.engine().batchesInFlight());
+      h.submit("quiet", "q1");
+      assertEquals("quiet[q1]", h.call(2), "a quiet key does not wait behind busy keys");
+      FerryMetrics m = h.ferry.metrics();
+      assertEquals(2, m.inFlightBatches(), "direct calls count as in flight");
+      assertEquals(2, m.directCalls());
+      assertEquals(3, m.batches());
+    }
+
+    @Test
+    void inputsArrivingDuringADirectCallBatchBehindIt() {
+      PerKeyHarness h = harness(config().build());
+      h.submit("a", "a1");
+      h.submit("a", "a2");
+      h.submit("a", "a3");
+      assertEquals(1, h.down.calls.size());
+      h.succeed(0);
+      assertEquals("a[a2, a3]", h.call(1));
+      h.succeed(1);
+      h.submit("a", "a4");
+      assertEquals("a[a4]", h.call(2), "idle again: direct again");
+      assertEquals(2, h.ferry.metrics().directCalls());
+    }
+
+    @Test
+    void directCallsInFlightAreBoundedAndPastTheBoundAnIdleKeysInputWaitsInItsLane() {
+      onlyIn(Dispatch.FIXED_SLOTS);
+      PerKeyHarness h = harness(config().maxInFlightBatches(1).maxQueueing(1).build());
+      h.submit("k1", "k1"); // direct
+      h.submit("k2", "k2"); // past the direct bound: waits in its lane, and takes the free batch slot
+      Future<String> k3 = h.submit("k3", "k3"); // waits: no direct call, no slot
+      Future<String> k4 = h.submit("k4", "k4"); // the waiting room (maxQueueing 1) is full
+      assertEquals(List.of("k1[k1]", "k2[k2]"), h.calls());
+      assertEquals(1, h.engine().batchesInFlight());
+      assertEquals(1, h.ferry.metrics().queuedInputs(), "k3 is counted in maxQueueing");
+      assertEquals(FerryError.REJECTED, failure(k4).kind());
+      assertFalse(k3.isComplete());
+      h.succeed(0); // a direct call is over: k3 still waits for the batch slot, in line
+      assertEquals(2, h.down.calls.size());
+      h.succeed(1);
+      assertEquals("k3[k3]", h.call(2));
+      assertEquals(null, h.engine().brokenInvariant());
+    }
+
+    @Test
+    void directIdleKeysOffMakesEveryCallWaitForASlot() {
+      PerKeyHarness h = harness(config().maxInFlightBatches(1).directIdleKeys(false).build());
+      h.submit("busy", "b1");
+      h.submit("quiet", "q1");
+      assertEquals(List.of("busy[b1]"), h.calls());
+      assertEquals(0, h.ferry.metrics().directCalls());
+    }
+
+    @Test
+    void aPositiveDelayTurnsDirectCallsOff() {
+      PerKeyHarness h = harness(config().maxBatchDelay(Duration.ofMillis(3)).build());
+      h.submit("a", "a1");
+      assertEquals(0, h.down.calls.size());
+      h.loop.advanceMillis(3);
+      assertEquals(1, h.down.calls.size());
+      assertEquals(0, h.ferry.metrics().directCalls());
+    }
+  }
+
+  @Nested
+  class Bounds {
+    @Test
+    void beyondMaxQueueingAnInputIsRejectedAtOnceAndNothingWaitingIsAffected() {
+      PerKeyHarness h = harness(config().maxQueueing(2).build());
+      Future<String> a1 = h.submit("a", "a1"); // direct: not waiting
+      Future<String> a2 = h.submit("a", "a2");
+      Future<String> a3 = h.submit("a", "a3");
+      Future<String> a4 = h.submit("a", "a4");
+      assertEquals(FerryError.REJECTED, failure(a4).kind());
+      assertEquals(1, h.ferry.metrics().rejected());
+      h.succeed(0);
+      h.succeed(1);
+      assertEquals(List.of("a1", "a2", "a3"), List.of(a1.result(), a2.result(), a3.result()));
+    }
+
+    @Test
+    void beyondMaxQueuedWeightAnInputIsRejected() {
+      PerKeyHarness h = harness(config().maxQueuedWeight(10).build());
+      h.submit(In.weighing("x", "x", 100)); // a direct call: it does not wait, so it weighs nothing here
+      Future<String> a = h.submit(In.weighing("x", "a", 6));
+      Future<String> b = h.submit(In.weighing("x", "b", 5));
+      Future<String> c = h.submit(In.weighing("x", "c", 4));
+      assertEquals(FerryError.REJECTED, failure(b).kind());
+      assertFalse(a.isComplete());
+      assertFalse(c.isComplete());
+      assertEquals(10, h.ferry.metrics().queuedWeight());
+    }
+
+    @Test
+    void weightsAreComputedOnceAtSubmit() {
+      int[] calls = {0};
+      PerKeyFerry<String, In, List<In>, String> f = new PerKeyFerry<>(harness(config().build()).loop,
+          adapt(config().build()), In::key, in -> ++calls[0], null, (k, in) -> Future.succeededFuture(in), (in, r) -> "");
+      f.submit(In.of("a", "a1"));
+      f.submit(In.of("a", "a2"));
+      assertEquals(2, calls[0]);
+    }
+
+    @Test
+    void idleKeysLeaveNoLanesBehind() {
+      PerKeyHarness h = harness(config().build());
+      PerKeyFerry<String, In, List<In>, String> f = new PerKeyFerry<>(h.loop, adapt(config().build()), In::key, null, null,
+          (k, in) -> Future.succeededFuture(in), (in, r) -> in.label());
+      for (int i = 0; i < 1_000_000; i++) {
+        f.submit(new In("key-" + i, "x", 1, 0));
+      }
+      h.loop.runPending();
+      FerryMetrics m = f.metrics();
+      assertEquals(1_000_000, m.directCalls());
+      assertEquals(0, m.activeLanes());
+      assertEquals(0, f.engine().lanesHeld());
+      assertEquals(0, m.inFlightBatches());
+      assertEquals(0, h.loop.liveTimers(), "no call timer left behind");
+    }
+  }
+
+  @Nested
+  class Outcomes {
+    @Test
+    void extractHandsEachCallerItsOwnOutcomeAndAThrowFailsOnlyThatCaller() {
+      PerKeyHarness h = harness(config().build(), null, (in, result) -> {
+        if (in.label().equals("bad")) {
+          throw FerryException.inputRejected("no thanks");
+        }
+        if (in.label().equals("oops")) {
+          throw new IllegalStateException("extract bug");
+        }
+        return in.label() + "@" + result.indexOf(in);
+      });
+      h.submit("a", "first");
+      Future<String> ok = h.submit("a", "ok");
+      Future<String> bad = h.submit("a", "bad");
+      Future<String> oops = h.submit("a", "oops");
+      h.succeed(0);
+      h.succeed(1);
+      assertEquals("ok@0", ok.result());
+      assertEquals(FerryError.INPUT_REJECTED, failure(bad).kind());
+      assertEquals("no thanks", failure(bad).getMessage());
+      assertEquals(FerryError.FAILED, failure(oops).kind());
+      assertTrue(failure(oops).getCause() instanceof IllegalStateException);
+    }
+
+    @Test
+    void aCallThatThrowsReturnsNullOrFailsFailsEveryCallerAndTheKeyMovesOn() {
+      int[] n = {0};
+      RuntimeException thrown = new RuntimeException("thrown");
+      PerKeyHarness h = harness(config().build());
+      PerKeyFerry<String, In, List<In>, String> f = new PerKeyFerry<>(h.loop, adapt(config().build()), In::key, null, null,
+          (k, in) -> switch (n[0]++) {
+            case 0 -> throw thrown;
+            case 1 -> null;
+            case 2 -> Future.failedFuture("failed");
+            default -> Future.succeededFuture(in);
+          }, (in, r) -> in.label());
+      Future<String> a = f.submit(In.of("k", "a"));
+      Future<String> b = f.submit(In.of("k", "b"));
+      Future<String> c = f.submit(In.of("k", "c"));
+      Future<String> d = f.submit(In.of("k", "d"));
+      h.loop.runPending();
+      assertSame(thrown, failure(a).getCause());
+      assertTrue(failure(b).getCause() instanceof NullPointerException);
+      assertEquals("failed", failure(c).getCause().getMessage());
+      assertEquals("d", d.result());
+      assertEquals(3, f.metrics().failedBatches());
+    }
+  }
+
+  @Nested
+  class Deadlines {
+    @Test
+    void aWaitingInputWhoseDeadlinePassesIsDroppedAtThatMomentAndNeverSent() {
+      PerKeyHarness h = harness(config().build());
+      h.submit("a", "a1");
+      Future<String> late = h.submit(In.of("a", "a2"), Duration.ofMillis(50));
+      Future<String> kept = h.submit(In.of("a", "a3"), Duration.ofMillis(500));
+      h.loop.advanceMillis(49);
+      assertFalse(late.isComplete());
+      h.loop.advanceMillis(1);
+      assertEquals(FerryError.TIMEOUT, failure(late).kind(), "answered when the deadline passes, not later");
+      h.succeed(0);
+      assertEquals("a[a3]", h.call(1));
+      h.succeed(1);
+      assertEquals("a3", kept.result());
+      assertEquals(1, h.ferry.metrics().timedOut());
+    }
+
+    @Test
+    void anInputInFlightIsNeverDropped() {
+      PerKeyHarness h = harness(config().build());
+      Future<String> f = h.submit(In.of("a", "a1"), Duration.ofMillis(10));
+      h.loop.advanceMillis(100);
+      assertFalse(f.isComplete());
+      h.succeed(0);
+      assertEquals("a1", f.result());
+    }
+
+    @Test
+    void aLaneWhoseInputsAllExpiredIsRemoved() {
+      PerKeyHarness h = harness(config().directIdleKeys(false).maxInFlightBatches(1).build());
+      h.submit("x", "x1");
+      h.submit(In.of("a", "a1"), Duration.ofMillis(5));
+      assertEquals(2, h.ferry.metrics().activeLanes());
+      h.loop.advanceMillis(5);
+      assertEquals(1, h.ferry.metrics().activeLanes());
+      h.succeed(0);
+      assertEquals(1, h.down.calls.size(), "nothing of a is ever sent");
+      assertEquals(0, h.ferry.metrics().activeLanes());
+    }
+
+    @Test
+    void aNonPositiveDeadlineIsBadInput() {
+      PerKeyHarness h = harness(config().build());
+      assertEquals(FerryError.BAD_INPUT, failure(h.submit(In.of("a", "a1"), Duration.ZERO)).kind());
+      assertEquals(0, h.down.calls.size());
+    }
+  }
+
+  @Nested
+  class CallTimeout {
+    @Test
+    void callersFailAtTheCallTimeoutButTheKeyIsHeldUntilTheCallIsOver() {
+      PerKeyHarness h = harness(config().callTimeout(Duration.ofMillis(100)).build());
+      Future<String> a1 = h.submit("a", "a1");
+      Future<String> a2 = h.submit("a", "a2");
+      h.loop.advanceMillis(100);
+      FerryException e = failure(a1);
+      assertEquals(FerryError.FAILED, e.kind());
+      assertFalse(a2.isComplete(), "a2 still waits: the call for a1 may still be on the wire");
+      assertEquals(1, h.down.calls.size());
+      h.succeed(0); // late completion: a1 keeps its FAILED, a2 now leaves
+      assertEquals(FerryError.FAILED, failure(a1).kind());
+      assertEquals("a[a2]", h.call(1));
+      h.succeed(1);
+      assertEquals("a2", a2.result());
+      assertEquals(1, h.ferry.metrics().failedBatches());
+    }
+  }
+
+  @Nested
+  class CallTimeoutsWithOneTimer {
+    @Test
+    void aHungCallTimesOutWhileLaterCallsComeAndGoAndNoTimerOutlivesTheCalls() {
+      PerKeyHarness h = harness(config().callTimeout(Duration.ofMillis(100)).build());
+      Future<String> hung = h.submit("hung", "h1");
+      List<Future<String>> quick = new ArrayList<>();
+      for (int i = 0; i < 1000; i++) {
+        quick.add(h.submit("k" + i, "q" + i));
+        h.succeed(i + 1);
+        if (i % 100 == 0) {
+          h.loop.advanceMillis(5);
+        }
+      }
+      assertEquals(1, h.loop.liveTimers(), "one timer for every open call");
+      assertFalse(hung.isComplete());
+      h.loop.advanceMillis(60); // 110 ms after the hung call started
+      assertEquals(FerryError.FAILED, failure(hung).kind());
+      assertTrue(quick.stream().allMatch(Future::succeeded), "no finished call was reported late");
+      Future<String> late = h.submit("k1", "again");
+      h.loop.advanceMillis(50);
+      assertFalse(late.isComplete());
+      h.loop.advanceMillis(50);
+      assertEquals(FerryError.FAILED, failure(late).kind(), "a later call gets its own full timeout");
+      h.succeed(0);
+      h.succeed(1001);
+      assertEquals(0, h.loop.liveTimers(), "no timer once no call is open");
+    }
+  }
+
+  @Nested
+  class Closing {
+    @Test
+    void closeFailsWaitingInputsLetsCallsInFlightFinishAndCompletesAfterTheLast() {
+      PerKeyHarness h = harness(config().build());
+      Future<String> a1 = h.submit("a", "a1");
+      Future<String> a2 = h.submit("a", "a2");
+      Future<Void> closed = h.ferry.close();
+      h.loop.runPending();
+      assertEquals(FerryError.CLOSED, failure(a2).kind());
+      assertEquals(FerryError.CLOSED, failure(h.submit("b", "b1")).kind());
+      assertFalse(closed.isComplete(), "a1 is still in flight");
+      h.succeed(0);
+      assertEquals("a1", a1.result());
+      assertTrue(closed.succeeded());
+      assertEquals(1, h.down.calls.size());
+    }
+
+    @Test
+    void drainSendsWhatWaitsThenCloses() {
+      PerKeyHarness h = harness(config().maxBatchDelay(Duration.ofSeconds(10)).build());
+      Future<String> a1 = h.submit("a", "a1");
+      Future<String> b1 = h.submit("b", "b1");
+      Future<Void> drained = h.ferry.drain(Duration.ofSeconds(1));
+      h.loop.runPending();
+      assertEquals(2, h.down.calls.size(), "a batch delay no longer applies while draining");
+      assertEquals(FerryError.CLOSED, failure(h.submit("c", "c1")).kind());
+      h.succeed(0);
+      h.succeed(1);
+      assertEquals("a1", a1.result());
+      assertEquals("b1", b1.result());
+      assertTrue(drained.succeeded());
+    }
+
+    @Test
+    void whatIsStillWaitingWhenTheDrainTimeoutPassesFailsWithClosed() {
+      PerKeyHarness h = harness(config().build());
+      h.submit("a", "a1");
+      Future<String> a2 = h.submit("a", "a2");
+      Future<Void> drained = h.ferry.drain(Duration.ofMillis(50));
+      h.loop.advanceMillis(50);
+      assertEquals(FerryError.CLOSED, failure(a2).kind());
+      assertFalse(drained.isComplete());
+      h.succeed(0);
+      assertTrue(drained.succeeded());
+    }
+
+    @Test
+    void closingAnIdleFerryCompletesAtOnce() {
+      PerKeyHarness h = harness(config().build());
+      Future<Void> closed = h.ferry.close();
+      h.loop.runPending();
+      assertTrue(closed.succeeded());
+      assertSame(closed, h.ferry.close(), "closing twice is harmless");
+    }
+  }
+
+  @Nested
+  class Metrics {
+    @Test
+    void theSnapshotCountsWhatIsWaitingInFlightAndDone() {
+      PerKeyHarness h = harness(config().maxQueueing(3).build());
+      h.submit(In.weighing("a", "a1", 5));
+      h.submit(In.weighing("a", "a2", 7));
+      h.submit(In.weighing("b", "b1", 1));
+      h.submit(In.weighing("b", "b2", 2));
+      h.submit(In.weighing("b", "b3", 2));
+      h.submit(In.weighing("c", "c1", 2)); // direct: idle keys do not wait, so no bound applies
+      h.submit(In.weighing("a", "a3", 1)); // the waiting room is full
+      FerryMetrics m = h.ferry.metrics();
+      assertEquals(new FerryMetrics(3, 3, 11, 3, 7, 1, 3, 3, 0, 0), new FerryMetrics(m.inFlightBatches(),
+          m.queuedInputs(), m.queuedWeight(), m.activeLanes(), m.submitted(), m.rejected(), m.batches(),
+          m.directCalls(), m.failedBatches(), m.timedOut()));
+      assertEquals(PerKeyConfig.DEFAULT_MAX_IN_FLIGHT, m.callLimit(), "the limit in force (pinned at the maximum here)");
+      assertEquals(0, m.callsWaiting(), "a's and b's inputs wait for their key, not for the limit");
+      h.fail(0, new RuntimeException("x"));
+      m = h.ferry.metrics();
+      assertEquals(1, m.failedBatches());
+      assertEquals(4, m.batches(), "a2 left when a1's call was over");
+      assertEquals(2, m.queuedInputs());
+      assertEquals(4, m.queuedWeight());
+    }
+  }
+
+  @Nested
+  class Probing {
+    @Test
+    void theProbeSeesBatchesWaitsLatenciesRejectionsAndTimeouts() {
+      PerKeyHarness h = harness(config().maxQueueing(2).build());
+      List<String> seen = new ArrayList<>();
+      h.ferry.observe(new Probe() {
+        @Override
+        public void batchStarted(boolean direct, int size, long weight, long[] waits) {
+          seen.add((direct ? "direct " : "batch ") + size + " w" + weight + " waits " + java.util.Arrays.toString(waits));
+        }
+
+        @Override
+        public void batchFinished(long latencyNanos, boolean failed) {
+          seen.add("finished " + latencyNanos / 1_000_000 + "ms" + (failed ? " failed" : ""));
+        }
+
+        @Override
+        public void rejected(String reason) {
+          seen.add("rejected " + reason);
+        }
+
+        @Override
+        public void timedOut() {
+          seen.add("timed out");
+        }
+      });
+      h.loop.runPending();
+      h.submit("a", "a1");
+      h.submit("a", "a2");
+      h.loop.advanceMillis(3);
+      h.submit(In.of("a", "a3"), Duration.ofMillis(50));
+      h.submit("a", "a4");
+      h.loop.advanceMillis(2);
+      h.fail(0, new RuntimeException("x"));
+      h.loop.advanceMillis(1);
+      h.succeed(1);
+      assertEquals(List.of("direct 1 w1 waits [0]", "rejected queueing", "finished 5ms failed",
+          "batch 2 w2 waits [5000000, 2000000]", "finished 1ms"), seen);
+    }
+  }
+
+  @Nested
+  class HandOff {
+    @Test
+    void aKeyIsHandedOverOnlyAfterItsCallIsOverWithItsWaitingInputsInOrder() {
+      PerKeyHarness h = harness(config().build());
+      Future<String> a1 = h.submit("a", "a1");
+      Future<String> a2 = h.submit("a", "a2");
+      List<String> forwarded = new ArrayList<>();
+      Future<Void> done = h.ferry.handOff("a", (in, remaining) -> {
+        forwarded.add(in.label());
+        return Future.succeededFuture("elsewhere:" + in.label());
+      });
+      h.loop.runPending();
+      Future<String> a3 = h.submit("a", "a3"); // arrives during the hand-off: goes along
+      assertFalse(done.isComplete(), "a1 is still on the wire here");
+      assertTrue(forwarded.isEmpty());
+      h.succeed(0);
+      assertEquals(1, h.down.calls.size(), "nothing of a is sent here after the hand-off began");
+      assertEquals(List.of("a2", "a3"), forwarded);
+      assertTrue(done.succeeded());
+      assertEquals("a1", a1.result());
+      assertEquals("elsewhere:a2", a2.result());
+      assertEquals("elsewhere:a3", a3.result());
+      assertEquals(0, h.ferry.metrics().activeLanes());
+      assertEquals(0, h.ferry.metrics().queuedInputs());
+    }
+
+    @Test
+    void anIdleKeyIsHandedOverAtOnceWithNothing() {
+      PerKeyHarness h = harness(config().build());
+      Future<Void> done = h.ferry.handOff("a", (in, remaining) -> Future.failedFuture("never called"));
+      h.loop.runPending();
+      assertTrue(done.succeeded());
+    }
+
+    @Test
+    void theRemainingDeadlineTravelsAndAnUnreachableOwnerFailsWithClosed() {
+      PerKeyHarness h = harness(config().build());
+      h.submit("a", "a1");
+      Future<String> a2 = h.submit(In.of("a", "a2"), Duration.ofMillis(100));
+      List<Duration> remaining = new ArrayList<>();
+      h.ferry.handOff("a", (in, left) -> {
+        remaining.add(left);
+        return Future.failedFuture(new RuntimeException("no route"));
+      });
+      h.loop.advanceMillis(30);
+      h.succeed(0);
+      assertEquals(List.of(Duration.ofMillis(70)), remaining);
+      assertEquals(FerryError.CLOSED, failure(a2).kind());
+    }
+  }
+}

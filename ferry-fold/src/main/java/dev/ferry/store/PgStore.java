@@ -1,0 +1,121 @@
+package dev.ferry.store;
+
+import dev.ferry.Versioned;
+import dev.ferry.VersionedStore;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.RowSet;
+import io.vertx.sqlclient.Tuple;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * A {@link VersionedStore} on PostgreSQL through the Vert.x reactive client: entities in a table
+ * {@code (key text primary key, version bigint, state jsonb)} and, when an events table is named,
+ * every applied input appended to {@code (key, version, seq, event jsonb)} atomically with the
+ * version bump.
+ *
+ * <p>A conditional write is one statement, hence one round trip and its own transaction: the
+ * entity update (or insert of a new entity) and the events insert are data-modifying CTEs, and the
+ * events insert reads the update's returned rows, so a conflict (no row updated) appends nothing.
+ * See {@code docs/adr/0031-one-statement-conditional-write.md}.
+ *
+ * <p>State is a {@link JsonObject}; events are JSON values (JsonObject, JsonArray, String, Number,
+ * Boolean). Both travel as text and are cast to jsonb in SQL, so a String event stays a JSON string.
+ */
+public final class PgStore implements VersionedStore<String, JsonObject, Object> {
+  private final Pool pool;
+  private final String table;
+  private final String events;
+  private final String readSql;
+  private final String updateSql;
+  private final String insertSql;
+
+  private PgStore(Pool pool, String table, String events) {
+    this.pool = Objects.requireNonNull(pool, "pool");
+    this.table = SqlNames.check("table", table);
+    this.events = events == null ? null : SqlNames.check("events table", events);
+    this.readSql = "SELECT version, state::text FROM " + table + " WHERE key = $1";
+    String appendEvents = events == null ? "" : ", ev AS (INSERT INTO " + events
+        + " (key, version, seq, event) SELECT w.key, w.version, x.seq, x.event FROM w,"
+        + " jsonb_array_elements($4::text::jsonb) WITH ORDINALITY AS x(event, seq))";
+    this.updateSql = "WITH w AS (UPDATE " + table + " SET version = version + 1, state = $3::text::jsonb"
+        + " WHERE key = $1 AND version = $2 RETURNING key, version)" + appendEvents
+        + " SELECT count(*) FROM w";
+    // A new entity: the insert loses to a concurrent creator instead of overwriting it. The unused
+    // $2 (expected version 0) keeps one parameter layout for both statements.
+    this.insertSql = "WITH w AS (INSERT INTO " + table + " (key, version, state)"
+        + " SELECT $1, $2::bigint + 1, $3::text::jsonb ON CONFLICT (key) DO NOTHING RETURNING key, version)"
+        + appendEvents + " SELECT count(*) FROM w";
+  }
+
+  /** A store over {@code table} only: states and versions, no event log. */
+  public static PgStore of(Pool pool, String table) {
+    return new PgStore(pool, table, null);
+  }
+
+  /** The event-store flavour: also appends each batch's applied inputs to {@code eventsTable}. */
+  public static PgStore withEvents(Pool pool, String table, String eventsTable) {
+    return new PgStore(pool, table, Objects.requireNonNull(eventsTable, "eventsTable"));
+  }
+
+  /** The pool this store writes through (for closing it, or for reading it directly). */
+  public Pool pool() {
+    return pool;
+  }
+
+  /** Creates the tables if they do not exist. */
+  public Future<Void> createTables() {
+    Future<?> done = pool.query("CREATE TABLE IF NOT EXISTS " + table
+        + " (key text PRIMARY KEY, version bigint NOT NULL, state jsonb NOT NULL)").execute();
+    if (events != null) {
+      done = done.compose(v -> pool.query("CREATE TABLE IF NOT EXISTS " + events
+          + " (key text NOT NULL, version bigint NOT NULL, seq bigint NOT NULL, event jsonb NOT NULL,"
+          + " PRIMARY KEY (key, version, seq))").execute());
+    }
+    return done.mapEmpty();
+  }
+
+  @Override
+  public Future<Versioned<JsonObject>> read(String key) {
+    return pool.preparedQuery(readSql).execute(Tuple.of(key)).map(rows -> {
+      if (rows.size() == 0) {
+        return Versioned.absent();
+      }
+      Row row = rows.iterator().next();
+      return new Versioned<>(new JsonObject(row.getString(1)), row.getLong(0));
+    });
+  }
+
+  @Override
+  public Future<Boolean> write(String key, JsonObject state, long expectedVersion, List<?> applied) {
+    String sql = expectedVersion == 0 ? insertSql : updateSql;
+    Tuple params = Tuple.of(key, expectedVersion, state.encode());
+    if (events != null) {
+      params.addString(new JsonArray(new ArrayList<>(applied)).encode());
+    }
+    return pool.preparedQuery(sql).execute(params).map(PgStore::countIsOne);
+  }
+
+  /** The events recorded for {@code key}, oldest first (empty without an events table). */
+  public Future<List<Object>> events(String key) {
+    if (events == null) {
+      return Future.succeededFuture(List.of());
+    }
+    return pool.preparedQuery("SELECT event::text FROM " + events + " WHERE key = $1 ORDER BY version, seq")
+        .execute(Tuple.of(key))
+        .map(rows -> {
+          List<Object> out = new ArrayList<>();
+          rows.forEach(r -> out.add(io.vertx.core.json.Json.decodeValue(r.getString(0))));
+          return out;
+        });
+  }
+
+  private static boolean countIsOne(RowSet<Row> rows) {
+    return rows.iterator().next().getLong(0) == 1L;
+  }
+}

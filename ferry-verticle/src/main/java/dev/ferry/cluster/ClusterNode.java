@@ -1,0 +1,184 @@
+package dev.ferry.cluster;
+
+import dev.ferry.verticle.FerryClient;
+import dev.ferry.FerryError;
+import dev.ferry.internal.LogText;
+import dev.ferry.internal.PerKeyFerry;
+import dev.ferry.internal.VertxLoop;
+import dev.ferry.verticle.Discarded;
+import dev.ferry.verticle.Submission;
+import io.vertx.core.AsyncResult;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.lang.System.Logger.Level;
+import java.util.function.BiConsumer;
+
+/**
+ * The cluster side of one FerryVerticle, on Vert.x: turns event-bus messages and membership
+ * snapshots into {@link Router} transitions, and performs the router's network effects (forwards
+ * and releases on the other nodes' node addresses). The decisions themselves are the router's
+ * (docs/adr/0055-the-routing-rule.md). Runs on the verticle's context only: every handler is
+ * registered from it, and the router asserts it.
+ */
+public final class ClusterNode implements Router.Links {
+  private static final System.Logger LOG = System.getLogger(ClusterNode.class.getName());
+  static final String CTL = "ferry-ctl";
+  static final String VIEW = "ferry-view";
+  static final String FROM = "ferry-from";
+  /** The nodes a forward has passed, comma-separated, the sender last. */
+  static final String VISITED = "ferry-visited";
+  static final String HOP = "ferry-hop";
+  static final String HANDOFF = "ferry-handoff";
+
+  private final Vertx vertx;
+  private final String address;
+  private final long callTimeoutMs;
+  private final BiConsumer<Message<Object>, AsyncResult<Object>> reply;
+  private final Membership membership;
+  private final String self;
+  private final Router router;
+  private MessageConsumer<Object> nodeConsumer;
+
+  private ClusterNode(Vertx vertx, Context context, String address, PerKeyFerry<String, Submission, ?, Object> ferry,
+      long callTimeoutMs, BiConsumer<Message<Object>, AsyncResult<Object>> reply, Membership membership) {
+    this.vertx = vertx;
+    this.address = address;
+    this.callTimeoutMs = callTimeoutMs;
+    this.reply = reply;
+    this.membership = membership;
+    this.self = membership.self();
+    this.router = new Router(new VertxLoop(context), self, ferry, callTimeoutMs, this);
+  }
+
+  /** The cluster layer for a clustered Vert.x; the only entry point that loads Hazelcast classes. */
+  @SuppressWarnings("unchecked")
+  public static ClusterNode create(Vertx vertx, Context context, String address, Object perKeyFerry,
+      long callTimeoutMs, BiConsumer<Message<Object>, AsyncResult<Object>> reply) {
+    return new ClusterNode(vertx, context, address, (PerKeyFerry<String, Submission, ?, Object>) perKeyFerry,
+        callTimeoutMs, reply, new HazelcastMembership(vertx, context, address));
+  }
+
+  public String nodeId() {
+    return self;
+  }
+
+  /** Registers the node address, then joins the ownership view (in that order: releases need it). */
+  public Future<Void> start() {
+    nodeConsumer = vertx.eventBus().consumer(FerryClient.nodeAddress(address, self), this::onNode);
+    Discarded.answer(nodeConsumer, true, "node " + self);
+    return nodeConsumer.completion().compose(v -> membership.start(s -> router.snapshot(s.members(), s.announced())));
+  }
+
+  /** An input that arrived at the public address (already parsed). */
+  public void route(Message<Object> message, Submission input) {
+    router.accept(input, 0, false, null, answerFor(message));
+  }
+
+  private void onNode(Message<Object> m) {
+    String ctl = m.headers().get(CTL);
+    if ("release".equals(ctl)) {
+      router.released(m.headers().get(FROM), m.headers().get(VIEW));
+      m.reply(null);
+      return;
+    }
+    if ("view".equals(ctl)) {
+      // For operators and tests: what this node routes by, and whether it still waits for releases.
+      m.reply(new JsonObject().put("node", self).put("view", new JsonArray(router.view()))
+          .put("settled", router.settled()).put("held", router.heldCount()));
+      return;
+    }
+    Submission input;
+    try {
+      input = Submission.parse(m.headers(), m.body());
+    } catch (Submission.BadInput e) {
+      m.fail(FerryError.BAD_INPUT.code(), e.getMessage());
+      return;
+    }
+    int hop;
+    try {
+      hop = Integer.parseInt(m.headers().get(HOP));
+    } catch (NumberFormatException e) {
+      hop = 0; // a caller entering here directly, not a forward
+    }
+    String visited = m.headers().get(VISITED);
+    router.accept(input, hop, m.headers().contains(HANDOFF), visited != null ? visited : m.headers().get(FROM), answerFor(m));
+  }
+
+  private Promise<Object> answerFor(Message<Object> m) {
+    Promise<Object> answer = Promise.promise();
+    answer.future().onComplete(ar -> {
+      if (ar.failed() && ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.RECIPIENT_FAILURE) {
+        m.fail(re.failureCode(), re.getMessage()); // the owner's code and text, unchanged
+      } else {
+        reply.accept(m, ar);
+      }
+    });
+    return answer;
+  }
+
+  @Override
+  public void forward(Router.Forward f) {
+    Submission s = f.pending.input;
+    // The owner may hold an input (join hand-off), queue it until its deadline, then call: the
+    // reply can take up to about the deadline plus a couple of call timeouts.
+    DeliveryOptions o = new DeliveryOptions()
+        .setSendTimeout(f.remainingMs + 3 * callTimeoutMs)
+        .addHeader(Submission.KEY, s.key)
+        .addHeader(HOP, Integer.toString(f.hop))
+        .addHeader(FROM, self)
+        .addHeader(VISITED, f.visited);
+    if (s.id != null) {
+      o.addHeader(Submission.ID, s.id);
+    }
+    if (s.order != Long.MAX_VALUE) {
+      o.addHeader(Submission.ORDER, Long.toString(s.order));
+    }
+    if (f.remainingMs > 0) {
+      // timeout-ms counts from arrival: the owner gets what is left of the caller's deadline.
+      o.addHeader(Submission.TIMEOUT_MS, Long.toString(f.remainingMs));
+    }
+    if (f.handOff) {
+      o.addHeader(HANDOFF, "1");
+    }
+    vertx.eventBus().request(FerryClient.nodeAddress(address, f.target), s.body, o)
+        .onComplete(ar -> router.forwarded(f, ar.map(Message::body)));
+  }
+
+  @Override
+  public void release(String node, String viewId) {
+    DeliveryOptions o = new DeliveryOptions().addHeader(CTL, "release").addHeader(FROM, self).addHeader(VIEW, viewId);
+    vertx.eventBus().request(FerryClient.nodeAddress(address, node), null, o).onFailure(t ->
+        LOG.log(Level.WARNING, "ferry: release of view [{0}] not delivered to {1}: {2}", viewId, node, LogText.escape(t)));
+  }
+
+  /**
+   * Graceful leave: withdraws this node from the view (the others stop routing here and take its
+   * keys), hands every key over, and completes once every forward made here has been answered
+   * (bounded by {@code maxWaitMs}). The caller should have stopped taking public requests first.
+   */
+  public Future<Void> leave(long maxWaitMs) {
+    long timer = vertx.setTimer(Math.max(1, maxWaitMs),
+        t -> router.abandonForwards("this node left the cluster before the key's owner answered"));
+    Future<Void> left = router.leaving();
+    return membership.withdraw().compose(v -> left).onComplete(ar -> vertx.cancelTimer(timer));
+  }
+
+  /**
+   * Unregisters the node address and stops listening to membership. Whatever this node still
+   * holds is answered CLOSED first: an accepted input always gets its one reply.
+   */
+  public Future<Void> close() {
+    router.close();
+    Future<Void> unregistered = nodeConsumer == null ? Future.succeededFuture() : nodeConsumer.unregister();
+    return unregistered.eventually(membership::close);
+  }
+}

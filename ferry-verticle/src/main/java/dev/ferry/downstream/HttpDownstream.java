@@ -1,0 +1,222 @@
+package dev.ferry.downstream;
+
+import io.vertx.core.Future;
+import io.vertx.core.MultiMap;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClientAgent;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpClientRequest;
+import io.vertx.core.http.HttpClientResponse;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.PoolOptions;
+import io.vertx.core.http.RequestOptions;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * One {@code POST url} per batch through a pooled, keep-alive Vert.x HTTP client. Any 2xx answer is
+ * validated as outcomes; any other status fails the batch.
+ *
+ * <p>One exchange, three bounds:
+ * <ul>
+ *   <li>{@code timeoutMs} is a total deadline for the whole exchange, from the call to the last
+ *       byte of the answer: waiting for a pooled connection, writing, and reading. A server that
+ *       trickles bytes cannot hold the key: at the deadline the request is reset (its connection
+ *       closed) and the call fails, so the key and its slot are released (ADR 0005, ADR 0062).
+ *   <li>The batch is sealed ({@link OutgoingBatch#seal()}) only once a connection is ready: an input
+ *       whose caller's deadline passed while the batch waited in the pool is never sent.
+ *   <li>An answer longer than {@code maxResponseBytes} fails the batch as soon as that many bytes
+ *       arrived (or at once, from its {@code Content-Length}); it is never held whole.
+ * </ul>
+ *
+ * <p>Calls are made on the ferry's event loop; the client answers on the context that made the
+ * call, so every exchange's state below is touched from that one thread.
+ */
+public final class HttpDownstream implements Downstream {
+  /** The default bound on one answer's body: 4 MiB. */
+  public static final long DEFAULT_MAX_RESPONSE_BYTES = 4L << 20;
+
+  private final Vertx vertx;
+  private final String url;
+  private final long timeoutMs;
+  private final long maxResponseBytes;
+  private final MultiMap headers;
+  private final HttpClientAgent client;
+  /** Exchanges not yet complete; touched on the ferry's event loop only. */
+  private final Set<Exchange> open = new HashSet<>();
+
+  /**
+   * @param options the client's options (TLS, say); keep-alive is always on
+   * @param headers sent with every request, besides {@code Content-Type: application/json}
+   * @param poolSize most connections to the downstream; batches beyond it wait for a connection
+   */
+  public HttpDownstream(Vertx vertx, String url, long timeoutMs, long maxResponseBytes,
+      HttpClientOptions options, Map<String, String> headers, int poolSize) {
+    this.vertx = Objects.requireNonNull(vertx, "vertx");
+    this.url = Objects.requireNonNull(url, "url");
+    if (timeoutMs < 1 || poolSize < 1 || maxResponseBytes < 1) {
+      throw new IllegalArgumentException("timeoutMs, maxResponseBytes and poolSize must be >= 1, got "
+          + timeoutMs + ", " + maxResponseBytes + ", " + poolSize);
+    }
+    this.timeoutMs = timeoutMs;
+    this.maxResponseBytes = maxResponseBytes;
+    this.headers = MultiMap.caseInsensitiveMultiMap();
+    if (headers != null) {
+      headers.forEach(this.headers::add);
+    }
+    this.headers.set(HttpHeaders.CONTENT_TYPE, "application/json");
+    HttpClientOptions o = new HttpClientOptions(options == null ? new HttpClientOptions() : options).setKeepAlive(true);
+    this.client = vertx.createHttpClient(o, new PoolOptions().setHttp1MaxSize(poolSize));
+  }
+
+  /** A client with default options and no extra headers. */
+  public HttpDownstream(Vertx vertx, String url, long timeoutMs, int poolSize) {
+    this(vertx, url, timeoutMs, DEFAULT_MAX_RESPONSE_BYTES, null, null, poolSize);
+  }
+
+  @Override
+  public Future<JsonArray> call(OutgoingBatch batch) {
+    return new Exchange(batch).start();
+  }
+
+  @Override
+  public Future<Void> close() {
+    // Fails every exchange still open (resetting its request), so each call completes now.
+    for (Exchange x : new ArrayList<>(open)) {
+      x.fail(new DownstreamException("the downstream was closed before it answered"));
+    }
+    return client.close();
+  }
+
+  @Override
+  public String toString() {
+    return "http:" + url;
+  }
+
+  /** One batch's exchange: connection, request, answer, each bounded by the one deadline. */
+  private final class Exchange {
+    private final OutgoingBatch batch;
+    private final Promise<JsonArray> result = Promise.promise();
+    private final long timer;
+    private HttpClientRequest request;
+    private Buffer body;
+    private long received;
+
+    Exchange(OutgoingBatch batch) {
+      this.batch = batch;
+      this.timer = vertx.setTimer(timeoutMs, t -> fail(new DownstreamException(
+          "the downstream gave no complete answer within " + timeoutMs + " ms")));
+    }
+
+    Future<JsonArray> start() {
+      open.add(this);
+      // The pool wait is part of the deadline: past it, the client gives up the wait by itself.
+      RequestOptions options = new RequestOptions().setMethod(HttpMethod.POST).setAbsoluteURI(url)
+          .setHeaders(headers).setConnectTimeout(timeoutMs);
+      client.request(options).onComplete(ar -> {
+        if (ar.failed()) {
+          fail(new DownstreamException("no connection to the downstream: " + ar.cause().getMessage(), ar.cause()));
+        } else {
+          connected(ar.result());
+        }
+      });
+      return result.future();
+    }
+
+    private void connected(HttpClientRequest req) {
+      request = req;
+      if (result.future().isComplete()) {
+        req.reset(); // timed out while waiting: nothing was written, nothing will be
+        return;
+      }
+      JsonObject sealed = batch.seal();
+      if (sealed == null) {
+        // Every input's deadline passed while the batch waited: send nothing.
+        req.reset();
+        succeed(new JsonArray());
+        return;
+      }
+      int expected = batch.sealedSize();
+      req.send(sealed.toBuffer()).onComplete(ar -> {
+        if (ar.failed()) {
+          fail(new DownstreamException("the downstream call failed: " + ar.cause().getMessage(), ar.cause()));
+        } else {
+          read(ar.result(), expected);
+        }
+      });
+    }
+
+    private void read(HttpClientResponse response, int expected) {
+      int status = response.statusCode();
+      String length = response.getHeader(HttpHeaders.CONTENT_LENGTH);
+      if (length != null && declaredTooLong(length)) {
+        tooLong();
+        return;
+      }
+      boolean ok = status >= 200 && status <= 299;
+      body = ok ? Buffer.buffer() : null; // a failure's body is read and dropped, never quoted
+      response.handler(chunk -> {
+        received += chunk.length();
+        if (received > maxResponseBytes) {
+          tooLong();
+        } else if (body != null) {
+          body.appendBuffer(chunk);
+        }
+      });
+      response.exceptionHandler(e -> fail(new DownstreamException("the answer broke off: " + e.getMessage(), e)));
+      response.endHandler(v -> {
+        if (!ok) {
+          // Status only: a body may quote payloads back.
+          fail(new DownstreamException("the downstream answered HTTP " + status));
+          return;
+        }
+        try {
+          succeed(Outcomes.validate(body, expected));
+        } catch (DownstreamException e) {
+          fail(e);
+        }
+      });
+    }
+
+    private boolean declaredTooLong(String length) {
+      try {
+        return Long.parseLong(length.trim()) > maxResponseBytes;
+      } catch (NumberFormatException e) {
+        return false; // the client rejects a malformed length itself
+      }
+    }
+
+    private void tooLong() {
+      fail(new DownstreamException("the downstream's answer is longer than maxResponseBytes ("
+          + maxResponseBytes + " bytes)"));
+    }
+
+    private void succeed(JsonArray outcomes) {
+      if (result.tryComplete(outcomes)) {
+        vertx.cancelTimer(timer);
+        open.remove(this);
+      }
+    }
+
+    /** Completes the call failed once; an exchange still open is reset, which frees its connection. */
+    private void fail(Throwable cause) {
+      if (!result.tryFail(cause)) {
+        return;
+      }
+      vertx.cancelTimer(timer);
+      open.remove(this);
+      body = null;
+      if (request != null) {
+        request.reset();
+      }
+    }
+  }
+}

@@ -1,0 +1,143 @@
+package dev.ferry.verticle;
+
+import dev.ferry.FerryError;
+import dev.ferry.FerryException;
+import dev.ferry.downstream.Downstream;
+import dev.ferry.downstream.OutgoingBatch;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.List;
+
+/**
+ * Turns one key's batch of {@link Submission}s into a downstream call, and the validated outcomes
+ * back into each caller's result. Runs on the verticle's event loop.
+ *
+ * <p>An input leaves its lane when its batch is handed to the downstream, but it is sent only when
+ * the downstream writes the request (an HTTP batch may first wait for a pooled connection). Until
+ * then its caller's deadline still holds: the batch arms one timer for its earliest deadline, and
+ * answers 504 to each input whose deadline passes before the request is sealed; sealing leaves
+ * those inputs out (docs/adr/0062-deadline-until-written.md).
+ */
+public final class BatchOutcomes {
+  private BatchOutcomes() {}
+
+  /** Calls the downstream with {@code batch}; the request is built when the downstream seals it. */
+  public static Future<JsonArray> call(Vertx vertx, Downstream downstream, String key, List<Submission> batch) {
+    Outgoing outgoing = new Outgoing(vertx, key, batch);
+    Future<JsonArray> outcomes = downstream.call(outgoing);
+    if (!outgoing.sealed && outgoing.earliestDeadline() != Long.MAX_VALUE && !outcomes.isComplete()) {
+      outgoing.armExpiry();
+      outcomes.onComplete(ar -> outgoing.disarm());
+    }
+    return outcomes;
+  }
+
+  /**
+   * The caller's own outcome: the {@code ok} value, or a {@link FerryException} INPUT_REJECTED
+   * with the downstream's reason (which fails only this caller); TIMEOUT for an input left out of
+   * the request because its deadline passed first (its caller was answered then).
+   */
+  public static Object extract(Submission input, JsonArray outcomes) {
+    if (input.slot < 0) {
+      throw new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent");
+    }
+    JsonObject outcome = outcomes.getJsonObject(input.slot);
+    if (outcome.containsKey("error")) {
+      throw FerryException.inputRejected(outcome.getString("error"));
+    }
+    return outcome.getValue("ok");
+  }
+
+  /** One batch between its lane and the wire. */
+  private static final class Outgoing implements OutgoingBatch {
+    private final Vertx vertx;
+    private final String key;
+    private final List<Submission> inputs;
+    private final long earliest;
+    private boolean sealed;
+    private int sealedSize;
+    private long timer = -1;
+
+    Outgoing(Vertx vertx, String key, List<Submission> inputs) {
+      this.vertx = vertx;
+      this.key = key;
+      this.inputs = inputs;
+      long e = Long.MAX_VALUE;
+      for (int i = 0; i < inputs.size(); i++) {
+        e = Math.min(e, inputs.get(i).deadline);
+      }
+      this.earliest = e;
+    }
+
+    @Override
+    public String key() {
+      return key;
+    }
+
+    @Override
+    public long earliestDeadline() {
+      return earliest;
+    }
+
+    @Override
+    public JsonObject seal() {
+      if (sealed) {
+        throw new IllegalStateException("a batch is sealed once");
+      }
+      sealed = true;
+      disarm();
+      boolean deadlines = earliest != Long.MAX_VALUE;
+      long now = deadlines ? System.nanoTime() : 0;
+      JsonArray request = new JsonArray(new java.util.ArrayList<>(inputs.size()));
+      for (int i = 0; i < inputs.size(); i++) {
+        Submission s = inputs.get(i);
+        if (deadlines && s.expiredAt(now)) {
+          s.expire(); // no-op if the expiry timer answered it already
+          continue;
+        }
+        s.slot = request.size();
+        request.add(s.toRequestInput());
+      }
+      sealedSize = request.size();
+      return sealedSize == 0 ? null : Downstream.request(key, request);
+    }
+
+    @Override
+    public int sealedSize() {
+      return sealedSize;
+    }
+
+    /** Answers 504, at its deadline, each input still unsent; one timer at a time, for the earliest. */
+    void armExpiry() {
+      long now = System.nanoTime();
+      long next = Long.MAX_VALUE;
+      for (int i = 0; i < inputs.size(); i++) {
+        Submission s = inputs.get(i);
+        if (s.expiredAt(now)) {
+          s.expire();
+        } else {
+          next = Math.min(next, s.deadline);
+        }
+      }
+      if (next != Long.MAX_VALUE) {
+        // Round up to whole ms: a deadline is never reported early.
+        long ms = Math.max(1, (next - now + 999_999) / 1_000_000);
+        timer = vertx.setTimer(ms, t -> {
+          timer = -1;
+          if (!sealed) {
+            armExpiry();
+          }
+        });
+      }
+    }
+
+    void disarm() {
+      if (timer != -1) {
+        vertx.cancelTimer(timer);
+        timer = -1;
+      }
+    }
+  }
+}

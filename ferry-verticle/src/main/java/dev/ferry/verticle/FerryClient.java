@@ -1,0 +1,170 @@
+package dev.ferry.verticle;
+
+import dev.ferry.FerryError;
+import dev.ferry.FerryException;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.ReplyException;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Submits inputs to a {@link FerryVerticle} over the event bus and turns its failure codes back
+ * into {@link FerryException}s, so a Java caller sees the same kinds as with a local ferry.
+ *
+ * <p>Mapping: a recipient failure with one of our codes becomes its kind ({@link
+ * FerryError#ofCode}); NO_HANDLERS (no ferry at the address, or one that finished undeploying)
+ * becomes CLOSED; an event-bus TIMEOUT becomes FAILED with the ReplyException as cause, since the
+ * input may or may not have been sent and TIMEOUT promises that it was not
+ * (docs/adr/0023-client-timeout-is-failed.md); anything else becomes FAILED. Thread-safe.
+ */
+public final class FerryClient {
+  /** Where a node takes inputs unless configured otherwise. */
+  public static final String DEFAULT_ADDRESS = "ferry.submit";
+  /** The request headers of the submit protocol (see the verticle guide). */
+  public static final String KEY_HEADER = "key";
+  public static final String ID_HEADER = "id";
+  public static final String TIMEOUT_MS_HEADER = "timeout-ms";
+  public static final String ORDER_HEADER = "order";
+  /** The longest key a node accepts, in characters. */
+  public static final int MAX_KEY_LENGTH = 1024;
+
+  private final Vertx vertx;
+  private final String address;
+
+  private FerryClient(Vertx vertx, String address) {
+    this.vertx = Objects.requireNonNull(vertx, "vertx");
+    this.address = Objects.requireNonNull(address, "address");
+  }
+
+  /** A client for the default address {@code ferry.submit}. */
+  public static FerryClient create(Vertx vertx) {
+    return create(vertx, DEFAULT_ADDRESS);
+  }
+
+  public static FerryClient create(Vertx vertx, String address) {
+    return new FerryClient(vertx, address);
+  }
+
+  /**
+   * A client that enters at this node's own address rather than the public one, for a clustered
+   * Vert.x whose node runs {@link FerryVerticle}. The event bus spreads requests to the public
+   * address round robin over the nodes, so two inputs of one sender may reach a key's owner by
+   * different paths and in either order; entering at one node gives all of this client's inputs
+   * one path, so each key's inputs keep the order they were sent in. Not clustered: this client.
+   */
+  public FerryClient atThisNode() {
+    if (!vertx.isClustered()) {
+      return this;
+    }
+    String nodeId = ((io.vertx.core.internal.VertxInternal) vertx).clusterManager().getNodeId();
+    return new FerryClient(vertx, nodeAddress(address, nodeId));
+  }
+
+  /** The address at which node {@code nodeId} takes inputs for the ferry at {@code address}. */
+  public static String nodeAddress(String address, String nodeId) {
+    return address + ".node." + nodeId;
+  }
+
+  /** Submits {@code body} (any JSON value) under {@code key}; completes with its outcome value. */
+  public <T> Future<T> submit(String key, Object body) {
+    return submit(key, body, new SubmitOptions());
+  }
+
+  public <T> Future<T> submit(String key, Object body, SubmitOptions options) {
+    Objects.requireNonNull(options, "options");
+    if (key == null || key.isEmpty() || key.length() > MAX_KEY_LENGTH) {
+      // Checked here too, so an obviously bad key costs no round trip.
+      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
+          "the key must be a non-empty string of at most " + MAX_KEY_LENGTH + " characters"));
+    }
+    DeliveryOptions delivery = new DeliveryOptions().addHeader(KEY_HEADER, key);
+    if (options.id != null) {
+      delivery.addHeader(ID_HEADER, options.id);
+    }
+    if (options.timeout != null) {
+      delivery.addHeader(TIMEOUT_MS_HEADER, Long.toString(options.timeout.toMillis()));
+    }
+    if (options.order != null) {
+      delivery.addHeader(ORDER_HEADER, Long.toString(options.order));
+    }
+    if (options.sendTimeout != null) {
+      delivery.setSendTimeout(options.sendTimeout.toMillis());
+    }
+    Future<io.vertx.core.eventbus.Message<T>> reply;
+    try {
+      reply = vertx.eventBus().request(address, body, delivery);
+    } catch (IllegalArgumentException noCodec) {
+      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
+          "the body is not a JSON value: " + noCodec.getMessage()));
+    }
+    return reply.transform(ar -> ar.succeeded()
+        ? Future.succeededFuture(ar.result().body())
+        : Future.failedFuture(toFerryException(ar.cause())));
+  }
+
+  /** The {@link FerryException} for a failed request to a ferry (see the class comment). */
+  public static FerryException toFerryException(Throwable failure) {
+    if (failure instanceof FerryException e) {
+      return e;
+    }
+    if (failure instanceof ReplyException re) {
+      switch (re.failureType()) {
+        case RECIPIENT_FAILURE: {
+          FerryError kind = FerryError.ofCode(re.failureCode());
+          if (kind != null) {
+            return new FerryException(kind, re.getMessage());
+          }
+          break;
+        }
+        case NO_HANDLERS:
+          return new FerryException(FerryError.CLOSED, "no ferry at the address: " + re.getMessage(), re);
+        case TIMEOUT:
+          return new FerryException(FerryError.FAILED,
+              "no reply in time; the input may or may not have been sent: " + re.getMessage(), re);
+        default:
+          break;
+      }
+    }
+    return new FerryException(FerryError.FAILED, String.valueOf(failure.getMessage()), failure);
+  }
+
+  /** Per-submission options: all optional. Not thread-safe; build one per call or share unchanged. */
+  public static final class SubmitOptions {
+    private String id;
+    private Duration timeout;
+    private Long order;
+    private Duration sendTimeout;
+
+    /** Passed to the downstream with the input. */
+    public SubmitOptions id(String id) {
+      this.id = id;
+      return this;
+    }
+
+    /** The deadline for the input to leave in a batch ({@code timeout-ms}); after it, TIMEOUT. */
+    public SubmitOptions timeout(Duration timeout) {
+      if (timeout != null && timeout.toMillis() < 1) {
+        throw new IllegalArgumentException("timeout must be at least 1 ms, got " + timeout);
+      }
+      this.timeout = timeout;
+      return this;
+    }
+
+    /** The {@code order} header, used when the ferry is configured with {@code "order": "header"}. */
+    public SubmitOptions order(long order) {
+      this.order = order;
+      return this;
+    }
+
+    /**
+     * How long to wait for the reply on the event bus (default 30 s); past it the Future fails
+     * with FAILED. Keep it above {@code timeout} plus the ferry's {@code callTimeoutMs}.
+     */
+    public SubmitOptions sendTimeout(Duration sendTimeout) {
+      this.sendTimeout = sendTimeout;
+      return this;
+    }
+  }
+}

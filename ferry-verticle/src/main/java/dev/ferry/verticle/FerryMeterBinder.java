@@ -1,0 +1,131 @@
+package dev.ferry.verticle;
+
+import dev.ferry.Ferry;
+import dev.ferry.internal.Probe;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * Publishes one ferry's state and work as Micrometer meters, all tagged {@code ferry=<name>} (the
+ * verticle uses its submit address as the name; never a lane key, whose cardinality is unbounded).
+ *
+ * <ul>
+ *   <li>gauges {@code ferry.inflight.batches}, {@code ferry.queued.inputs}, {@code
+ *       ferry.queued.weight}, {@code ferry.active.lanes}; and the call limit: {@code
+ *       ferry.call.limit} (the limit in force), {@code ferry.calls.waiting} (keys ready to call but
+ *       held back by the limit), {@code ferry.call.latency.seen} and {@code
+ *       ferry.call.latency.floor} (seconds: the mean latency the adaptive limit last judged, and the
+ *       latency without queueing it compared it with);
+ *   <li>counters {@code ferry.submitted}, {@code ferry.batches}, {@code ferry.direct.calls},
+ *       {@code ferry.batches.failed}, {@code ferry.timeouts}, {@code ferry.rejected} (tag {@code
+ *       reason}: {@code queueing} or {@code weight});
+ *   <li>distributions {@code ferry.batch.size}, {@code ferry.batch.weight}, timers {@code
+ *       ferry.queue.wait} (per input, admission to departure) and {@code ferry.call.latency}.
+ * </ul>
+ *
+ * Gauges and function counters read {@link Ferry#metrics()} when scraped: exact when the scrape
+ * runs on the ferry's context, otherwise the snapshot the ferry last published on its context (at
+ * most about a second old; the ferry's state is never read from another thread). Distributions
+ * and rejections are recorded by the engine as it works, on the ferry's context.
+ */
+public final class FerryMeterBinder implements AutoCloseable {
+  private final MeterRegistry registry;
+  private final List<Meter> meters = new ArrayList<>();
+  private final Runnable stopObserving;
+
+  private FerryMeterBinder(Ferry<?, ?> ferry, MeterRegistry registry, String name) {
+    this.registry = registry;
+    Tags tags = Tags.of("ferry", name);
+    gauge("ferry.inflight.batches", "calls on the wire, direct calls included", ferry, tags, f -> f.metrics().inFlightBatches());
+    gauge("ferry.queued.inputs", "inputs waiting in lanes", ferry, tags, f -> f.metrics().queuedInputs());
+    gauge("ferry.queued.weight", "total weight of the waiting inputs", ferry, tags, f -> f.metrics().queuedWeight());
+    gauge("ferry.active.lanes", "keys with inputs waiting or a call in flight", ferry, tags, f -> f.metrics().activeLanes());
+    gauge("ferry.call.limit", "the limit in force on calls in flight", ferry, tags, f -> f.metrics().callLimit());
+    gauge("ferry.calls.waiting", "keys ready to call, held back by the call limit", ferry, tags, f -> f.metrics().callsWaiting());
+    gauge("ferry.call.latency.seen", "mean call latency the adaptive limit last judged, in seconds", ferry, tags,
+        f -> f.metrics().seenLatencyMicros() / 1e6);
+    gauge("ferry.call.latency.floor", "the call latency without queueing it was compared with, in seconds", ferry, tags,
+        f -> f.metrics().seenFloorMicros() / 1e6);
+    counter("ferry.submitted", "inputs submitted", ferry, tags, f -> f.metrics().submitted());
+    counter("ferry.batches", "calls started, direct calls included", ferry, tags, f -> f.metrics().batches());
+    counter("ferry.direct.calls", "idle keys' inputs called at once", ferry, tags, f -> f.metrics().directCalls());
+    counter("ferry.batches.failed", "calls that failed or timed out", ferry, tags, f -> f.metrics().failedBatches());
+    counter("ferry.timeouts", "inputs dropped at their caller's deadline", ferry, tags, f -> f.metrics().timedOut());
+
+    if (ferry instanceof Probe.Observable observable) {
+      Counter rejectedCount = add(Counter.builder("ferry.rejected").description("inputs refused: the waiting room was full")
+          .tags(tags).tag("reason", "queueing").register(registry));
+      Counter rejectedWeight = add(Counter.builder("ferry.rejected").description("inputs refused: the waiting room was full")
+          .tags(tags).tag("reason", "weight").register(registry));
+      DistributionSummary size = add(DistributionSummary.builder("ferry.batch.size").description("inputs per call")
+          .tags(tags).publishPercentileHistogram().register(registry));
+      DistributionSummary weight = add(DistributionSummary.builder("ferry.batch.weight").description("weight per call")
+          .tags(tags).register(registry));
+      Timer wait = add(Timer.builder("ferry.queue.wait").description("time an input waited before leaving")
+          .tags(tags).publishPercentileHistogram().register(registry));
+      Timer latency = add(Timer.builder("ferry.call.latency").description("time a call was on the wire")
+          .tags(tags).publishPercentileHistogram().register(registry));
+      stopObserving = observable.observe(new Probe() {
+        @Override
+        public void batchStarted(boolean direct, int n, long w, long[] waitsNanos) {
+          size.record(n);
+          weight.record(w);
+          for (long nanos : waitsNanos) {
+            wait.record(nanos, TimeUnit.NANOSECONDS);
+          }
+        }
+
+        @Override
+        public void batchFinished(long latencyNanos, boolean failed) {
+          latency.record(latencyNanos, TimeUnit.NANOSECONDS);
+        }
+
+        @Override
+        public void rejected(String reason) {
+          ("weight".equals(reason) ? rejectedWeight : rejectedCount).increment();
+        }
+      });
+    } else {
+      stopObserving = () -> {};
+    }
+  }
+
+  /**
+   * Registers the meters of {@code ferry} in {@code registry} under {@code name}; {@link #close()}
+   * removes them again.
+   */
+  public static FerryMeterBinder bind(Ferry<?, ?> ferry, MeterRegistry registry, String name) {
+    return new FerryMeterBinder(ferry, registry, name);
+  }
+
+  /** Removes the meters from the registry and stops recording. */
+  @Override
+  public void close() {
+    stopObserving.run();
+    meters.forEach(registry::remove);
+    meters.clear();
+  }
+
+  private <M extends Meter> M add(M meter) {
+    meters.add(meter);
+    return meter;
+  }
+
+  private <F extends Ferry<?, ?>> void gauge(String name, String help, F ferry, Tags tags, ToDoubleFunction<F> read) {
+    add(Gauge.builder(name, ferry, read).description(help).tags(tags).strongReference(true).register(registry));
+  }
+
+  private <F extends Ferry<?, ?>> void counter(String name, String help, F ferry, Tags tags, ToDoubleFunction<F> read) {
+    add(FunctionCounter.builder(name, ferry, read).description(help).tags(tags).register(registry));
+  }
+}

@@ -1,0 +1,253 @@
+package dev.ferry.verticle;
+
+import dev.ferry.Ferry;
+import dev.ferry.FerryError;
+import dev.ferry.FerryException;
+import dev.ferry.InvalidConfigException;
+import dev.ferry.cluster.ClusterNode;
+import dev.ferry.downstream.Downstream;
+import dev.ferry.internal.Limits;
+import dev.ferry.internal.LogText;
+import dev.ferry.downstream.EventBusDownstream;
+import dev.ferry.downstream.HttpDownstream;
+import io.vertx.core.AsyncResult;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
+
+/**
+ * A per-key ferry on the event bus: inputs arrive at {@code address} (header {@code key}), leave in
+ * per-key batches to the configured downstream, and each caller is answered with its own outcome
+ * or a failure code (see {@link FerryError#code()}). {@code metricsAddress} answers with a
+ * {@link FerryMetrics} snapshot as JSON.
+ *
+ * <p>One instance owns every lane on its own event loop: the ferry is bound to this verticle's
+ * context, and both consumers are registered from it, so all state is touched from one thread.
+ *
+ * <p>Undeploying drains: new submissions get 503, waiting inputs are still sent for up to {@code
+ * drainTimeoutMs}, what remains gets 503, and {@link #stop()} completes after the last call. The
+ * consumer is unregistered only after the drain, so that late arrivals get a 503 from the ferry
+ * rather than NO_HANDLERS (docs/adr/0021-unregister-after-drain.md).
+ */
+public class FerryVerticle extends VerticleBase {
+  private static final System.Logger LOG = System.getLogger(FerryVerticle.class.getName());
+
+  private VerticleConfig settings;
+  private Downstream downstream;
+  private Ferry<Submission, Object> ferry;
+  private MessageConsumer<Object> submissions;
+  private MessageConsumer<Object> metrics;
+  private Operations operations;
+  /** Replies with {@link LocalCodec} (no copy of the outcome); null when Vert.x is clustered. */
+  private DeliveryOptions localReply;
+  /** Set iff Vert.x is clustered: routes each input to its key's owner (docs/guide/clustering.md). */
+  private ClusterNode cluster;
+  /** This instance's claim on its address in this Vert.x (ADR 0054); null until claimed. */
+  private String claim;
+
+  /** Vert.x-wide map address -> claim of the FerryVerticle serving it. */
+  private static final String ADDRESSES = "__ferry.addresses";
+
+  @Override
+  public Future<?> start() {
+    if (context.getInstanceCount() > 1) {
+      // Each instance would own a ferry of its own and the event bus would spread a key's inputs
+      // over them: two calls in flight for one key. One instance owns every key.
+      return Future.failedFuture(new InvalidConfigException("FerryVerticle deployment", List.of(
+          "instances = " + context.getInstanceCount() + ": must be 1 (one verticle owns every key on a node)")));
+    }
+    try {
+      settings = VerticleConfig.read(config());
+    } catch (InvalidConfigException e) {
+      return Future.failedFuture(e);
+    }
+    // Two verticles at one address would each own every key: the event bus would spread a key's
+    // inputs over both (two calls in flight), and their meters share one name. Claimed before
+    // anything is built, so a refused instance touches nothing of the one already serving.
+    String mine = context.deploymentID() + "/" + System.identityHashCode(this);
+    Object other = vertx.sharedData().getLocalMap(ADDRESSES).putIfAbsent(settings.address(), mine);
+    if (other != null) {
+      return Future.failedFuture(new InvalidConfigException("FerryVerticle deployment", List.of(
+          "address = " + settings.address() + ": another FerryVerticle already serves it in this Vert.x instance"
+              + " (one instance per address and node)")));
+    }
+    claim = mine;
+    // Unclustered, every caller and consumer is in this JVM: JSON crosses the bus uncopied.
+    localReply = vertx.isClustered() ? null : LocalCodec.register(vertx);
+    downstream = createDownstream();
+    // Inputs are weighed (one JSON encoding each) only when a weight bound needs it; otherwise
+    // each weighs 1 and queuedWeight counts inputs (docs/adr/0024).
+    boolean weighed = settings.perKey().maxBatchWeight() != Limits.UNBOUNDED
+        || settings.perKey().maxQueuedWeight() != Limits.UNBOUNDED;
+    ferry = Ferry.perKey(context, settings.perKey(), (Submission s) -> s.key, weighed ? Submission::weight : null,
+        settings.headerOrder() ? Comparator.comparingLong((Submission s) -> s.order) : null,
+        this::callDownstream, BatchOutcomes::extract);
+    if (vertx.isClustered()) {
+      try {
+        // Until it has joined the ownership view, the cluster layer holds what arrives.
+        cluster = ClusterNode.create(vertx, context, settings.address(), ferry,
+            settings.perKey().callTimeout().toMillis(), FerryVerticle::reply);
+      } catch (RuntimeException unsupported) {
+        // A cluster manager other than Hazelcast, say: release what was built, fail the deploy.
+        ferry.close();
+        downstream.close();
+        release();
+        return Future.failedFuture(unsupported);
+      }
+    }
+    return Operations.start(vertx, settings, ferry).compose(ops -> {
+      operations = ops;
+      submissions = vertx.eventBus().consumer(settings.address(), this::onSubmit);
+      answerDiscarded(submissions);
+      metrics = vertx.eventBus().consumer(settings.metricsAddress(),
+          m -> m.reply(ferry.metrics().toJson()));
+      return Future.all(submissions.completion(), metrics.completion(),
+          cluster == null ? Future.succeededFuture() : cluster.start());
+    }).onFailure(e -> {
+      // Vert.x does not call stop() after a failed start: release what was made.
+      ferry.close();
+      downstream.close();
+      if (operations != null) {
+        operations.stop();
+      }
+      if (cluster != null) {
+        cluster.close();
+      }
+      release();
+    });
+  }
+
+  private void release() {
+    if (claim != null) {
+      vertx.sharedData().getLocalMap(ADDRESSES).remove(settings.address(), claim);
+      claim = null;
+    }
+  }
+
+  private void answerDiscarded(MessageConsumer<Object> consumer) {
+    // Clustered: not delivered, send again (another node serves); alone: this ferry is closed.
+    Discarded.answer(consumer, cluster != null, "the ferry at " + settings.address());
+  }
+
+  @Override
+  public Future<?> stop() {
+    if (ferry == null) {
+      return Future.succeededFuture();
+    }
+    if (operations != null) {
+      operations.draining();
+    }
+    // Clustered, the public address is left first: other nodes take new inputs, and this node's
+    // keys move to their new owners before the (then empty) drain (docs/adr/0052-graceful-leave.md).
+    Future<?> left = cluster == null ? Future.succeededFuture() : submissions.unregister()
+        .eventually(() -> cluster.leave(settings.drainTimeoutMs() + 2 * settings.perKey().callTimeout().toMillis()));
+    return left.eventually(this::drain)
+        .eventually(() -> submissions == null ? Future.succeededFuture() : submissions.unregister())
+        .eventually(() -> metrics == null ? Future.succeededFuture() : metrics.unregister())
+        .eventually(() -> operations == null ? Future.succeededFuture() : operations.stop())
+        .eventually(() -> cluster == null ? Future.succeededFuture() : cluster.close())
+        .eventually(() -> downstream.close())
+        .onComplete(ar -> release());
+  }
+
+  /**
+   * Sends what waits for up to {@code drainTimeoutMs}; then closes the ferry (what still waits gets
+   * 503) and the downstream, which fails every call still in flight (502), so that the undeploy
+   * ends at the drain deadline whatever the downstream does (docs/adr/0061-undeploy-ends-at-drain-deadline.md).
+   */
+  private Future<Void> drain() {
+    long drainMs = settings.drainTimeoutMs();
+    long cut = vertx.setTimer(Math.max(1, drainMs), t -> {
+      ferry.close();
+      downstream.close();
+    });
+    return ferry.drain(Duration.ofMillis(drainMs)).onComplete(ar -> vertx.cancelTimer(cut));
+  }
+
+  private Downstream createDownstream() {
+    VerticleConfig.DownstreamConfig d = settings.downstream();
+    if (d.http()) {
+      // Room for every call Ferry may have out: the limit's ceiling (adaptive), or the batch slots
+      // plus as many direct calls (fixed slots). Connections open lazily, so a high ceiling costs nothing.
+      dev.ferry.PerKeyConfig perKey = settings.perKey();
+      int pool = perKey.dispatch() == dev.ferry.Dispatch.FIXED_SLOTS ? 2 * perKey.maxInFlightBatches()
+          : perKey.pinnedLimit() > 0 ? perKey.pinnedLimit() : perKey.maxInFlightBatches();
+      HttpSettings http = d.httpSettings();
+      return new HttpDownstream(vertx, d.url(), d.timeoutMs(), http.maxResponseBytes(), http.clientOptions(),
+          http.headers(), pool);
+    }
+    // Unclustered, every consumer is in this JVM: the batch crosses the bus without being copied.
+    return new EventBusDownstream(vertx, d.address(), settings.perKey().callTimeout().toMillis(),
+        localReply == null ? null : LocalCodec.NAME);
+  }
+
+  private Future<JsonArray> callDownstream(String key, List<Submission> batch) {
+    return BatchOutcomes.call(vertx, downstream, key, batch).onFailure(cause -> {
+      // Once per failed batch: the key, the size and the cause. Payloads only when the operator
+      // asked for them (logPayloads), and then at debug level.
+      // Keys, causes (a downstream's failure text) and payloads come from outside: escaped, so that
+      // none can break the line and forge a record (LogText).
+      LOG.log(Level.WARNING, "ferry: batch of {0} input(s) for key \"{1}\" failed: {2}",
+          batch.size(), LogText.escape(key), LogText.escape(cause));
+      if (settings.ops().logPayloads()) {
+        LOG.log(Level.DEBUG, "ferry: inputs of the failed batch for key \"{0}\": {1}",
+            LogText.escape(key), LogText.escape(batch.stream().map(s -> String.valueOf(s.body)).toList()));
+      }
+    });
+  }
+
+  private void onSubmit(Message<Object> message) {
+    Submission input;
+    try {
+      input = Submission.parse(message.headers(), message.body());
+    } catch (Submission.BadInput e) {
+      message.fail(FerryError.BAD_INPUT.code(), e.getMessage());
+      return;
+    }
+    if (cluster != null) {
+      cluster.route(message, input);
+      return;
+    }
+    Future<Object> outcome = input.timeoutMs > 0
+        ? ferry.submit(input, Duration.ofMillis(input.timeoutMs))
+        : ferry.submit(input);
+    outcome.onComplete(input.answerTo((value, failure) -> {
+      if (failure == null && (value instanceof JsonObject || value instanceof JsonArray)) {
+        // The caller is in this JVM and the outcome is its alone: hand it over uncopied. Other
+        // values are immutable, and the default codecs never copy them.
+        message.reply(value, localReply);
+      } else {
+        reply(message, value, failure);
+      }
+    }));
+  }
+
+  private static void reply(Message<Object> message, AsyncResult<Object> ar) {
+    reply(message, ar.succeeded() ? ar.result() : null, ar.succeeded() ? null : ar.cause());
+  }
+
+  private static void reply(Message<Object> message, Object value, Throwable failure) {
+    if (failure == null) {
+      try {
+        message.reply(value);
+      } catch (RuntimeException e) {
+        // A value the event bus has no codec for (a huge JSON number, say): still one reply.
+        message.fail(FerryError.FAILED.code(), "the outcome cannot travel on the event bus: " + e.getMessage());
+      }
+      return;
+    }
+    if (failure instanceof FerryException e) {
+      message.fail(e.code(), e.getMessage());
+    } else {
+      message.fail(FerryError.FAILED.code(), String.valueOf(failure));
+    }
+  }
+}

@@ -1,0 +1,164 @@
+package dev.ferry.verticle;
+
+import dev.ferry.FerryError;
+import dev.ferry.FerryException;
+import io.vertx.core.Completable;
+import io.vertx.core.MultiMap;
+import io.vertx.core.json.Json;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+/**
+ * One input submitted over the event bus, checked on arrival. Everything here runs on the
+ * verticle's event loop.
+ *
+ * <p>{@link #slot} is the input's position in the request its batch was sent with: set once when
+ * that request is sealed (an input is sent at most once), it lets each caller find its own outcome
+ * in O(1); it stays -1 for an input left out because its deadline passed first.
+ *
+ * <p>A Submission is also its caller's one answer ({@link #complete}): the ferry's outcome, or an
+ * earlier 504 when its deadline passes after it left its lane but before its request was written
+ * ({@link #expire}); whichever comes first is delivered, the other dropped.
+ */
+public final class Submission implements Completable<Object> {
+  public static final String KEY = FerryClient.KEY_HEADER;
+  public static final String ID = FerryClient.ID_HEADER;
+  public static final String TIMEOUT_MS = FerryClient.TIMEOUT_MS_HEADER;
+  public static final String ORDER = FerryClient.ORDER_HEADER;
+  public static final int MAX_KEY_LENGTH = FerryClient.MAX_KEY_LENGTH;
+
+  public final String key;
+  public final String id;
+  public final Object body;
+  /** The {@code order} header, or {@link Long#MAX_VALUE} without one (sorts after ordered inputs). */
+  public final long order;
+  /** The caller's deadline in ms, or 0 for none. */
+  public final long timeoutMs;
+  /** The caller's deadline as a {@link System#nanoTime()} instant, or {@link Long#MAX_VALUE} for none. */
+  public final long deadline;
+  int slot = -1;
+  private Completable<Object> answer;
+  private boolean answered;
+
+  private Submission(String key, String id, Object body, long order, long timeoutMs, long deadline) {
+    this.key = key;
+    this.id = id;
+    this.body = body;
+    this.order = order;
+    this.timeoutMs = timeoutMs;
+    this.deadline = deadline;
+  }
+
+  /** Where the caller's one answer goes; set once, before the input is submitted. */
+  public Submission answerTo(Completable<Object> answer) {
+    this.answer = answer;
+    return this;
+  }
+
+  /** Delivers the caller's answer, unless it was answered already. */
+  @Override
+  public void complete(Object outcome, Throwable failure) {
+    if (!answered && answer != null) {
+      answered = true;
+      answer.complete(outcome, failure);
+    }
+  }
+
+  /** Whether the deadline has passed at {@code now} ({@link System#nanoTime()}). */
+  boolean expiredAt(long now) {
+    return deadline != Long.MAX_VALUE && now - deadline >= 0;
+  }
+
+  /** Answers 504 now: the deadline passed before the input's request was written. */
+  void expire() {
+    fail(new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent"));
+  }
+
+  /** Thrown for bad input; the message says what is wrong (never quoting the body). */
+  public static final class BadInput extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    BadInput(String message) {
+      super(message, null, false, false);
+    }
+  }
+
+  /** Checks one request's headers and body. */
+  public static Submission parse(MultiMap headers, Object body) throws BadInput {
+    String key = headers.get(KEY);
+    if (key == null || key.isEmpty()) {
+      throw new BadInput("the \"key\" header is missing or empty");
+    }
+    if (key.length() > MAX_KEY_LENGTH) {
+      throw new BadInput("the \"key\" header is longer than " + MAX_KEY_LENGTH + " characters");
+    }
+    if (!isJson(body)) {
+      throw new BadInput("the body must be a JSON value (JsonObject, JsonArray, String, number, Boolean), got "
+          + body.getClass().getSimpleName());
+    }
+    long timeoutMs = 0;
+    String t = headers.get(TIMEOUT_MS);
+    if (t != null) {
+      timeoutMs = parseLong(t, TIMEOUT_MS);
+      if (timeoutMs < 1 || timeoutMs > VerticleConfig.MAX_MS) {
+        throw new BadInput("the \"timeout-ms\" header must be a whole number of ms >= 1 and <= " + VerticleConfig.MAX_MS);
+      }
+    }
+    String o = headers.get(ORDER);
+    long order = o == null ? Long.MAX_VALUE : parseLong(o, ORDER);
+    // Beyond about 146 years a deadline is none: nanoTime differences stay free of overflow.
+    long deadline = timeoutMs > 0 && timeoutMs <= Long.MAX_VALUE / 2_000_000
+        ? System.nanoTime() + timeoutMs * 1_000_000 : Long.MAX_VALUE;
+    return new Submission(key, headers.get(ID), body, order, timeoutMs, deadline);
+  }
+
+  /** The {@code {"id", "input"}} object sent downstream for this input. */
+  public JsonObject toRequestInput() {
+    // Sized for its two fields: a default JsonObject allocates a 16-slot table on its first put.
+    return new JsonObject(new java.util.LinkedHashMap<>(4)).put("id", id).put("input", body);
+  }
+
+  /**
+   * The contract's weight of this input: the byte length of its body encoded as JSON. It costs
+   * one encoding, so the verticle asks for it only when a weight bound is set (ADR 0024).
+   */
+  public long weight() {
+    return weigh(body);
+  }
+
+  static long weigh(Object body) {
+    if (body instanceof JsonObject o) {
+      return o.toBuffer().length();
+    }
+    if (body instanceof JsonArray a) {
+      return a.toBuffer().length();
+    }
+    if (body == null) {
+      return 4; // null
+    }
+    return Json.encodeToBuffer(body).length();
+  }
+
+  /** A JSON value the event bus can carry; {@code null} is JSON null. NaN and infinities are not JSON. */
+  private static boolean isJson(Object body) {
+    if (body == null || body instanceof JsonObject || body instanceof JsonArray
+        || body instanceof String || body instanceof Boolean) {
+      return true;
+    }
+    if (body instanceof Double d) {
+      return Double.isFinite(d);
+    }
+    if (body instanceof Float f) {
+      return Float.isFinite(f);
+    }
+    return body instanceof Integer || body instanceof Long || body instanceof Short || body instanceof Byte;
+  }
+
+  private static long parseLong(String text, String header) throws BadInput {
+    try {
+      return Long.parseLong(text.trim());
+    } catch (NumberFormatException e) {
+      throw new BadInput("the \"" + header + "\" header is not a whole number");
+    }
+  }
+}

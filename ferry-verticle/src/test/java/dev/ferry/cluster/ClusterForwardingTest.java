@@ -1,0 +1,208 @@
+package dev.ferry.cluster;
+
+import dev.ferry.verticle.FerryClient;
+import io.vertx.core.Vertx;
+
+import static dev.ferry.cluster.ClusterHarness.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.vertx.core.Future;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * Three clustered nodes in this JVM, each running FerryVerticle: every key is called by exactly
+ * its rendezvous owner whichever node it entered at, and replies and failure codes come back
+ * through a forward unchanged.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ClusterForwardingTest {
+  private ClusterHarness cluster;
+  private SharedDownstream downstream;
+  private List<String> ids;
+
+  @BeforeAll
+  void startCluster() {
+    cluster = new ClusterHarness();
+    for (int i = 0; i < 3; i++) {
+      cluster.start();
+    }
+    downstream = new SharedDownstream(cluster.nodes.get(0), 7, 2);
+    await(downstream.listen(3));
+    for (int i = 0; i < 3; i++) {
+      cluster.deploy(cluster.nodes.get(i), ClusterHarness.config(SharedDownstream.address(i), new JsonObject()));
+    }
+    cluster.awaitSettled(0, 1, 2);
+    ids = cluster.nodes.stream().map(ClusterHarness::nodeId).collect(Collectors.toList());
+  }
+
+  @AfterAll
+  void stopCluster() {
+    cluster.close();
+  }
+
+  private int ownerIndex(String key) {
+    return ids.indexOf(Rendezvous.owner(key, ids));
+  }
+
+  /** A key owned by node {@code owner}. */
+  private String keyOwnedBy(int owner, String prefix) {
+    for (int k = 0; ; k++) {
+      if (ownerIndex(prefix + k) == owner) {
+        return prefix + k;
+      }
+    }
+  }
+
+  @Test
+  void everyKeyIsCalledOnlyByItsOwnerWhereverItEntered() {
+    List<Future<Message<Object>>> replies = new ArrayList<>();
+    for (int k = 0; k < 30; k++) {
+      for (int i = 0; i < 3; i++) {
+        // Public address (round robin over the nodes) and each node's entry.
+        replies.add(cluster.send(i, ClusterHarness.SUBMIT, "own-" + k, "p" + k + "-" + i));
+        replies.add(cluster.send(i, cluster.entry((i + k) % 3), "own-" + k, "e" + k + "-" + i));
+      }
+    }
+    for (Future<Message<Object>> r : replies) {
+      await(r);
+    }
+    Map<String, Set<Integer>> callers = new HashMap<>();
+    int inputs = 0;
+    for (SharedDownstream.Call c : downstream.calls()) {
+      if (c.key().startsWith("own-")) {
+        callers.computeIfAbsent(c.key(), k -> new HashSet<>()).add(c.node());
+        inputs += c.bodies().size();
+      }
+    }
+    assertEquals(180, inputs, "every input sent once");
+    Set<Integer> owners = new HashSet<>();
+    for (Map.Entry<String, Set<Integer>> e : callers.entrySet()) {
+      assertEquals(Set.of(ownerIndex(e.getKey())), e.getValue(), "callers of " + e.getKey());
+      owners.addAll(e.getValue());
+    }
+    assertEquals(Set.of(0, 1, 2), owners, "keys spread over every node");
+    assertEquals(List.of(), downstream.violations());
+    assertEquals(List.of(), downstream.reorders());
+  }
+
+  @Test
+  void aClientEnteringAtItsOwnNodeKeepsItsPerKeyOrderWhilePipelining() {
+    Vertx node1 = cluster.nodes.get(1);
+    String key = keyOwnedBy(0, "pinned-");
+    FerryClient client = FerryClient.create(node1).atThisNode();
+    List<Future<Object>> replies = new ArrayList<>();
+    // All sent at once from one context of node 1, none waiting for the one before.
+    io.vertx.core.Promise<Void> sent = io.vertx.core.Promise.promise();
+    node1.getOrCreateContext().runOnContext(v -> {
+      for (int n = 0; n < 200; n++) {
+        replies.add(client.submit(key, new JsonObject().put("s", "pinned").put("n", n)));
+      }
+      sent.complete();
+    });
+    await(sent.future());
+    for (Future<Object> r : replies) {
+      await(r);
+    }
+    List<Object> order = new ArrayList<>();
+    for (SharedDownstream.Call c : downstream.calls()) {
+      if (c.key().equals(key)) {
+        assertEquals(ownerIndex(key), c.node(), "called by the key's owner");
+        for (Object b : c.bodies()) {
+          order.add(((JsonObject) b).getInteger("n"));
+        }
+      }
+    }
+    assertEquals(java.util.stream.IntStream.range(0, 200).boxed().toList(), order);
+    assertEquals(List.of(), downstream.reorders());
+  }
+
+  @Test
+  void repliesAndFailureCodesComeBackUnchanged() {
+    String key = keyOwnedBy(2, "codes-");
+    for (int entry = 0; entry < 3; entry++) {
+      // Entering at the owner (2) and at two non-owners gives the same answers.
+      assertEquals(new JsonObject().put("v", entry),
+          await(cluster.send(0, cluster.entry(entry), key, new JsonObject().put("v", entry))).body());
+      assertFailure(422, "no funds", cluster.send(0, cluster.entry(entry), key, new JsonObject().put("reject", "no funds")));
+      ReplyException failed = failure(cluster.send(1, cluster.entry(entry), key, new JsonObject().put("fail", true)));
+      assertEquals(502, failed.failureCode());
+      assertTrue(failed.getMessage().contains("downstream failed on purpose"), failed.getMessage());
+      assertFailure(400, "the \"key\" header is missing or empty", cluster.send(0, cluster.entry(entry), null, "x"));
+    }
+  }
+
+  @Test
+  void theCallersDeadlineTravelsWithTheForward() {
+    String key = keyOwnedBy(2, "deadline-");
+    downstream.slow(2, 400);
+    try {
+      // The first input occupies the key's call at the owner for 400 ms; the second, entering at
+      // node 0 with 100 ms to live, must time out at the owner (504), not wait for the call.
+      Future<Message<Object>> first = cluster.send(0, cluster.entry(0), key, "first");
+      ClusterHarness.sleep(50);
+      long start = System.nanoTime();
+      ReplyException late = failure(cluster.send(0, cluster.entry(0), key, "second", "timeout-ms", "100"));
+      long ms = (System.nanoTime() - start) / 1_000_000;
+      assertEquals(504, late.failureCode(), late.getMessage());
+      assertTrue(ms < 350, "answered after " + ms + " ms: the deadline did not travel");
+      assertEquals("first", await(first).body());
+    } finally {
+      downstream.slow(-1, 0);
+    }
+  }
+
+  @Test
+  void aSecondInstanceOnANodeIsRefused() {
+    Throwable t = ClusterHarness.failure(cluster.nodes.get(0).deployVerticle("dev.ferry.verticle.FerryVerticle",
+        new io.vertx.core.DeploymentOptions().setConfig(ClusterHarness.config(SharedDownstream.address(0), new JsonObject()))));
+    assertTrue(String.valueOf(t.getMessage()).contains("another FerryVerticle already serves it"), String.valueOf(t));
+    // The refused instance took nothing down: the first one still serves.
+    assertEquals("still", await(cluster.send(1, cluster.entry(0), keyOwnedBy(0, "inst-"), "still")).body());
+  }
+
+  @Test
+  void aForwardPassedOnTwiceWaitsBeforeItIsPassedOnAgain() {
+    String key = keyOwnedBy(1, "hops-");
+    // As if two nodes had already passed it on: node 0 is not the owner and holds it a moment
+    // (views disagree somewhere) before sending it on, instead of bouncing it at network speed.
+    long start = System.nanoTime();
+    assertEquals("x", await(cluster.send(2, cluster.entry(0), key, "x", ClusterNode.HOP, "2")).body());
+    long pausedMs = (System.nanoTime() - start) / 1_000_000;
+    assertTrue(pausedMs >= Router.RETRY_MS, "passed on after " + pausedMs + " ms");
+    // One hop so far: straight on to the owner.
+    assertEquals("y", await(cluster.send(2, cluster.entry(0), key, "y", ClusterNode.HOP, "1")).body());
+  }
+
+  private static void assertFailure(int code, String message, Future<Message<Object>> reply) {
+    ReplyException e = failure(reply);
+    assertEquals(code, e.failureCode(), e.getMessage());
+    assertEquals(message, e.getMessage());
+  }
+
+  private static ReplyException failure(Future<Message<Object>> reply) {
+    try {
+      Object v = reply.toCompletionStage().toCompletableFuture().get(20, java.util.concurrent.TimeUnit.SECONDS);
+      return fail("expected a failure, got " + v);
+    } catch (java.util.concurrent.ExecutionException e) {
+      assertTrue(e.getCause() instanceof ReplyException, String.valueOf(e.getCause()));
+      return (ReplyException) e.getCause();
+    } catch (Exception e) {
+      throw new AssertionError(e);
+    }
+  }
+}

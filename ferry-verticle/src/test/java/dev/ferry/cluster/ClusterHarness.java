@@ -1,0 +1,169 @@
+package dev.ferry.cluster;
+
+import static org.junit.jupiter.api.Assertions.fail;
+
+import com.hazelcast.config.Config;
+import io.vertx.core.Context;
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.internal.VertxInternal;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.spi.cluster.hazelcast.ConfigUtil;
+import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Clustered Vert.x nodes in this JVM, on loopback, in a cluster of their own (a unique name per
+ * harness, so that concurrent runs on the machine never merge). Starts from the project's
+ * cluster.xml (the class path default), so the tests also check that file.
+ */
+final class ClusterHarness implements AutoCloseable {
+  static final String SUBMIT = "ferry.submit";
+  /** Held so the level sticks (JUL keeps loggers weakly): Hazelcast's INFO lines drown test output. */
+  private static final java.util.logging.Logger HAZELCAST_LOG = java.util.logging.Logger.getLogger("com.hazelcast");
+
+  static {
+    HAZELCAST_LOG.setLevel(java.util.logging.Level.WARNING);
+  }
+
+  final String clusterName = "ferry-test-" + UUID.randomUUID();
+  final List<Vertx> nodes = new java.util.concurrent.CopyOnWriteArrayList<>();
+  final List<Context> clients = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+  Vertx start() {
+    Config config = ConfigUtil.loadConfig();
+    config.setClusterName(clusterName);
+    // Test-only: notice a dead member within seconds, not the default minute.
+    config.setProperty("hazelcast.heartbeat.interval.seconds", "1");
+    config.setProperty("hazelcast.max.no.heartbeat.seconds", "5");
+    VertxOptions options = new VertxOptions();
+    options.getEventBusOptions().setHost("127.0.0.1").setPort(0);
+    Vertx vertx = await(Vertx.builder().with(options).withClusterManager(new HazelcastClusterManager(config)).buildClustered());
+    nodes.add(vertx);
+    // Captured once: off Vert.x threads every getOrCreateContext() call makes a new context.
+    clients.add(vertx.getOrCreateContext());
+    return vertx;
+  }
+
+  static String nodeId(Vertx vertx) {
+    return ((VertxInternal) vertx).clusterManager().getNodeId();
+  }
+
+  String deploy(Vertx vertx, JsonObject config) {
+    return await(vertx.deployVerticle("dev.ferry.verticle.FerryVerticle", new DeploymentOptions().setConfig(config)));
+  }
+
+  /** Ferry config whose downstream is {@code down}, plus {@code extra}. */
+  static JsonObject config(String down, JsonObject extra) {
+    return new JsonObject()
+        .put("downstream", new JsonObject().put("type", "eventbus").put("address", down))
+        .put("drainTimeoutMs", 5000)
+        .put("callTimeoutMs", 5000)
+        .mergeIn(extra);
+  }
+
+  /** Sends one input from node {@code from}'s client context to {@code address}. */
+  Future<Message<Object>> send(int from, String address, String key, Object body, String... headers) {
+    DeliveryOptions options = new DeliveryOptions().setSendTimeout(20_000);
+    if (key != null) {
+      options.addHeader("key", key);
+    }
+    for (int i = 0; i < headers.length; i += 2) {
+      options.addHeader(headers[i], headers[i + 1]);
+    }
+    Vertx vertx = nodes.get(from);
+    Promise<Message<Object>> reply = Promise.promise();
+    clients.get(from).runOnContext(v -> vertx.eventBus().<Object>request(address, body, options).onComplete(reply));
+    return reply.future();
+  }
+
+  /** The address that enters the cluster at {@code node} (keeps one sender's order on a stable path). */
+  String entry(int node) {
+    return dev.ferry.verticle.FerryClient.nodeAddress(SUBMIT, nodeId(nodes.get(node)));
+  }
+
+  /** Asks a node what it routes by. */
+  JsonObject view(int node) {
+    DeliveryOptions o = new DeliveryOptions().addHeader(ClusterNode.CTL, "view").setSendTimeout(2000);
+    Promise<Message<JsonObject>> reply = Promise.promise();
+    clients.get(0).runOnContext(v -> nodes.get(0).eventBus().<JsonObject>request(entry(node), null, o).onComplete(reply));
+    return await(reply.future()).body();
+  }
+
+  /** Waits until every listed node routes by exactly those nodes and waits for no release. */
+  void awaitSettled(int... which) {
+    JsonArray expected = new JsonArray();
+    List<String> ids = new ArrayList<>();
+    for (int i : which) {
+      ids.add(nodeId(nodes.get(i)));
+    }
+    ids.stream().sorted().forEach(expected::add);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+    for (int i : which) {
+      JsonObject v = view(i);
+      while (!v.getJsonArray("view").equals(expected) || !v.getBoolean("settled")) {
+        if (System.nanoTime() > deadline) {
+          fail("node " + i + " never settled on " + expected + ": " + v);
+        }
+        sleep(20);
+        v = view(i);
+      }
+    }
+  }
+
+  static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError(e);
+    }
+  }
+
+  static Throwable failure(Future<?> future) {
+    try {
+      Object v = future.toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+      throw new AssertionError("expected a failure, got " + v);
+    } catch (java.util.concurrent.ExecutionException e) {
+      return e.getCause();
+    } catch (InterruptedException | java.util.concurrent.TimeoutException e) {
+      throw new AssertionError("future not complete in time: " + e, e);
+    }
+  }
+
+  static <T> T await(Future<T> future) {
+    return await(future, 30);
+  }
+
+  static <T> T await(Future<T> future, int seconds) {
+    try {
+      return future.toCompletionStage().toCompletableFuture().get(seconds, TimeUnit.SECONDS);
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw new AssertionError("future failed: " + e.getCause(), e.getCause());
+    } catch (Exception e) {
+      throw new AssertionError("future not complete in time: " + e, e);
+    }
+  }
+
+  @Override
+  public void close() {
+    List<Future<Void>> closing = new ArrayList<>();
+    for (Vertx v : nodes) {
+      closing.add(v.close());
+    }
+    try {
+      Future.join(closing).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      // Best effort: a test already failed, or the JVM ends soon.
+    }
+  }
+}

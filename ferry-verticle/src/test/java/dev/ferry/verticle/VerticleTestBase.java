@@ -1,0 +1,157 @@
+package dev.ferry.verticle;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.vertx.core.Context;
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.json.JsonObject;
+import io.vertx.junit5.VertxExtension;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Shared plumbing for the verticle's integration tests: a real Vert.x (from vertx-junit5), a
+ * recording event-bus downstream, and a client that sends every request from one fixed context so
+ * that requests reach the ferry in the order the test sends them. The test thread waits on
+ * futures with a bound ({@link #await}); nothing sleeps.
+ */
+@ExtendWith(VertxExtension.class)
+abstract class VerticleTestBase {
+  static final String SUBMIT = "ferry.submit";
+  static final String METRICS = "ferry.metrics";
+  static final String DOWN = "test.downstream";
+
+  Vertx vertx;
+  Context client;
+  EbRecorder downstream;
+
+  @BeforeEach
+  void setUp(Vertx vertx) {
+    this.vertx = vertx;
+    // Created once: from a non-Vert.x thread each getOrCreateContext() call makes a new one.
+    this.client = vertx.getOrCreateContext();
+    this.downstream = new EbRecorder(vertx, DOWN);
+    await(downstream.start());
+  }
+
+  @AfterEach
+  void checkDownstream() {
+    downstream.releaseAll();
+    assertEquals(java.util.List.of(), downstream.violations(), "downstream saw a guarantee broken");
+  }
+
+  /** A config with the event-bus downstream and {@code extra} fields merged in. */
+  static JsonObject config(JsonObject extra) {
+    return new JsonObject()
+        .put("downstream", new JsonObject().put("type", "eventbus").put("address", DOWN))
+        .mergeIn(extra);
+  }
+
+  String deploy(JsonObject config) {
+    return await(vertx.deployVerticle("dev.ferry.verticle.FerryVerticle", new DeploymentOptions().setConfig(config)));
+  }
+
+  /** Sends one input; headers are name/value pairs. */
+  Future<Message<Object>> send(String key, Object body, String... headers) {
+    DeliveryOptions options = new DeliveryOptions();
+    if (key != null) {
+      options.addHeader("key", key);
+    }
+    for (int i = 0; i < headers.length; i += 2) {
+      options.addHeader(headers[i], headers[i + 1]);
+    }
+    Promise<Message<Object>> reply = Promise.promise();
+    client.runOnContext(v -> vertx.eventBus().<Object>request(SUBMIT, body, options).onComplete(reply));
+    return reply.future();
+  }
+
+  /**
+   * The ferry's metrics. Not a barrier: each consumer has its own inbound queue, so a metrics
+   * request may overtake submissions sent before it; use {@link #admitted} to wait for those.
+   */
+  JsonObject metrics() {
+    Promise<Message<JsonObject>> reply = Promise.promise();
+    client.runOnContext(v -> vertx.eventBus().<JsonObject>request(METRICS, null).onComplete(reply));
+    return await(reply.future()).body();
+  }
+
+  /**
+   * Asks for metrics until {@code condition} holds: for states reached by a reply the test sent
+   * from another thread, which no single barrier orders. Each round is a real round trip.
+   */
+  JsonObject metricsUntil(java.util.function.Predicate<JsonObject> condition) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    JsonObject m = metrics();
+    while (!condition.test(m)) {
+      if (System.nanoTime() > deadline) {
+        fail("metrics never reached the expected state: " + m.encode());
+      }
+      m = metrics();
+    }
+    return m;
+  }
+
+  /** This node's health, from {@code ferry.health}. */
+  JsonObject health() {
+    Promise<Message<JsonObject>> reply = Promise.promise();
+    client.runOnContext(v -> vertx.eventBus().<JsonObject>request("ferry.health", null).onComplete(reply));
+    return await(reply.future()).body();
+  }
+
+  /** Asks for health until the node says it is draining (the undeploy reached the verticle). */
+  void awaitDraining() {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!health().encode().contains("\"draining\"")) {
+      if (System.nanoTime() > deadline) {
+        fail("the node never reported draining");
+      }
+    }
+  }
+
+  /** Waits until the ferry has taken in {@code n} submissions in all (bad input not counted). */
+  JsonObject admitted(long n) {
+    return metricsUntil(m -> m.getLong("submitted") >= n);
+  }
+
+  static <T> T await(Future<T> future) {
+    try {
+      return future.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw new AssertionError("future failed: " + e.getCause(), e.getCause());
+    } catch (Exception e) {
+      throw new AssertionError("future not complete in time: " + e, e);
+    }
+  }
+
+  static Throwable failure(Future<?> future) {
+    try {
+      Object value = future.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+      return fail("expected a failure, got " + value);
+    } catch (java.util.concurrent.ExecutionException e) {
+      return e.getCause();
+    } catch (Exception e) {
+      throw new AssertionError("future not complete in time: " + e, e);
+    }
+  }
+
+  /** The failure code of a failed request (asserting it failed as a recipient failure). */
+  static int code(Future<Message<Object>> reply) {
+    Throwable t = failure(reply);
+    assertTrue(t instanceof ReplyException, "not a ReplyException: " + t);
+    return ((ReplyException) t).failureCode();
+  }
+
+  static Object body(Future<Message<Object>> reply) {
+    return await(reply).body();
+  }
+}
