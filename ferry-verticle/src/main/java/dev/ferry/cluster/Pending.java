@@ -13,8 +13,23 @@ public final class Pending {
   final int hop;
   /** Handed over by the key's previous owner: it goes before inputs held for the key. */
   final boolean handedOff;
-  /** It passed this node before and came back: one of the key's earlier inputs, so it goes first too. */
+  /** It passed this node before and came back: what the key's other inputs here may wait for, so it goes first. */
   boolean returned;
+  /**
+   * It passed a node that this node's earlier inputs of the key are unanswered at: it comes in that
+   * node's order and need not wait for them; it ranks with the hand-offs.
+   */
+  boolean alongPath;
+  /** Held because this node's earlier inputs of its key are on their way through another node. */
+  boolean waitsForPath;
+
+  /** Whether this input goes before {@code other} among a key's held inputs: hand-offs first, then arrival order. */
+  boolean before(Pending other) {
+    if (handedOff != other.handedOff) {
+      return handedOff;
+    }
+    return seq < other.seq;
+  }
   /** System.nanoTime() deadline, or Long.MAX_VALUE for none. */
   final long deadline;
   final Promise<Object> answer;

@@ -43,7 +43,9 @@ import java.util.Set;
  *   <li>Every input accepted here ({@link Pending}) is answered exactly once: by the local ferry, by
  *       the node it was forwarded to, or here (CLOSED or TIMEOUT when a hold ends).
  *   <li>An input is held in at most one queue; its hold timer is live iff it is held.
- *   <li>A key's held inputs are kept in the order they arrived here ({@link Pending#seq}), so that an
+ *   <li>A key's held inputs are kept in one queue, hand-offs first, then in the order they arrived
+ *       here ({@link Pending#before}); an input never passes one held before it, except one that
+ *       waits for the key's path, which inputs coming along that path pass. So that an
  *       input that comes back (its forward was not delivered) goes before later ones.
  *   <li>{@code path(k)} counts the forwards of k open to one node; while it is set, k's new inputs
  *       follow it (or wait here if this node owns k now).
@@ -79,25 +81,14 @@ public final class Router {
     public final long remainingMs;
     /** The nodes it has passed, this one last, comma-separated (it carries them along). */
     public final String visited;
-    final Path path;
 
-    Forward(String target, Pending pending, int hop, boolean handOff, long remainingMs, String visited, Path path) {
+    Forward(String target, Pending pending, int hop, boolean handOff, long remainingMs, String visited) {
       this.target = target;
       this.pending = pending;
       this.hop = hop;
       this.handOff = handOff;
       this.remainingMs = remainingMs;
       this.visited = visited;
-      this.path = path;
-    }
-  }
-
-  private static final class Path {
-    final String target;
-    int open;
-
-    Path(String target) {
-      this.target = target;
     }
   }
 
@@ -108,14 +99,20 @@ public final class Router {
   private final long maxHoldNanos;
   private final Views views;
 
-  private final Map<String, ArrayDeque<Pending>> handedIn = new LinkedHashMap<>();
+  /** Per key, the inputs held here, in the order they go ({@link Pending#before}). */
   private final Map<String, ArrayDeque<Pending>> held = new LinkedHashMap<>();
+  /** The nodes each input submitted to the local ferry had passed, for a hand-off to carry on. */
+  private final Map<Submission, String> trails = new java.util.IdentityHashMap<>();
   private final Set<String> handingOff = new HashSet<>();
   private int handOffsOpen;
   private boolean releaseSent;
   /** Forwards not yet answered, per target node. */
   private final Map<String, Set<Forward>> open = new HashMap<>();
-  private final Map<String, Path> paths = new HashMap<>();
+  /**
+   * Per key, the nodes its inputs were forwarded to and are still unanswered at, with how many,
+   * the most recently used last: the key's "path" (ADR 0053, 0055).
+   */
+  private final Map<String, LinkedHashMap<String, Integer>> paths = new HashMap<>();
   /** Nodes that answered a forward with NO_HANDLERS since the last view change. */
   private final Set<String> unreachable = new HashSet<>();
   private long arrivals;
@@ -124,6 +121,8 @@ public final class Router {
 
   private final ArrayDeque<Runnable> effects = new ArrayDeque<>();
   private boolean running;
+  /** For a simulation's trace: what this router decided, in words. */
+  java.util.function.Consumer<String> tracer;
 
   /**
    * @param callTimeoutMs the ferry's call timeout: a previous owner releases a key once its call in
@@ -253,15 +252,13 @@ public final class Router {
   public void close() {
     step(() -> {
       closed = true;
-      for (Map<String, ArrayDeque<Pending>> waiting : List.of(handedIn, held)) {
-        for (ArrayDeque<Pending> q : waiting.values()) {
-          for (Pending p : q) {
-            cancelHold(p);
-            answer(p, new FerryException(FerryError.CLOSED, "this node left the cluster"));
-          }
+      for (ArrayDeque<Pending> q : held.values()) {
+        for (Pending p : q) {
+          cancelHold(p);
+          answer(p, new FerryException(FerryError.CLOSED, "this node left the cluster"));
         }
-        waiting.clear();
       }
+      held.clear();
     });
   }
 
@@ -289,9 +286,6 @@ public final class Router {
     for (ArrayDeque<Pending> q : held.values()) {
       n += q.size();
     }
-    for (ArrayDeque<Pending> q : handedIn.values()) {
-      n += q.size();
-    }
     return n;
   }
 
@@ -307,10 +301,9 @@ public final class Router {
   /** What this router waits for, for a test's trace. */
   String describe() {
     Map<String, String> pathTargets = new java.util.TreeMap<>();
-    paths.forEach((k, p) -> pathTargets.put(k, p.target + "x" + p.open));
+    paths.forEach((k, p) -> pathTargets.put(k, p.toString()));
     Map<String, Integer> heldKeys = new java.util.TreeMap<>();
     held.forEach((k, q) -> heldKeys.put(k, q.size()));
-    handedIn.forEach((k, q) -> heldKeys.merge(k, q.size(), Integer::sum));
     return self + " view=" + views.view() + " settled=" + views.settled() + " held=" + heldKeys + " paths=" + pathTargets
         + " handingOff=" + handingOff + " handOffsOpen=" + handOffsOpen + " releaseSent=" + releaseSent
         + " unreachable=" + unreachable + (left != null ? " leaving" : "") + (closed ? " closed" : "");
@@ -323,21 +316,25 @@ public final class Router {
     if (p.seq == 0) {
       p.seq = ++arrivals;
     }
-    String path = pathOf(key);
-    if (!p.returned && p.sender != null && (passed(p.visited, self) || (path != null && passed(p.visited, path)))) {
-      // It passed here before and came back (views disagreed along its way), or it passed the node
-      // this node's earlier inputs of the key went to, which passes them on in order: it is not
-      // one of the later inputs that must wait for those, so it goes first.
+    if (p.sender != null && !p.returned && passed(p.visited, self)) {
+      // It passed here before and came back (views disagreed along its way): it is one of the
+      // earlier inputs that this node's later ones of the key wait for, so it goes first.
       p.returned = true;
     }
-    boolean first = p.handedOff || p.returned;
+    if (p.sender != null && !p.returned && !p.alongPath && passedPath(p.visited, key)) {
+      // It comes from the node this node's earlier inputs of the key went to, which passes on what
+      // it gets in order: it is not one of the later inputs that must wait for those.
+      p.alongPath = true;
+    }
+    boolean first = p.handedOff || p.returned || p.alongPath;
+    p.waitsForPath = false;
     if (!views.known() || handingOff.contains(key)) {
       hold(p);
       return;
     }
-    if (!p.retry && (queued(handedIn, key) || (!first && queued(held, key)))) {
-      // Behind the key's inputs held here (hand-offs before everything else): one sender's
-      // inputs keep their order even when an earlier one waits.
+    if (!p.retry && behindHeld(p)) {
+      // Behind the key's inputs held here: one sender's inputs keep their order even when an
+      // earlier one waits.
       hold(p);
       return;
     }
@@ -347,13 +344,18 @@ public final class Router {
       return;
     }
     // Hand-offs follow the path too: consecutive ones of a key may meet different views here.
-    String via = p.returned ? null : pathOf(key);
+    String via = pathOf(key, p.visited);
+    if (via == SEVERAL) {
+      hold(p); // routed again when one of those ways is clear
+      return;
+    }
     String target = owner;
     if (via != null && !via.equals(owner)) {
       // Earlier inputs of this key are still on their way through another node: follow them (it
       // passes these on behind them), or wait for them to come back if the key is ours now or
       // that node did not take them.
       if (owner.equals(self) || unreachable.contains(via)) {
+        p.waitsForPath = true;
         hold(p);
         return;
       }
@@ -390,9 +392,22 @@ public final class Router {
     return false;
   }
 
-  private static boolean queued(Map<String, ArrayDeque<Pending>> waiting, String key) {
-    ArrayDeque<Pending> q = waiting.get(key);
-    return q != null && !q.isEmpty();
+  /**
+   * Whether {@code p} must wait behind an input of its key held here that goes before it. An input
+   * coming along the key's path (or back) waits only behind others that came that way: it is older
+   * than whatever entered here while the path was open, which may be waiting for it.
+   */
+  private boolean behindHeld(Pending p) {
+    ArrayDeque<Pending> q = held.get(p.input.key);
+    if (q != null) {
+      boolean old = old(p);
+      for (Pending earlier : q) {
+        if (earlier.before(p) && (!old || (old(earlier) && !earlier.waitsForPath))) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   private void submit(Pending p) {
@@ -401,8 +416,14 @@ public final class Router {
       answer(p, new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent"));
       return;
     }
+    if (!p.visited.isEmpty()) {
+      trails.put(p.input, p.visited); // kept if the key is handed off while the input waits
+    }
     effects.add(() -> {
       Future<Object> outcome = remaining > 0 ? ferry.submit(p.input, Duration.ofMillis(remaining)) : ferry.submit(p.input);
+      if (!p.visited.isEmpty()) {
+        outcome.onComplete(ar -> trails.remove(p.input));
+      }
       // Through the input: it may be answered 504 before its call, if its deadline passes while
       // its batch waits to be written (BatchOutcomes).
       outcome.onComplete(p.input.answerTo(p.answer));
@@ -415,27 +436,78 @@ public final class Router {
       answer(p, new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent"));
       return;
     }
-    Path existing = paths.computeIfAbsent(p.input.key, k -> new Path(target));
-    // Not on the path: an input that came back, sent to the owner, older than anything on the path.
-    Path path = existing.target.equals(target) ? existing : null;
-    if (path != null) {
-      path.open++;
-    }
+    LinkedHashMap<String, Integer> path = paths.computeIfAbsent(p.input.key, k -> new LinkedHashMap<>());
+    Integer before = path.remove(target); // re-put: the most recently used target goes last
+    path.put(target, before == null ? 1 : before + 1);
     String visited = p.visited.isEmpty() ? self : passed(p.visited, self) ? p.visited : p.visited + "," + self;
-    Forward f = new Forward(target, p, Math.min(p.hop + 1, MAX_HOPS), handOff, remaining, visited, path);
+    if (tracer != null) {
+      tracer.accept("forward " + p.input.body + " to " + target + " (path " + path + ", owner " + views.owner(p.input.key)
+          + ", returned " + p.returned + ", alongPath " + p.alongPath + ", handedOff " + p.handedOff + ")");
+    }
+    Forward f = new Forward(target, p, Math.min(p.hop + 1, MAX_HOPS), handOff, remaining, visited);
     open.computeIfAbsent(target, n -> new LinkedHashSet<>()).add(f);
     effects.add(() -> links.forward(f));
   }
 
-  private String pathOf(String key) {
-    Path p = paths.get(key);
-    return p == null ? null : p.target;
+  /** Handed off, come back, or along the key's path: older than what entered here meanwhile. */
+  private static boolean old(Pending p) {
+    return p.handedOff || p.returned || p.alongPath;
+  }
+
+  /** {@link #pathOf} when the key's inputs are unanswered at more than one node. */
+  private static final String SEVERAL = "";
+
+  /**
+   * The node to follow for {@code key}: the one its inputs are still unanswered at, among those
+   * {@code visited} does not name (an input never goes back along its way); null when there is
+   * none, {@link #SEVERAL} when there are several (then no single way keeps the order: wait).
+   */
+  private String pathOf(String key, String visited) {
+    LinkedHashMap<String, Integer> path = paths.get(key);
+    String via = null;
+    if (path != null) {
+      for (String target : path.keySet()) {
+        if (!passed(visited, target)) {
+          if (via != null) {
+            return SEVERAL;
+          }
+          via = target;
+        }
+      }
+    }
+    return via;
+  }
+
+  /** Whether {@code visited} names a node that {@code key}'s inputs are unanswered at. */
+  private boolean passedPath(String visited, String key) {
+    LinkedHashMap<String, Integer> path = paths.get(key);
+    if (path != null) {
+      for (String target : path.keySet()) {
+        if (passed(visited, target)) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   private void clearPath(Forward f) {
     String key = f.pending.input.key;
-    if (f.path != null && --f.path.open == 0 && paths.remove(key, f.path) && !handingOff.contains(key)) {
-      flush(key);
+    LinkedHashMap<String, Integer> path = paths.get(key);
+    if (path == null) {
+      return; // given up (abandonForwards)
+    }
+    Integer left = path.get(f.target);
+    if (left != null && left > 1) {
+      path.put(f.target, left - 1);
+      return;
+    }
+    path.remove(f.target);
+    if (path.isEmpty()) {
+      paths.remove(key, path);
+    }
+    if (!handingOff.contains(key)) {
+      flush(key); // one way fewer: held inputs may go now
     }
   }
 
@@ -445,8 +517,8 @@ public final class Router {
 
   /** Holds {@code p} until flushed, or until {@code retryMs} pass (then routes it again). */
   private void hold(Pending p, long retryMs) {
-    ArrayDeque<Pending> q = (p.handedOff || p.returned ? handedIn : held).computeIfAbsent(p.input.key, k -> new ArrayDeque<>());
-    insertInArrivalOrder(q, p);
+    ArrayDeque<Pending> q = held.computeIfAbsent(p.input.key, k -> new ArrayDeque<>());
+    insertInOrder(q, p);
     long now = loop.nanoTime();
     if (p.holdUntil == 0) {
       // Bounded from the first hold: routing again after a view change does not extend it.
@@ -456,15 +528,15 @@ public final class Router {
     p.holdTimer = loop.schedule(wait, () -> step(() -> holdEnded(q, p)));
   }
 
-  private static void insertInArrivalOrder(ArrayDeque<Pending> q, Pending p) {
-    if (q.isEmpty() || q.peekLast().seq < p.seq) {
+  private static void insertInOrder(ArrayDeque<Pending> q, Pending p) {
+    if (q.isEmpty() || q.peekLast().before(p)) {
       q.addLast(p);
       return;
     }
-    // Rare: an input whose forward was not delivered comes back behind later ones.
+    // A hand-off, or an input whose forward was not delivered, goes before later ones.
     List<Pending> all = new java.util.ArrayList<>(q);
     int i = 0;
-    while (i < all.size() && all.get(i).seq < p.seq) {
+    while (i < all.size() && all.get(i).before(p)) {
       i++;
     }
     all.add(i, p);
@@ -480,7 +552,6 @@ public final class Router {
     if (loop.nanoTime() >= p.holdUntil) {
       q.remove(p);
       if (q.isEmpty()) {
-        handedIn.remove(p.input.key, q);
         held.remove(p.input.key, q);
       }
       answer(p, loop.nanoTime() >= p.deadline
@@ -504,12 +575,10 @@ public final class Router {
     }
   }
 
-  /** Routes the key's held inputs again, hand-offs first: they were accepted before the others. */
+  /** Routes the key's held inputs again, in their order (hand-offs first: accepted before the others). */
   private void flush(String key) {
-    ArrayDeque<Pending> first = handedIn.remove(key);
-    ArrayDeque<Pending> then = held.remove(key);
-    for (ArrayDeque<Pending> q : List.of(first == null ? new ArrayDeque<Pending>() : first,
-        then == null ? new ArrayDeque<Pending>() : then)) {
+    ArrayDeque<Pending> q = held.remove(key);
+    if (q != null) {
       for (Pending p : q) {
         cancelHold(p);
         route(p);
@@ -518,8 +587,7 @@ public final class Router {
   }
 
   private void flushAll() {
-    Set<String> keys = new LinkedHashSet<>(handedIn.keySet());
-    keys.addAll(held.keySet());
+    Set<String> keys = new LinkedHashSet<>(held.keySet());
     for (String key : keys) {
       if (views.known() && !handingOff.contains(key)) {
         flush(key);
@@ -567,6 +635,10 @@ public final class Router {
       long deadline = remaining == null ? Long.MAX_VALUE : loop.nanoTime() + remaining.toNanos();
       Pending p = new Pending(input, 0, true, deadline, answer);
       p.seq = ++arrivals;
+      String trail = trails.remove(input);
+      if (trail != null) {
+        p.visited = trail;
+      }
       // Not route(): the key is still marked as handing off, and these inputs go before its held ones.
       String owner = views.owner(input.key);
       if (owner == null) {
@@ -574,8 +646,8 @@ public final class Router {
       } else if (owner.equals(self)) {
         hold(p); // ownership came back meanwhile: flushed, first, when the hand-off completes
       } else {
-        String via = pathOf(input.key); // older forwards of the key: follow them
-        forward(via != null ? via : owner, p, true);
+        String via = pathOf(input.key, ""); // older forwards of the key: follow them
+        forward(via != null && via != SEVERAL ? via : owner, p, true);
       }
     });
     return answer.future().recover(t -> Future.failedFuture(asFerryException(t)));
@@ -599,7 +671,7 @@ public final class Router {
   private void checkLeft() {
     // Settled: every other node adopted the view without this one, so none routes here any more.
     if (left != null && views.known() && !views.view().contains(self) && views.settled() && handOffsOpen == 0
-        && held.isEmpty() && handedIn.isEmpty() && open.isEmpty()) {
+        && held.isEmpty() && open.isEmpty()) {
       Promise<Void> done = left;
       effects.add(done::tryComplete);
     }

@@ -48,7 +48,7 @@ class RouterSimulationTest {
   @Test
   void nodesAndRoutingClientsThroughJoinsLeavesAndCrashes() {
     String one = System.getProperty("ferry.routersim.seed");
-    int seeds = Integer.getInteger("ferry.routersim.seeds", 30);
+    int seeds = Integer.getInteger("ferry.routersim.seeds", 1000);
     long first = one != null ? Long.parseLong(one) : 1;
     long last = one != null ? first : seeds;
     Map<String, Long> totals = new java.util.TreeMap<>();
@@ -75,6 +75,8 @@ class RouterSimulationTest {
     final VirtualLoop loop = new VirtualLoop();
     final boolean crashes;
     final List<String> trace = new ArrayList<>();
+    /** Traced only when one seed is replayed: building the lines costs more than the run. */
+    final boolean tracing = System.getProperty("ferry.routersim.seed") != null;
     final Map<String, Integer> outcomes = new java.util.TreeMap<>();
 
     // The membership truth; each party adopts it later, in order.
@@ -108,6 +110,12 @@ class RouterSimulationTest {
       this.crashes = seed % 5 == 0;
     }
 
+    void trace(String line) {
+      if (tracing) {
+        trace.add(line);
+      }
+    }
+
     // ------------------------------------------------------------ parties
 
     final class Node {
@@ -133,7 +141,7 @@ class RouterSimulationTest {
           public void forward(Router.Forward f) {
             Submission s = f.pending.input;
             Node from = Node.this;
-            trace.add(loop.nowMillis() + " fwd " + from.id + ">" + f.target + " " + s.body + " hop=" + f.hop + " handoff=" + f.handOff + " visited=" + f.visited);
+            trace(loop.nowMillis() + " fwd " + from.id + ">" + f.target + " " + s.body + " hop=" + f.hop + " handoff=" + f.handOff + " visited=" + f.visited);
             request(from.id, f.target, f.remainingMs + 3_000, to -> {
               Promise<Object> answer = Promise.promise();
               to.router.accept(resubmit(s, f.remainingMs), f.hop, f.handOff, f.visited, answer);
@@ -141,8 +149,10 @@ class RouterSimulationTest {
             }, ar -> from.router.forwarded(f, ar), () -> from.alive);
           }
 
+
           @Override
           public void release(String node, String viewId) {
+            // (releases are not traced)
             Node from = Node.this;
             request(from.id, node, 10_000, to -> {
               to.router.released(from.id, viewId);
@@ -150,6 +160,9 @@ class RouterSimulationTest {
             }, ar -> { }, () -> from.alive);
           }
         });
+        if (tracing) {
+          router.tracer = t -> trace(loop.nowMillis() + " " + id + ": " + t);
+        }
       }
     }
 
@@ -164,7 +177,7 @@ class RouterSimulationTest {
         this.id = id;
         router = new ClientRouter(loop, s -> {
           Submission input = (Submission) s.request.payload;
-          trace.add(loop.nowMillis() + " send " + this.id + ">" + s.target + " " + input.body);
+          trace(loop.nowMillis() + " send " + this.id + ">" + s.target + " " + input.body);
           request(this.id, s.target, s.sendTimeoutMs, to -> {
             Promise<Object> answer = Promise.promise();
             to.router.accept(resubmit(input, s.timeoutMs), 0, false, null, answer);
@@ -307,25 +320,25 @@ class RouterSimulationTest {
       nodes.put(id, n);
       members.add(id);
       announced.add(id);
-      trace.add(loop.nowMillis() + " join " + id);
+      trace(loop.nowMillis() + " join " + id);
       // (views: each party's adoption is traced in publish order)
       publish();
     }
 
     void leave(Node n) {
       n.leaving = true;
-      trace.add(loop.nowMillis() + " leave " + n.id);
+      trace(loop.nowMillis() + " leave " + n.id);
       announced.remove(n.id);
       publish();
       n.router.leaving().onComplete(ar -> {
         // Everyone routes by a view without it: stop taking messages, finish what arrived, go.
-        trace.add(loop.nowMillis() + " unregistered " + n.id);
+        trace(loop.nowMillis() + " unregistered " + n.id);
         n.registered = false;
         n.router.leaving().onComplete(ar2 -> {
           n.router.close();
           n.ferry.drain(Duration.ofMillis(1_000)).onComplete(v -> loop.schedule(LINGER_MS * 1_000_000, () -> {
             // Its unregistration has reached everyone (it lingered): it closes and leaves the members.
-            trace.add(loop.nowMillis() + " gone " + n.id);
+            trace(loop.nowMillis() + " gone " + n.id);
             n.alive = false;
             members.remove(n.id);
             publish();
@@ -335,7 +348,7 @@ class RouterSimulationTest {
     }
 
     void crash(Node n) {
-      trace.add(loop.nowMillis() + " crash " + n.id);
+      trace(loop.nowMillis() + " crash " + n.id);
       crashed = true;
       n.crashed = true;
       n.alive = false;
@@ -370,7 +383,7 @@ class RouterSimulationTest {
       }
       Promise<List<Object>> p = Promise.promise();
       calls.add(new Call(node.id, key, inputs, p));
-      trace.add(loop.nowMillis() + " call " + node.id + " " + key + " " + inputs.stream().map(s -> s.body).toList());
+      trace(loop.nowMillis() + " call " + node.id + " " + key + " " + inputs.stream().map(s -> s.body).toList());
       return p.future();
     }
 
@@ -436,7 +449,7 @@ class RouterSimulationTest {
       }
       String what = (routing ? "routing " : "raw ") + (ar.succeeded() ? "ok" : kind(ar.cause()));
       if (ar.failed()) {
-        trace.add(loop.nowMillis() + " answer " + body + ": " + what + " " + ar.cause().getMessage());
+        trace(loop.nowMillis() + " answer " + body + ": " + what + " " + ar.cause().getMessage());
       }
       outcomes.merge(what, 1, Integer::sum);
     }
@@ -476,7 +489,7 @@ class RouterSimulationTest {
           deliverOne();
         } else if (choice < 72) {
           adoptOne();
-          trace.add(loop.nowMillis() + " adopted: " + nodes.values().stream().filter(n -> n.alive).map(n -> n.id + n.router.view()).toList()
+          trace(loop.nowMillis() + " adopted: " + nodes.values().stream().filter(n -> n.alive).map(n -> n.id + n.router.view()).toList()
               + " " + clients.stream().map(c -> c.id + c.router.view()).toList());
         } else if (choice < 85) {
           completeOne();
@@ -536,7 +549,7 @@ class RouterSimulationTest {
       }
       for (Node n : nodes.values()) {
         if (n.alive) {
-          trace.add(loop.nowMillis() + "   " + n.router.describe());
+          trace(loop.nowMillis() + "   " + n.router.describe());
         }
       }
       loop.advance(Math.max(0, next - loop.nanoTime()));
