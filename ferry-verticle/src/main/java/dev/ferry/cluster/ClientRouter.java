@@ -36,6 +36,12 @@ import java.util.TreeSet;
  * timers come from {@link Loop}. Runs on the client's loop only (asserted).
  */
 public final class ClientRouter {
+  /**
+   * The failure code of a NO_HANDLERS refusal from a node that is leaving the cluster: not
+   * delivered, and the node will not take requests again, whatever a late view says.
+   */
+  public static final int GONE = 410;
+
   /** What the client asks of the network. */
   public interface Links {
     /** Sends {@code s.request} to {@code s.target}; the outcome comes back through {@link #sent}. */
@@ -97,6 +103,9 @@ public final class ClientRouter {
   private final Map<String, KeyState> keys = new HashMap<>();
   private final Set<String> unreachable = new HashSet<>();
   private List<String> view = List.of();
+  /** The view less the nodes that said they are leaving (see {@link #GONE}). */
+  private List<String> routable = List.of();
+  private final Set<String> leaving = new HashSet<>();
   private boolean known;
   private long arrivals;
   private final ArrayDeque<Runnable> effects = new ArrayDeque<>();
@@ -150,16 +159,22 @@ public final class ClientRouter {
       TreeSet<String> live = new TreeSet<>(announced);
       live.retainAll(members);
       List<String> next = List.copyOf(live);
+      leaving.retainAll(next); // a node that left the view needs no exclusion any more
       if (known && next.equals(view)) {
         return;
       }
       known = true;
       view = next;
+      routable = routable();
       unreachable.clear();
-      for (KeyState ks : List.copyOf(keys.values())) {
-        sendWaiting(ks, false);
-      }
+      resendAll();
     });
+  }
+
+  private void resendAll() {
+    for (KeyState ks : List.copyOf(keys.values())) {
+      sendWaiting(ks, false);
+    }
   }
 
   /** The outcome of a send. */
@@ -171,6 +186,9 @@ public final class ClientRouter {
       if (!ar.succeeded() && ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS) {
         // Not delivered: sent again, before the key's later requests, once nothing is in flight.
         unreachable.add(s.target);
+        if (re.failureCode() == GONE && leaving.add(s.target)) {
+          routable = routable(); // leaving: route by the view without it, before the view says so
+        }
         wait(ks, r);
         retryLater(ks);
       } else {
@@ -184,7 +202,13 @@ public final class ClientRouter {
   // ---------------------------------------------------------------- inside transitions
 
   private String owner(String key) {
-    return known ? Rendezvous.owner(key, view) : null;
+    return known ? Rendezvous.owner(key, routable) : null;
+  }
+
+  private List<String> routable() {
+    List<String> r = new ArrayList<>(view);
+    r.removeAll(leaving);
+    return List.copyOf(r);
   }
 
   private void send(KeyState ks, String target, Request r) {

@@ -21,6 +21,7 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.lang.System.Logger.Level;
 import java.util.function.BiConsumer;
+import java.util.function.Supplier;
 
 /**
  * The cluster side of one FerryVerticle, on Vert.x: turns event-bus messages and membership
@@ -96,6 +97,11 @@ public final class ClusterNode implements Router.Links {
           .put("settled", router.settled()).put("held", router.heldCount()));
       return;
     }
+    if (refusing) {
+      // Leaving: not delivered here; the sender (a routing client or a node) sends it again.
+      m.reply(new ReplyException(ReplyFailure.NO_HANDLERS, ClientRouter.GONE, "node " + self + " is leaving the cluster"));
+      return;
+    }
     Submission input;
     try {
       input = Submission.parse(m.headers(), m.body());
@@ -161,15 +167,39 @@ public final class ClusterNode implements Router.Links {
   }
 
   /**
-   * Graceful leave: withdraws this node from the view (the others stop routing here and take its
-   * keys), hands every key over, and completes once every forward made here has been answered
-   * (bounded by {@code maxWaitMs}). The caller should have stopped taking public requests first.
+   * How long a leaving node refuses requests at its node address (NO_HANDLERS, sent again by
+   * routing clients and nodes) before it unregisters its consumers: Vert.x's clustered event bus
+   * silently drops a request that reaches a node after the consumer was unregistered (no reply at
+   * all), so the consumers stay until nobody routes here any more.
    */
-  public Future<Void> leave(long maxWaitMs) {
+  static final long LINGER_MS = 2_000;
+
+  /** Set while leaving: requests at the node address are refused with NO_HANDLERS (not delivered). */
+  private boolean refusing;
+
+  /**
+   * Graceful leave (docs/adr/0056-a-leave-that-fails-nobody.md): withdraws this node from the
+   * view; once every other node routes by a view without it (their releases arrived) and every
+   * key was handed over, refuses requests at its node address with NO_HANDLERS for {@link
+   * #LINGER_MS} while still forwarding what reaches the public address; then stops consuming
+   * ({@code stopPublic} and the node address) and waits for the forwards of what arrived before.
+   * Forwards still open after {@code maxWaitMs} are answered CLOSED.
+   */
+  public Future<Void> leave(long maxWaitMs, Supplier<Future<?>> stopPublic) {
     long timer = vertx.setTimer(Math.max(1, maxWaitMs),
         t -> router.abandonForwards("this node left the cluster before the key's owner answered"));
-    Future<Void> left = router.leaving();
-    return membership.withdraw().compose(v -> left).onComplete(ar -> vertx.cancelTimer(timer));
+    Future<Void> left = router.leaving(false);
+    return membership.withdraw()
+        .compose(v -> left)
+        .compose(v -> {
+          refusing = true;
+          Promise<Void> lingered = Promise.promise();
+          vertx.setTimer(LINGER_MS, t -> lingered.complete());
+          return lingered.future();
+        })
+        .compose(v -> Future.join(stopPublic.get(), nodeConsumer.unregister()))
+        .compose(v -> router.leaving(true))
+        .onComplete(ar -> vertx.cancelTimer(timer));
   }
 
   /**

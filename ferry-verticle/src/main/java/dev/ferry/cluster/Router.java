@@ -117,6 +117,10 @@ public final class Router {
   private final Set<String> unreachable = new HashSet<>();
   private long arrivals;
   private Promise<Void> left;
+  /** Leaving gave up waiting for forwards: later leaving() calls complete at once. */
+  private boolean abandoned;
+  /** Whether {@link #left} also waits for nothing held or open here. */
+  private boolean leftIdle;
   private boolean closed;
 
   private final ArrayDeque<Runnable> effects = new ArrayDeque<>();
@@ -219,14 +223,17 @@ public final class Router {
   }
 
   /**
-   * Starts leaving: the caller has withdrawn this node's announcement (the next snapshot drops it
-   * from the view); completes once the view without this node is adopted, every key was handed
-   * over and every forward made here was answered.
+   * Leaving, once the caller has withdrawn this node's announcement (the next snapshot drops it
+   * from the view). Completes once the view without this node is adopted here and by every other
+   * node (their releases arrived) and every key was handed over; with {@code idle}, also once
+   * nothing is held here and every forward made here was answered (ask for that only after this
+   * node stopped consuming: under load, new inputs keep arriving until then).
    */
-  public Future<Void> leaving() {
+  public Future<Void> leaving(boolean idle) {
     Promise<Void> done = Promise.promise();
     step(() -> {
       left = done;
+      leftIdle = idle;
       checkLeft();
     });
     return done.future();
@@ -242,6 +249,7 @@ public final class Router {
       }
       open.clear();
       paths.clear();
+      abandoned = true;
       if (left != null) {
         left.tryComplete();
       }
@@ -670,8 +678,11 @@ public final class Router {
 
   private void checkLeft() {
     // Settled: every other node adopted the view without this one, so none routes here any more.
-    if (left != null && views.known() && !views.view().contains(self) && views.settled() && handOffsOpen == 0
-        && held.isEmpty() && open.isEmpty()) {
+    if (left != null && abandoned) {
+      Promise<Void> done = left;
+      effects.add(done::tryComplete);
+    } else if (left != null && views.known() && !views.view().contains(self) && views.settled() && handOffsOpen == 0
+        && (!leftIdle || (held.isEmpty() && open.isEmpty()))) {
       Promise<Void> done = left;
       effects.add(done::tryComplete);
     }

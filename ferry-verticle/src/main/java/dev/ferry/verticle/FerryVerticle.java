@@ -145,10 +145,11 @@ public class FerryVerticle extends VerticleBase {
     if (operations != null) {
       operations.draining();
     }
-    // Clustered, the public address is left first: other nodes take new inputs, and this node's
-    // keys move to their new owners before the (then empty) drain (docs/adr/0052-graceful-leave.md).
-    Future<?> left = cluster == null ? Future.succeededFuture() : submissions.unregister()
-        .eventually(() -> cluster.leave(settings.drainTimeoutMs() + 2 * settings.perKey().callTimeout().toMillis()));
+    // Clustered, the node leaves the view first and keeps answering or forwarding whatever reaches
+    // it until every other node routes without it; its keys move to their new owners before the
+    // (then empty) drain, and it stops consuming last (docs/adr/0056-a-leave-that-fails-nobody.md).
+    Future<?> left = cluster == null ? Future.succeededFuture()
+        : cluster.leave(settings.drainTimeoutMs() + 2 * settings.perKey().callTimeout().toMillis(), submissions::unregister);
     return left.eventually(this::drain)
         .eventually(() -> submissions == null ? Future.succeededFuture() : submissions.unregister())
         .eventually(() -> metrics == null ? Future.succeededFuture() : metrics.unregister())

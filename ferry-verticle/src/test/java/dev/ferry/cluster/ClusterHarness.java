@@ -93,7 +93,7 @@ final class ClusterHarness implements AutoCloseable {
 
   /** Asks a node what it routes by. */
   JsonObject view(int node) {
-    DeliveryOptions o = new DeliveryOptions().addHeader(ClusterNode.CTL, "view").setSendTimeout(2000);
+    DeliveryOptions o = new DeliveryOptions().addHeader(ClusterNode.CTL, "view").setSendTimeout(10_000);
     Promise<Message<JsonObject>> reply = Promise.promise();
     clients.get(0).runOnContext(v -> nodes.get(0).eventBus().<JsonObject>request(entry(node), null, o).onComplete(reply));
     return await(reply.future()).body();

@@ -330,11 +330,11 @@ class RouterSimulationTest {
       trace(loop.nowMillis() + " leave " + n.id);
       announced.remove(n.id);
       publish();
-      n.router.leaving().onComplete(ar -> {
+      n.router.leaving(false).onComplete(ar -> {
         // Everyone routes by a view without it: stop taking messages, finish what arrived, go.
         trace(loop.nowMillis() + " unregistered " + n.id);
         n.registered = false;
-        n.router.leaving().onComplete(ar2 -> {
+        n.router.leaving(true).onComplete(ar2 -> {
           n.router.close();
           n.ferry.drain(Duration.ofMillis(1_000)).onComplete(v -> loop.schedule(LINGER_MS * 1_000_000, () -> {
             // Its unregistration has reached everyone (it lingered): it closes and leaves the members.
