@@ -42,7 +42,7 @@ public interface Ferry<I, O> {
 
   /**
    * A snapshot of state and counters: exact when called on the ferry's context; from any other
-   * thread, the snapshot last published on that context (at most about a second old).
+   * thread, the snapshot published on that context at the end of its last transition.
    */
   FerryMetrics metrics();
 

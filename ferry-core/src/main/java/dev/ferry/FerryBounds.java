@@ -10,6 +10,12 @@ import java.time.Duration;
 public abstract sealed class FerryBounds permits PerKeyConfig, FerryConfig {
   final Limits limits;
 
+  static {
+    // The engines read the validated limits through dev.ferry.internal, never through a public
+    // method that would put an internal type in the public API.
+    Limits.Access.install(bounds -> bounds.limits);
+  }
+
   FerryBounds(Limits limits) {
     this.limits = limits;
   }
@@ -21,11 +27,7 @@ public abstract sealed class FerryBounds permits PerKeyConfig, FerryConfig {
   public final long maxQueuedWeight() { return limits.maxQueuedWeight(); }
   public final Duration maxBatchDelay() { return limits.maxBatchDelay(); }
   public final Duration callTimeout() { return limits.callTimeout(); }
-
-  /** The validated limits, for the engines. */
-  public final Limits limits() {
-    return limits;
-  }
+  public final Duration drainTimeout() { return limits.drainTimeout(); }
 
   /**
    * Sets the shared bounds; {@code build()} validates every field at once and names each one
@@ -67,5 +69,11 @@ public abstract sealed class FerryBounds permits PerKeyConfig, FerryConfig {
     public final B maxBatchDelay(Duration value) { draft.maxBatchDelay = value; return self(); }
     /** A call not completed by then fails its callers with FAILED; at least 1 ms (default 30 s). */
     public final B callTimeout(Duration value) { draft.callTimeout = value; return self(); }
+    /**
+     * When the ferry's owner closes (the verticle whose context it is bound to undeploys, or its
+     * Vert.x closes): how long waiting inputs may still be sent before every caller left, waiting
+     * or in flight, is answered CLOSED; at least 0 (default 10 s).
+     */
+    public final B drainTimeout(Duration value) { draft.drainTimeout = value; return self(); }
   }
 }

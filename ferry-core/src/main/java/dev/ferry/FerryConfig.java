@@ -23,7 +23,7 @@ public final class FerryConfig extends FerryBounds {
     return new Builder();
   }
 
-  /** Reads a config from JSON ({@code maxBatchDelayMs} and {@code callTimeoutMs} in ms); unknown fields are errors. */
+  /** Reads a config from JSON ({@code maxBatchDelayMs}, {@code callTimeoutMs} and {@code drainTimeoutMs} in ms); unknown fields are errors. */
   public static FerryConfig fromJson(JsonObject json) {
     ConfigCheck check = new ConfigCheck();
     check.unknownFields(json, Limits.FIELDS);

@@ -4,6 +4,7 @@ import dev.ferry.internal.ConfigCheck;
 import dev.ferry.internal.Limits;
 import io.vertx.core.json.JsonObject;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -13,7 +14,7 @@ import java.util.Set;
  * call limit is learned), {@code maxBatchSize} 100, {@code maxBatchWeight} unbounded, {@code
  * maxInFlightBatches} 256, {@code maxQueueing} 10000, {@code maxQueuedWeight} unbounded, {@code
  * maxBatchDelay} zero (batches form on completion, no timer), {@code directIdleKeys} true, {@code
- * callTimeout} 30 s. An invalid config never builds: {@link InvalidConfigException} names every
+ * callTimeout} 30 s, {@code drainTimeout} 10 s. An invalid config never builds: {@link InvalidConfigException} names every
  * violated field with its value and rule.
  */
 public final class PerKeyConfig extends FerryBounds {
@@ -46,7 +47,7 @@ public final class PerKeyConfig extends FerryBounds {
    * Reads a config from JSON with the field names {@code dispatch} ({@code "adaptive"} or {@code
    * "fixed-slots"}), {@code pinnedLimit}, {@code maxBatchSize}, {@code maxBatchWeight}, {@code
    * maxInFlightBatches}, {@code maxQueueing}, {@code maxQueuedWeight}, {@code maxBatchDelayMs},
-   * {@code directIdleKeys} and {@code callTimeoutMs}; absent fields take their defaults. A wrong
+   * {@code directIdleKeys}, {@code callTimeoutMs} and {@code drainTimeoutMs}; absent fields take their defaults. A wrong
    * type, a value out of range and an unknown field are all errors.
    */
   public static PerKeyConfig fromJson(JsonObject json) {
@@ -58,11 +59,19 @@ public final class PerKeyConfig extends FerryBounds {
   }
 
   /**
-   * Reads the per-key fields from {@code json} into {@code check} without throwing: for callers
-   * (the verticle) that validate more fields and report every violation in one error. Unknown
-   * fields are the caller's to check. Returns {@code null} when a violation was recorded.
+   * Reads the per-key fields from {@code json} without throwing, adding one line per violated
+   * field to {@code violations}: for callers (the verticle, an application's own config) that
+   * validate more fields and report every violation in one error. Unknown fields are the caller's
+   * to check. Returns {@code null} when a violation was found.
    */
-  public static PerKeyConfig read(JsonObject json, ConfigCheck check) {
+  public static PerKeyConfig read(JsonObject json, List<String> violations) {
+    ConfigCheck check = new ConfigCheck();
+    PerKeyConfig config = read(json, check);
+    violations.addAll(check.violations());
+    return config;
+  }
+
+  private static PerKeyConfig read(JsonObject json, ConfigCheck check) {
     Limits limits = Limits.read(json, DEFAULTS, check);
     Boolean direct = check.readBoolean(json, "directIdleKeys");
     String mode = check.readString(json, "dispatch");

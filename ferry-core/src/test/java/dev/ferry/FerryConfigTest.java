@@ -44,7 +44,7 @@ class FerryConfigTest {
   void fromJsonReadsEveryFieldAndRoundTrips() {
     JsonObject json = new JsonObject().put("maxBatchSize", 7).put("maxBatchWeight", 70)
         .put("maxInFlightBatches", 2).put("maxQueueing", 50).put("maxQueuedWeight", 500)
-        .put("maxBatchDelayMs", 15).put("callTimeoutMs", 900);
+        .put("maxBatchDelayMs", 15).put("callTimeoutMs", 900).put("drainTimeoutMs", 2500);
     FerryConfig c = FerryConfig.fromJson(json);
     assertEquals(7, c.maxBatchSize());
     assertEquals(70, c.maxBatchWeight());
@@ -53,6 +53,7 @@ class FerryConfigTest {
     assertEquals(500, c.maxQueuedWeight());
     assertEquals(Duration.ofMillis(15), c.maxBatchDelay());
     assertEquals(Duration.ofMillis(900), c.callTimeout());
+    assertEquals(Duration.ofMillis(2500), c.drainTimeout());
     assertEquals(json, c.toJson());
     assertEquals(c, FerryConfig.fromJson(c.toJson()));
     assertEquals(c, c.toBuilder().build());

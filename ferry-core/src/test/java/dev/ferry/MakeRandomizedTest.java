@@ -61,6 +61,7 @@ class MakeRandomizedTest {
     private boolean draining;
     private Future<Void> closed;
     private int step;
+    private int timedOut;
     private AssertionError violation;
 
     Run(long seed) {
@@ -146,7 +147,10 @@ class MakeRandomizedTest {
       long ms = 1 + rnd.nextInt(60);
       deadline.put(id, timed ? loop.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms) : Long.MAX_VALUE);
       long queuedWeight = waiting.keySet().stream().mapToLong(weight::get).sum();
-      boolean full = waiting.size() >= config.maxQueueing() || w > config.maxQueuedWeight() - queuedWeight;
+      // Expired inputs the queue still holds take room until they are gone (issue 13, item 2).
+      long[] held = ferry.expiredStillHeld();
+      boolean full = waiting.size() + held[0] >= config.maxQueueing()
+          || w > config.maxQueuedWeight() - queuedWeight - held[1];
       if (open()) {
         waiting.put(id, w); // removed again below if refused
       }
@@ -186,6 +190,7 @@ class MakeRandomizedTest {
         assertFalse(sent, () -> kind + " for an input that was sent: " + id + ", " + at());
         waiting.remove(id);
         if (kind == FerryError.TIMEOUT) {
+          timedOut++;
           assertEquals(deadline.get(id), loop.nanoTime(), () -> "TIMEOUT not at the deadline: " + id + ", " + at());
         }
       }
@@ -213,7 +218,10 @@ class MakeRandomizedTest {
       assertEquals(waiting.size(), m.queuedInputs(), () -> "waiting inputs, " + at());
       long w = waiting.values().stream().mapToLong(Long::longValue).sum();
       assertEquals(w, m.queuedWeight(), () -> "waiting weight, " + at());
-      assertTrue(waiting.size() <= config.maxQueueing() && w <= config.maxQueuedWeight(), () -> "queue bounds, " + at());
+      long[] held = ferry.expiredStillHeld();
+      assertTrue(waiting.size() + held[0] <= config.maxQueueing() && w + held[1] <= config.maxQueuedWeight(),
+          () -> "queue bounds (expired inputs still held included), " + at());
+      assertTrue(held[0] <= timedOut, () -> "holds more expired inputs than ever expired, " + at());
       boolean slotFree = open.size() < config.maxInFlightBatches();
       if (!slotFree || waiting.isEmpty()) {
         return;

@@ -21,6 +21,7 @@ import java.util.stream.Collectors;
  *   --only s1,s3   run only these scenarios
  *   --runs N       adaptive-dispatch scenarios (x3, x3a ... x3e, xsweep): runs per point, median taken (default 1)
  *   --seed N       the random shapes of xsweep (default 17)
+ *   --shapes N     how many of them (default 20; the first N of the same seeded sequence)
  *   --with-hold    adds the contender "ferry hold 1ms" (adaptive, maxBatchDelay 1 ms) to x3...
  * </pre>
  *
@@ -32,7 +33,7 @@ public final class Bench {
   /** Every scenario, in run order. Cluster forwarding, when it joins, goes here. */
   static List<Scenario> scenarios() {
     List<Scenario> all = new ArrayList<>(List.of(new Saturation(), new QuietKeys(), new LatencyVsLoad(),
-        new Overhead(), new Memory(), new RealStore()));
+        new Overhead(), new Memory(), new RealStore(), new Contention()));
     all.addAll(ShapeVsLoad.all());
     return all;
   }
@@ -52,6 +53,7 @@ public final class Bench {
     Set<String> selected = only.isEmpty() ? Set.of() : Set.of(only.split(","));
     ShapeVsLoad.runs = Integer.parseInt(option(a, "--runs", "1"));
     Sweep.seed = Long.parseLong(option(a, "--seed", "17"));
+    Sweep.shapes = Integer.parseInt(option(a, "--shapes", "20"));
     ShapeVsLoad.withHold = a.contains("--with-hold");
     List<Scenario.Row> rows = run(out, quick, selected);
     System.out.println();

@@ -68,6 +68,10 @@ final class Overhead implements Scenario {
       // compile on the shared machine) moves it less than the mean.
       double ns = median(r);
       score.put(method + "/" + keys, ns);
+      List<Double> cpu = loopCpuPerInput(r);
+      if (!cpu.isEmpty()) {
+        score.put("cpu:" + method + "/" + keys, median(cpu));
+      }
       raw.add(new JsonObject().put("benchmark", method).put("keys", Integer.parseInt(keys)).put("nsPerInputMedian", ns)
           .put("nsPerInputMean", r.getPrimaryResult().getScore()).put("error", r.getPrimaryResult().getScoreError())
           .put("iterations", iterations(r)));
@@ -126,8 +130,25 @@ final class Overhead implements Scenario {
     return all;
   }
 
+  /** Per iteration, the event loop's CPU ns per input ({@link EventBusCost.LoopCpu}), if recorded. */
+  private static List<Double> loopCpuPerInput(RunResult r) {
+    List<Double> all = new ArrayList<>();
+    r.getBenchmarkResults().forEach(b -> b.getIterationResults().forEach(i -> {
+      var cpu = i.getSecondaryResults().get("loopCpuNs");
+      var inputs = i.getSecondaryResults().get("inputs");
+      if (cpu != null && inputs != null && inputs.getScore() > 0) {
+        all.add(cpu.getScore() / inputs.getScore());
+      }
+    }));
+    return all;
+  }
+
   private static double median(RunResult r) {
-    List<Double> all = iterations(r);
+    return median(iterations(r));
+  }
+
+  private static double median(List<Double> values) {
+    List<Double> all = new ArrayList<>(values);
     all.sort(Double::compare);
     int n = all.size();
     return n == 0 ? Double.NaN : n % 2 == 1 ? all.get(n / 2) : (all.get(n / 2 - 1) + all.get(n / 2)) / 2;
@@ -156,6 +177,12 @@ final class Overhead implements Scenario {
           hot ? String.format("<= %.1fx bare echo", EVENT_BUS_TARGET) : "-",
           hot ? String.format("bare echo %.0f ns", echo) : String.format("two echoes %.0f ns (%.2fx of that)", 2 * echo, ferry / (2 * echo)),
           hot ? Row.verdict(ratio <= EVENT_BUS_TARGET) : "-"));
+      double cpuFerry = score.getOrDefault("cpu:ferrySubmit/" + keys, Double.NaN);
+      double cpuEcho = score.getOrDefault("cpu:bareEcho/" + keys, Double.NaN);
+      rows.add(new Row(id(), "event-loop CPU per input, " + label,
+          String.format("median %.0f ns vs bare echo %.0f ns = %.2fx (floor %.2fx)", cpuFerry, cpuEcho,
+              cpuFerry / cpuEcho, cpuFerry / (cpuEcho * (1 + 1 / meanBatch))),
+          "-", "-", "-"));
       if (hot) {
         rows.add(new Row(id(), "ferry.submit per input against its floor, " + label,
             String.format("%.0f ns vs floor %.0f ns (1 + 1/%.1f echoes) = %.2fx", ferry, floor, meanBatch, ferry / floor),

@@ -11,10 +11,13 @@ import java.util.Arrays;
  * A call's latency grows with its batch, so each sample is compared with the <em>floor</em> of its
  * batch-size class ({@code floor(log2(size))}): the lowest round mean seen for that class. Samples
  * are judged in rounds: a round takes the calls that started after it began and ends once it holds
- * {@code max(4, limit)} of them. At its end, {@code g = sum(floors) / sum(latencies)} says how much of
+ * {@code max(16, limit)} of them. At its end, {@code g = sum(floors) / sum(latencies)} says how much of
  * the time was queueing: well below 1, the limit drops to what the downstream serves at once
  * (Little's law: calls in flight x g, plus the tolerance); otherwise, if the limit held calls
- * back, it probes up. Floors only fall between re-measurements; every {@link #FLOOR_PERIOD_NANOS}
+ * back, it probes up. The round after a cut is not judged (its calls queued behind the ones
+ * started before the cut). A deep cut that does not bring latency down in the round after that was not our
+ * queue (a slower downstream, a busy machine): it is undone and the floors move up to what calls
+ * take now. Otherwise floors only fall between re-measurements; every {@link #FLOOR_PERIOD_NANOS}
  * one round runs at 60% of the limit and its class means replace the floors, so a queue never
  * becomes the floor and a downstream that got slower for good is learned.
  *
@@ -26,15 +29,17 @@ import java.util.Arrays;
  */
 public final class CallLimit {
   /** How far above its floor a round's latency may be before it counts as queueing. */
-  static final double TOLERANCE = 0.3;
+  static final double TOLERANCE = 0.4;
   /** Samples in a round at least (and at least the limit). */
-  static final int MIN_ROUND = 4;
+  static final int MIN_ROUND = 16;
   /** How often the floors are re-measured at a lowered limit. */
   static final long FLOOR_PERIOD_NANOS = 30_000_000_000L;
   /** The limit during a floor round, as a fraction of the limit before it. */
   static final double FLOOR_ROUND_SHARE = 0.6;
-  /** Rounds queued at limit 1 (where every call is alone) that start a floor round at once. */
-  static final int ROUNDS_AT_ONE = 5;
+  /** Cuts that brought the calls in flight to this share or less are judged. */
+  static final double DEEP_CUT = 0.8;
+  /** Rounds in a row whose latency over floor exceeds what our own calls could cause, before the floors rebase. */
+  static final int ROUNDS_NOT_OURS = 5;
 
   private static final int CLASSES = 32;
 
@@ -46,7 +51,13 @@ public final class CallLimit {
   /** Floor point per batch-size class: its mean batch size and latency in nanos; latency 0 = none yet. */
   private final double[] floorSize = new double[CLASSES];
   private final double[] floorLatency = new double[CLASSES];
-  private int roundsQueuedAtOne;
+  private int roundsNotOurs;
+  // Cuts in a row, judged together (see endRound).
+  private boolean cutting;
+  private boolean settling;
+  private int limitBeforeCuts;
+  private double ratioAtFirstCut;
+  private double inFlightAtFirstCut;
 
   // The current round.
   private long roundStart = Long.MIN_VALUE;
@@ -55,6 +66,10 @@ public final class CallLimit {
   private boolean heldBack;
   private long inFlightSum;
   private final long[] classSum = new long[CLASSES];
+  /** The round's successful samples, for the median latency over floor. */
+  private long[] sampleLatency = new long[16];
+  private int[] sampleSize = new int[16];
+  private int sampleCount;
   private final long[] classSize = new long[CLASSES];
   private final int[] classCount = new int[CLASSES];
 
@@ -137,6 +152,12 @@ public final class CallLimit {
       classSum[c] += Math.max(1, latencyNanos);
       classSize[c] += size;
       classCount[c]++;
+      if (sampleCount == sampleLatency.length) {
+        sampleLatency = Arrays.copyOf(sampleLatency, 2 * sampleCount);
+        sampleSize = Arrays.copyOf(sampleSize, 2 * sampleCount);
+      }
+      sampleLatency[sampleCount] = Math.max(1, latencyNanos);
+      sampleSize[sampleCount++] = size;
     }
     if (samples >= Math.max(MIN_ROUND, limit)) {
       endRound(now);
@@ -148,6 +169,13 @@ public final class CallLimit {
       endFloorRound(now);
       return;
     }
+    if (settling && failures == 0) {
+      // The round after a cut: its calls queued behind those started before the cut. Not judged.
+      settling = false;
+      newRound(now);
+      return;
+    }
+    settling = false;
     // Each class's samples are judged at their mean size against the floor curve; a class with no
     // floor yet learns one below, from this round's mean less the queueing the known classes show.
     double floorSum = 0;
@@ -191,23 +219,65 @@ public final class CallLimit {
       seenFloorNanos = seenLatencyNanos;
     }
     double meanInFlight = inFlightSum / (double) samples;
-    boolean queueing = known > 0 && floorSum / latencySum < 1 / (1 + TOLERANCE);
+    // The median call's latency over its floor: queueing at the downstream delays every call
+    // alike, while a stall of this loop or a slow outlier delays a few; the median sees the first.
+    double ratio = known > 0 ? medianRatio() : 1;
+    boolean inflated = ratio > 1 + TOLERANCE;
+    // Calls queued behind our own calls wait at most for the calls ahead of them: latency over
+    // floor beyond the calls in flight (even with one connection) is not our queue (a loop that
+    // answers late, a slower downstream). Such rounds never cut the limit; lasting, they rebase.
+    boolean queueing = inflated && ratio <= meanInFlight * (1 + TOLERANCE);
+    roundsNotOurs = inflated && !queueing && failures == 0 ? roundsNotOurs + 1 : 0;
+    if (roundsNotOurs >= ROUNDS_NOT_OURS) {
+      roundsNotOurs = 0;
+      cutting = false;
+      rebaseFloors(ratio);
+      newRound(now);
+      return;
+    }
+    if (cutting && known > 0 && failures == 0) {
+      // Cuts in a row, judged together: our own queue shrinks with the calls in flight (Little's
+      // law), so once they are well down, at least half of that drop must show in latency over floor.
+      double mustFallTo = 0.5 + 0.5 * Math.min(1, meanInFlight / inFlightAtFirstCut);
+      boolean deep = meanInFlight <= DEEP_CUT * inFlightAtFirstCut && limitBeforeCuts - limit >= 2;
+      if (!queueing) {
+        cutting = false;
+      } else if (deep && ratio >= mustFallTo * ratioAtFirstCut && ratio <= 1.1 * ratioAtFirstCut
+          && meanInFlight / ratio <= 0.5 * inFlightAtFirstCut / ratioAtFirstCut) {
+        // (Latency that rose well above where the streak began is a new queue, judged afresh.)
+        // ... and what the downstream seems to serve at once (calls in flight x floor / latency)
+        // fell with our own limit: an estimate that follows the limit down is no estimate.
+        // The cuts did not bring latency down: it was not our queue (a slower downstream, a busy
+        // machine). The floors move up to what calls take now, and the limit comes back.
+        cutting = false;
+        rebaseFloors(ratio);
+        setLimit(limitBeforeCuts);
+        newRound(now);
+        return;
+      }
+    }
     if (failures > 0) {
       setLimit(limit - Math.max(1, limit / 10));
       slowStart = false;
     } else if (queueing) {
-      double gradient = floorSum / latencySum;
+      double gradient = 1 / ratio;
       int target = (int) Math.ceil(meanInFlight * gradient * (1 + TOLERANCE));
+      if (!cutting || ratio > ratioAtFirstCut) {
+        // A streak is judged from its worst point: a queue that grew meanwhile (a pool that
+        // shrank) starts it afresh.
+        cutting = true;
+        limitBeforeCuts = limit;
+        ratioAtFirstCut = ratio;
+        inFlightAtFirstCut = meanInFlight;
+      }
       setLimit(Math.min(limit - 1, target));
       slowStart = false;
+      settling = true;
     } else if (heldBack) {
       setLimit(slowStart ? 2 * limit : limit + Math.max(1, limit / 8));
     }
-    // At 1, every call is alone, so lasting "queueing" there is a slower downstream: re-measure.
-    roundsQueuedAtOne = queueing && limit == 1 ? roundsQueuedAtOne + 1 : 0;
-    if ((heldBack && now >= nextFloorRound) || roundsQueuedAtOne >= ROUNDS_AT_ONE) {
+    if (heldBack && now >= nextFloorRound) {
       floorRound = true;
-      roundsQueuedAtOne = 0;
       limitBeforeFloorRound = limit;
       setLimit((int) (limit * FLOOR_ROUND_SHARE));
     }
@@ -230,6 +300,35 @@ public final class CallLimit {
     newRound(now);
   }
 
+  /** The median over the round's samples (those with a floor) of latency / floor; 1 with none. */
+  private double medianRatio() {
+    double[] ratios = new double[sampleCount];
+    int n = 0;
+    for (int i = 0; i < sampleCount; i++) {
+      double floor = floorAt(sampleSize[i]);
+      if (floor > 0) {
+        ratios[n++] = sampleLatency[i] / floor;
+      }
+    }
+    if (n == 0) {
+      return 1;
+    }
+    Arrays.sort(ratios, 0, n);
+    return n % 2 == 1 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
+  }
+
+  /** Scales every floor by {@code ratio}, then takes this round's class means as the floors of its classes. */
+  private void rebaseFloors(double ratio) {
+    for (int c = 0; c < CLASSES; c++) {
+      floorLatency[c] *= ratio;
+    }
+    for (int c = 0; c < CLASSES; c++) {
+      if (classCount[c] > 0) {
+        setFloor(c, classSize[c] / (double) classCount[c], Math.max(1, classSum[c] / (double) classCount[c]));
+      }
+    }
+  }
+
   private void setFloor(int c, double size, double latency) {
     floorSize[c] = size;
     floorLatency[c] = latency;
@@ -242,6 +341,7 @@ public final class CallLimit {
     heldBack = false;
     inFlightSum = 0;
     Arrays.fill(classSum, 0);
+    sampleCount = 0;
     Arrays.fill(classSize, 0);
     Arrays.fill(classCount, 0);
   }

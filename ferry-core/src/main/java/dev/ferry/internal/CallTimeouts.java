@@ -54,7 +54,7 @@ final class CallTimeouts<K, I> {
     timer = -1;
     long now = loop.nanoTime();
     dropFinishedHead();
-    while (!open.isEmpty() && open.peek().startedAt + timeoutNanos <= now) {
+    while (!open.isEmpty() && Deadlines.after(open.peek().startedAt, timeoutNanos) <= now) {
       Batch<K, I> late = open.poll();
       live--;
       late.overdue = true;
@@ -66,6 +66,24 @@ final class CallTimeouts<K, I> {
     }
   }
 
+  /**
+   * Gives up on every open call (its owner is closing): each is marked overdue and over, and
+   * handed to {@code abandoned}; the timer stops. A completion that arrives later finds its call
+   * over and is ignored.
+   */
+  void abandonAll(Consumer<Batch<K, I>> abandoned) {
+    for (Batch<K, I> b : open) {
+      if (!b.over) {
+        b.overdue = true;
+        b.over = true;
+        abandoned.accept(b);
+      }
+    }
+    live = 0;
+    open.clear();
+    cancel();
+  }
+
   private void dropFinishedHead() {
     while (!open.isEmpty() && (open.peek().over || open.peek().overdue)) {
       open.poll();
@@ -73,7 +91,7 @@ final class CallTimeouts<K, I> {
   }
 
   private void arm() {
-    long at = open.peek().startedAt + timeoutNanos;
+    long at = Deadlines.after(open.peek().startedAt, timeoutNanos);
     if (timer >= 0 && timerAt <= at) {
       return; // fires early enough; it re-arms for the then head
     }

@@ -24,6 +24,11 @@ public final class ConfigCheck {
     violations.add(text);
   }
 
+  /** The violations so far, one line each. */
+  public List<String> violations() {
+    return List.copyOf(violations);
+  }
+
   public boolean ok() {
     return violations.isEmpty();
   }

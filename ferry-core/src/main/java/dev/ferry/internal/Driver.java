@@ -35,6 +35,8 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
   private final PublishedMetrics published;
   /** The engine this driver performs effects for; set once by the subclass's constructor. */
   private EngineCore<K, I> engine;
+  /** Unregisters the owner-close hook; run once the ferry is closed, so closed ferries are let go of. */
+  private Runnable unhook = () -> {};
 
   protected Driver(Loop loop, BiFunction<? super I, ? super R, ? extends O> extract) {
     this.loop = loop;
@@ -83,32 +85,67 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
   protected final <E extends EngineCore<K, I>> E bind(E built) {
     this.engine = built;
     built.observe(probe);
+    this.unhook = loop.onOwnerClose(this::ownerClosing);
     return built;
+  }
+
+  /**
+   * The ferry's owner is closing: the verticle whose context it is bound to undeploys, or its
+   * Vert.x closes (issue 12, issue 13 item 11). The ferry drains for its config's {@code
+   * drainTimeout}, then every caller still waiting or in flight is answered CLOSED; {@code done}
+   * runs once it is closed. Any thread.
+   */
+  private void ownerClosing(Runnable done) {
+    closed.future().onComplete(ar -> done.run());
+    long nanos = engine.limits.drainTimeout().toNanos();
+    if (!onLoopOrRefused(() -> engine.ownerClosing(nanos))) {
+      // The event loop is already gone: nothing can run there any more, nor answer anyone.
+      closed.tryComplete();
+    }
   }
 
   // ---------------------------------------------------------------- the Ferry API, shared
 
   /** Submits with no deadline; see {@link dev.ferry.Ferry#submit(Object)}. */
   public final Future<O> submit(I input) {
-    return submit(input, 0L);
+    return submit(input, Long.MAX_VALUE);
   }
 
   /** Submits with a deadline; see {@link dev.ferry.Ferry#submit(Object, java.time.Duration)}. */
   public final Future<O> submit(I input, java.time.Duration timeout) {
-    if (timeout == null || timeout.isNegative() || timeout.isZero()) {
-      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
-          "a deadline must be a positive duration, got " + timeout));
+    String bad = Deadlines.badTimeout(timeout);
+    if (bad != null) {
+      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, bad));
     }
-    return submit(input, timeout.toNanos());
+    // The deadline runs from now, on the caller's thread, not from when the loop gets to it: a
+    // busy loop must not stretch a caller's deadline (issue 13, item 3).
+    return submit(input, Deadlines.after(loop.nanoTime(), timeout.toNanos()));
   }
 
-  private Future<O> submit(I input, long timeoutNanos) {
+  /** {@code deadline} is absolute, in loop nanos, or {@link Long#MAX_VALUE} for none. */
+  private Future<O> submit(I input, long deadline) {
     if (input == null) {
       return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, "the input is null"));
     }
     Promise<O> promise = callerPromise();
-    onLoop(() -> admit(input, timeoutNanos, promise));
+    if (!onLoopOrRefused(() -> admitSafely(input, deadline, promise))) {
+      promise.tryFail(new FerryException(FerryError.CLOSED, "the ferry's Vert.x instance is closed"));
+    }
     return promise.future();
+  }
+
+  /**
+   * Admits on the loop. Every user function is already guarded where it is called; this is the
+   * last line for the promise "every accepted input gets exactly one reply": should anything still
+   * throw out of an admission, its caller is answered rather than stranded.
+   */
+  private void admitSafely(I input, long deadline, Promise<O> promise) {
+    try {
+      admit(input, deadline, promise);
+    } catch (Throwable t) {
+      pending.add(() -> promise.tryFail(new FerryException(FerryError.BAD_INPUT,
+          "the ferry could not admit this input: " + t, t)));
+    }
   }
 
   /**
@@ -117,8 +154,7 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
    * its own thread). On the ferry's own context this costs nothing.
    */
   public static <T> Promise<T> callerPromise() {
-    io.vertx.core.internal.ContextInternal caller = io.vertx.core.internal.ContextInternal.current();
-    return caller != null ? caller.promise() : Promise.promise();
+    return VertxLoop.callerPromise();
   }
 
   /** Closes now; see {@link dev.ferry.Ferry#close()}. */
@@ -129,22 +165,39 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
 
   /** Closes after sending what waits; see {@link dev.ferry.Ferry#drain(java.time.Duration)}. */
   public final Future<Void> drain(java.time.Duration timeout) {
-    long nanos = timeout == null ? 0 : Math.max(0, timeout.toNanos());
+    if (Deadlines.tooLong(timeout)) {
+      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
+          "a drain timeout must be at most " + Deadlines.LONGEST + ", got " + timeout));
+    }
+    long nanos = timeout == null || timeout.isNegative() ? 0 : timeout.toNanos();
     onLoop(() -> engine.drain(nanos));
     return closed.future();
   }
 
   /**
-   * The ferry's metrics: exact on its context; elsewhere the snapshot last published on the loop,
-   * at most about a second old.
+   * The ferry's metrics: exact on its context; elsewhere the snapshot published at the end of the
+   * last transition on the loop.
    */
   public final dev.ferry.FerryMetrics metrics() {
     return published.get();
   }
 
 
-  /** Validates one input and hands it to the engine; on the loop, inside a transition. */
-  protected abstract void admit(I input, long timeoutNanos, Promise<O> promise);
+  /**
+   * Expired inputs still held (not yet let go of), and their weight, on the loop: with {@code
+   * queuedInputs}/{@code queuedWeight}, what the waiting room's bounds apply to. For tests and the soak.
+   */
+  public final long[] expiredStillHeld() {
+    assert loop.inLoop();
+    Lane.Held held = engine.held();
+    return new long[] {held.expired, held.expiredWeight};
+  }
+
+  /**
+   * Validates one input and hands it to the engine; on the loop, inside a transition. {@code
+   * deadline} is absolute in loop nanos ({@link Long#MAX_VALUE}: none), fixed at submit.
+   */
+  protected abstract void admit(I input, long deadline, Promise<O> promise);
 
 
   /**
@@ -155,7 +208,8 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
     long weight;
     try {
       weight = weigh == null ? 1 : weigh.applyAsLong(input);
-    } catch (RuntimeException e) {
+    } catch (Throwable e) {
+      // Errors and sneaky-thrown checked exceptions too: the caller must be answered.
       refuse(caller, "the weight function failed: " + e, e);
       return -1;
     }
@@ -184,17 +238,31 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
 
   /** Runs {@code transition} on the loop (inline when already there), then the effects it queued. */
   protected final void onLoop(Runnable transition) {
-    if (loop.inLoop()) {
-      transition.run();
-      runEffects();
-    } else {
-      loop.execute(() -> {
-        transition.run();
-        runEffects();
-      });
-    }
+    onLoopOrRefused(transition);
   }
 
+  /**
+   * Like {@link #onLoop}, but returns false when the loop refused the task (its Vert.x instance is
+   * closed and its event loop gone): then nothing ran, and the caller answers for it.
+   */
+  protected final boolean onLoopOrRefused(Runnable transition) {
+    if (loop.inLoop()) {
+      transition.run();
+      published.publish();
+      runEffects();
+      return true;
+    }
+    try {
+      loop.execute(() -> {
+        transition.run();
+        published.publish();
+        runEffects();
+      });
+      return true;
+    } catch (java.util.concurrent.RejectedExecutionException gone) {
+      return false;
+    }
+  }
 
   private void runEffects() {
     if (running) {
@@ -295,7 +363,7 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
         Future<O> answer;
         try {
           answer = forward.forward(e.input, remaining);
-        } catch (RuntimeException t) {
+        } catch (Throwable t) {
           answer = Future.failedFuture(t);
         }
         answer.onComplete(ar -> {
@@ -316,7 +384,7 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
   @Override
   public final void closed() {
     pending.add(() -> {
-      published.stop();
+      unhook.run();
       closed.tryComplete();
     });
   }

@@ -31,7 +31,13 @@ abstract class EngineCore<K, I> {
   Phase phase = Phase.OPEN;
   Probe probe = Probe.NONE;
   private boolean closedSignalled;
+  /** The owner (verticle or Vert.x) is closing: once closed, calls in flight are not waited for. */
+  private boolean ownerClosing;
+  /** The calls in flight were abandoned and forgotten when the owner closed; late completions are ignored. */
+  private boolean callsForgotten;
   private long drainTimer = -1;
+  /** When the drain timer fires, in loop nanos. */
+  private long drainEndsAt;
   private long nextSeq;
 
   EngineCore(Limits limits, Loop loop, Effects<K, I> out) {
@@ -48,6 +54,18 @@ abstract class EngineCore<K, I> {
 
   /** Calls on the wire, direct calls included. */
   abstract int inFlight();
+
+  /**
+   * The owner closed and the calls in flight were abandoned (their callers answered): forget them,
+   * and the lanes they held, so that a closed ferry holds nothing, even when a call never completes.
+   */
+  abstract void forgetCallsInFlight();
+
+  /**
+   * Expired inputs still held in memory, and their weight: no longer waiting, but taking room in
+   * the waiting room until they are gone (see {@link Lane}).
+   */
+  abstract Lane.Held held();
 
   /** A waiting entry's deadline passed. */
   abstract void expire(Entry<K, I> e);
@@ -73,19 +91,27 @@ abstract class EngineCore<K, I> {
     return phase == Phase.OPEN;
   }
 
-  /** Creates the entry for one valid input; {@code timeoutNanos <= 0} means no deadline. */
-  final Entry<K, I> newEntry(K key, I input, long weight, Object caller, long timeoutNanos) {
+  /**
+   * Creates the entry for one valid input; {@code deadline} is absolute in loop nanos, fixed when
+   * the caller submitted ({@link Long#MAX_VALUE}: none).
+   */
+  final Entry<K, I> newEntry(K key, I input, long weight, Object caller, long deadline) {
     assert loop.inLoop();
-    long now = loop.nanoTime();
-    long deadline = timeoutNanos > 0 ? saturatedAdd(now, timeoutNanos) : Long.MAX_VALUE;
-    return new Entry<>(key, input, weight, caller, nextSeq++, now, deadline);
+    return new Entry<>(key, input, weight, caller, nextSeq++, loop.nanoTime(), deadline);
   }
 
-  /** Counts a submission; answers CLOSED and returns false unless the engine is open. */
+  /**
+   * Counts a submission; answers CLOSED unless the engine is open, and TIMEOUT when the caller's
+   * deadline passed before the loop got to it (it was set at submit). Returns whether to go on.
+   */
   final boolean accepting(Entry<K, I> e) {
     submitted++;
     if (phase != Phase.OPEN) {
       settle(e, FerryError.CLOSED, "the ferry is closed");
+      return false;
+    }
+    if (e.deadline <= loop.nanoTime()) {
+      answerTimedOut(e);
       return false;
     }
     return true;
@@ -137,7 +163,9 @@ abstract class EngineCore<K, I> {
    * or slot and dispatches.
    */
   final boolean callEnded(Batch<K, I> batch) {
-    if (batch.over) {
+    if (batch.over || callsForgotten) {
+      // Reported already, or abandoned when the owner closed (a call that had timed out included).
+      batch.over = true;
       return false;
     }
     batch.over = true;
@@ -199,11 +227,35 @@ abstract class EngineCore<K, I> {
       return false;
     }
     phase = Phase.DRAINING;
-    drainTimer = loop.schedule(Math.max(0, timeoutNanos), () -> {
+    armDrainTimer(Math.max(0, timeoutNanos));
+    return true;
+  }
+
+  private void armDrainTimer(long timeoutNanos) {
+    drainEndsAt = Deadlines.after(loop.nanoTime(), timeoutNanos);
+    drainTimer = loop.schedule(timeoutNanos, () -> {
       drainTimer = -1;
       close();
     });
-    return true;
+  }
+
+  /**
+   * The owner (the verticle whose context this is, or Vert.x) is closing: drain for at most {@code
+   * timeoutNanos} (the config's {@code drainTimeout}; a drain already running is cut short to it),
+   * then close, and answer the callers of calls still in flight CLOSED rather than wait for calls
+   * that may never complete. The engine then says it is closed ({@link Effects#closed}) at once.
+   */
+  public final void ownerClosing(long timeoutNanos) {
+    assert loop.inLoop();
+    ownerClosing = true;
+    if (phase == Phase.OPEN) {
+      drain(timeoutNanos);
+    } else if (phase == Phase.DRAINING && Deadlines.after(loop.nanoTime(), timeoutNanos) < drainEndsAt) {
+      loop.cancel(drainTimer);
+      armDrainTimer(timeoutNanos);
+    } else {
+      maybeFinish();
+    }
   }
 
   /** Moves to CLOSED; false if it already was. */
@@ -225,14 +277,19 @@ abstract class EngineCore<K, I> {
       close();
       return;
     }
-    if (phase == Phase.CLOSED && !closedSignalled && inFlight() == 0) {
+    if (phase == Phase.CLOSED && !closedSignalled && (inFlight() == 0 || ownerClosing)) {
+      if (ownerClosing) {
+        callTimeouts.abandonAll(batch -> {
+          for (Entry<K, I> e : batch.entries) {
+            settle(e, FerryError.CLOSED, "the ferry's owner closed while this input's call was in flight"
+                + " (it may have been applied)");
+          }
+        });
+        callsForgotten = true;
+        forgetCallsInFlight();
+      }
       closedSignalled = true;
       out.closed();
     }
-  }
-
-  private static long saturatedAdd(long a, long b) {
-    long sum = a + b;
-    return ((a ^ sum) & (b ^ sum)) < 0 ? Long.MAX_VALUE - 1 : sum;
   }
 }

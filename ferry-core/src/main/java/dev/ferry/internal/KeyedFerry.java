@@ -84,36 +84,47 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
 
   @Override
   public Future<Optional<V>> submit(K key) {
-    return submit(key, 0L);
+    return submit(key, Long.MAX_VALUE);
   }
 
   @Override
   public Future<Optional<V>> submit(K key, Duration timeout) {
-    if (timeout == null || timeout.isNegative() || timeout.isZero()) {
-      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
-          "a deadline must be a positive duration, got " + timeout));
+    String bad = Deadlines.badTimeout(timeout);
+    if (bad != null) {
+      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, bad));
     }
-    return submit(key, timeout.toNanos());
+    // The deadline runs from the submit, not from when the loop gets to it.
+    return submit(key, Deadlines.after(loop.nanoTime(), timeout.toNanos()));
   }
 
-  private Future<Optional<V>> submit(K key, long timeoutNanos) {
+  /** {@code deadline}: absolute loop nanos, {@link Long#MAX_VALUE} for none. */
+  private Future<Optional<V>> submit(K key, long deadline) {
     if (key == null) {
       return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, "the key is null"));
     }
     Promise<Optional<V>> mine = Driver.callerPromise();
-    queue.run(() -> join(key, timeoutNanos, mine));
+    if (!queue.run(() -> join(key, deadline, mine))) {
+      mine.tryFail(new FerryException(FerryError.CLOSED, "the ferry's Vert.x instance is closed"));
+    }
     return mine.future();
   }
 
   /** On the loop: share the key's waiting entry, or make a new one. */
-  private void join(K key, long timeoutNanos, Promise<Optional<V>> mine) {
+  private void join(K key, long deadline, Promise<Optional<V>> mine) {
+    if (deadline <= loop.nanoTime() && engine.isOpen()) {
+      // The loop got to it after the caller's deadline: it is a submission that timed out.
+      joined++;
+      callersTimedOut++;
+      mine.tryFail(new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before its key was sent"));
+      return;
+    }
     Shared<K, V> shared = waiting.get(key);
     if (shared != null && shared.entry.waiting() && engine.isOpen()) {
       joined++;
     } else {
       Promise<Optional<V>> outcome = Promise.promise();
       // Never null: the key is not null and keys are not weighed.
-      Entry<Void, K> entry = queue.admitEntry(key, 0, outcome);
+      Entry<Void, K> entry = queue.admitEntry(key, Long.MAX_VALUE, outcome);
       shared = new Shared<>(key, entry, outcome.future());
       if (entry.waiting()) {
         Shared<K, V> placed = shared;
@@ -121,14 +132,14 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
         outcome.future().onComplete(ar -> waiting.remove(key, placed));
       }
     }
-    attach(shared, timeoutNanos, mine);
+    attach(shared, deadline, mine);
   }
 
-  private void attach(Shared<K, V> shared, long timeoutNanos, Promise<Optional<V>> mine) {
+  private void attach(Shared<K, V> shared, long deadline, Promise<Optional<V>> mine) {
     Caller<V> caller = new Caller<>(mine);
     shared.live++;
-    if (timeoutNanos > 0 && shared.entry.waiting()) {
-      caller.timer = loop.schedule(timeoutNanos, () -> queue.run(() -> expired(shared, caller)));
+    if (deadline != Long.MAX_VALUE && shared.entry.waiting()) {
+      caller.timer = loop.schedule(deadline - loop.nanoTime(), () -> queue.run(() -> expired(shared, caller)));
     }
     shared.outcome.onComplete(ar -> {
       if (caller.timer >= 0) {

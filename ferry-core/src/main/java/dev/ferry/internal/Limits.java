@@ -15,20 +15,41 @@ public record Limits(
     int maxQueueing,
     long maxQueuedWeight,
     Duration maxBatchDelay,
-    Duration callTimeout) {
+    Duration callTimeout,
+    Duration drainTimeout) {
 
   public static final long UNBOUNDED = Long.MAX_VALUE;
+
+  /**
+   * The engines' way to the limits inside a public config ({@link dev.ferry.FerryBounds} keeps
+   * them package-private so that no public signature names this internal type). Installed once by
+   * FerryBounds' class initialisation, which happens before any config exists.
+   */
+  public static final class Access {
+    private static volatile java.util.function.Function<dev.ferry.FerryBounds, Limits> reader;
+
+    private Access() {}
+
+    public static void install(java.util.function.Function<dev.ferry.FerryBounds, Limits> r) {
+      reader = r;
+    }
+
+    public static Limits of(dev.ferry.FerryBounds bounds) {
+      return reader.apply(bounds);
+    }
+  }
 
   /** The longest duration in ms the engines can hold: they keep time in nanoseconds. */
   public static final long MAX_MS = Long.MAX_VALUE / 1_000_000;
 
   public static final Limits DEFAULTS =
-      new Limits(100, UNBOUNDED, 16, 10_000, UNBOUNDED, Duration.ZERO, Duration.ofSeconds(30));
+      new Limits(100, UNBOUNDED, 16, 10_000, UNBOUNDED, Duration.ZERO, Duration.ofSeconds(30),
+          Duration.ofSeconds(10));
 
   /** The JSON field names these limits read and write. */
   public static final Set<String> FIELDS =
       Set.of("maxBatchSize", "maxBatchWeight", "maxInFlightBatches", "maxQueueing",
-          "maxQueuedWeight", "maxBatchDelayMs", "callTimeoutMs");
+          "maxQueuedWeight", "maxBatchDelayMs", "callTimeoutMs", "drainTimeoutMs");
 
   /** Records every violated rule; the caller throws once with all of them. */
   public void check(ConfigCheck check) {
@@ -42,6 +63,8 @@ public record Limits(
         "maxBatchDelay", maxBatchDelay, "must be >= 0 and <= " + MAX_MS + " ms");
     check.require(callTimeout != null && callTimeout.compareTo(Duration.ofMillis(1)) >= 0 && callTimeout.compareTo(longest) <= 0,
         "callTimeout", callTimeout, "must be >= 1 ms and <= " + MAX_MS + " ms");
+    check.require(drainTimeout != null && !drainTimeout.isNegative() && drainTimeout.compareTo(longest) <= 0,
+        "drainTimeout", drainTimeout, "must be >= 0 and <= " + MAX_MS + " ms");
   }
 
   /** Reads the shared fields from {@code json} over {@code base}; wrong types are recorded. */
@@ -53,6 +76,7 @@ public record Limits(
     Long queuedWeight = check.readLong(json, "maxQueuedWeight");
     Long delayMs = readMs(json, "maxBatchDelayMs", 0, check);
     Long callTimeoutMs = readMs(json, "callTimeoutMs", 1, check);
+    Long drainTimeoutMs = readMs(json, "drainTimeoutMs", 0, check);
     return new Limits(
         size != null ? size : base.maxBatchSize,
         batchWeight != null ? batchWeight : base.maxBatchWeight,
@@ -60,7 +84,8 @@ public record Limits(
         queueing != null ? queueing : base.maxQueueing,
         queuedWeight != null ? queuedWeight : base.maxQueuedWeight,
         delayMs != null ? Duration.ofMillis(delayMs) : base.maxBatchDelay,
-        callTimeoutMs != null ? Duration.ofMillis(callTimeoutMs) : base.callTimeout);
+        callTimeoutMs != null ? Duration.ofMillis(callTimeoutMs) : base.callTimeout,
+        drainTimeoutMs != null ? Duration.ofMillis(drainTimeoutMs) : base.drainTimeout);
   }
 
   /**
@@ -86,7 +111,8 @@ public record Limits(
     if (maxQueuedWeight != UNBOUNDED) {
       json.put("maxQueuedWeight", maxQueuedWeight);
     }
-    return json.put("maxBatchDelayMs", maxBatchDelay.toMillis()).put("callTimeoutMs", callTimeout.toMillis());
+    return json.put("maxBatchDelayMs", maxBatchDelay.toMillis()).put("callTimeoutMs", callTimeout.toMillis())
+        .put("drainTimeoutMs", drainTimeout.toMillis());
   }
 
   /** A mutable draft of limits; the public config builders validate what it builds. */
@@ -98,6 +124,7 @@ public record Limits(
     public long maxQueuedWeight = DEFAULTS.maxQueuedWeight;
     public Duration maxBatchDelay = DEFAULTS.maxBatchDelay;
     public Duration callTimeout = DEFAULTS.callTimeout;
+    public Duration drainTimeout = DEFAULTS.drainTimeout;
 
     public Draft() {}
 
@@ -109,11 +136,12 @@ public record Limits(
       maxQueuedWeight = from.maxQueuedWeight;
       maxBatchDelay = from.maxBatchDelay;
       callTimeout = from.callTimeout;
+      drainTimeout = from.drainTimeout;
     }
 
     public Limits toLimits() {
       return new Limits(maxBatchSize, maxBatchWeight, maxInFlightBatches, maxQueueing,
-          maxQueuedWeight, maxBatchDelay, callTimeout);
+          maxQueuedWeight, maxBatchDelay, callTimeout, drainTimeout);
     }
   }
 }

@@ -22,4 +22,14 @@ public interface Loop {
 
   /** Cancels a timer that has not fired yet; cancelling a fired or unknown id does nothing. */
   void cancel(long timerId);
+
+  /**
+   * Calls {@code hook} once when the loop's owner closes: the verticle whose context this is
+   * undeploys, or the Vert.x instance closes. The hook may run on any thread; it calls the Runnable
+   * it is given once it is done, and the owner's close waits for that. Returns what unregisters the
+   * hook. By default the owner never closes.
+   */
+  default Runnable onOwnerClose(java.util.function.Consumer<Runnable> hook) {
+    return () -> {};
+  }
 }

@@ -86,6 +86,8 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
   private final CallLimit callLimit;
 
   private final HashMap<K, Lane<K, I>> lanes = new HashMap<>();
+  /** Expired inputs some lane still holds: they take room until they are gone (see {@link Lane}). */
+  private final Lane.Held held = new Lane.Held();
   /** Fixed slots: the one FIFO ready line. Adaptive: the idle line (keys that were idle), FIFO. */
   private final ArrayDeque<Lane<K, I>> line = new ArrayDeque<>();
   /** Adaptive: lanes re-queued after a call, oldest next input first. */
@@ -110,33 +112,33 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
    *     fall back to submission order
    */
   public PerKeyEngine(PerKeyConfig config, Comparator<? super I> order, Loop loop, Effects<K, I> out) {
-    super(config.limits(), loop, out);
+    super(Limits.Access.of(config), loop, out);
     this.directCalls = config.directCallsEnabled();
     this.callLimit = config.dispatch() != Dispatch.ADAPTIVE ? null
         : config.pinnedLimit() > 0 ? CallLimit.pinned(config.pinnedLimit())
-        : CallLimit.learned(config.limits().maxInFlightBatches());
+        : CallLimit.learned(config.maxInFlightBatches());
     this.order = order == null ? null
         : PerKeyEngine.<K, I>safely(order).thenComparingLong(e -> e.seq);
   }
 
   /**
-   * The user's order over entries, made total: a comparator that throws would otherwise abort a
-   * transition halfway (an entry neither queued nor answered), so a throw counts as a tie and
-   * submission order decides.
+   * The user's order over entries, made total: a comparator that throws (anything, an Error or a
+   * sneaky-thrown checked exception included) would otherwise abort a transition halfway (an entry
+   * neither queued nor answered), so a throw counts as a tie and submission order decides.
    */
   private static <K, I> Comparator<Entry<K, I>> safely(Comparator<? super I> order) {
     return (a, b) -> {
       try {
         return order.compare(a.input, b.input);
-      } catch (RuntimeException e) {
+      } catch (Throwable e) {
         return 0;
       }
     };
   }
 
-  /** Creates the entry for one valid input; {@code timeoutNanos <= 0} means no deadline. */
-  public Entry<K, I> entry(K key, I input, long weight, Object caller, long timeoutNanos) {
-    return newEntry(key, input, weight, caller, timeoutNanos);
+  /** Creates the entry for one valid input; {@code deadline}: absolute loop nanos, {@link Long#MAX_VALUE} for none. */
+  public Entry<K, I> entry(K key, I input, long weight, Object caller, long deadline) {
+    return newEntry(key, input, weight, caller, deadline);
   }
 
   // ---------------------------------------------------------------- transitions
@@ -154,7 +156,7 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
       start(lane, List.of(e), true, e.weight);
       return;
     }
-    if (refusedForRoom(e, queuedInputs, queuedWeight)) {
+    if (refusedForRoom(e, queuedInputs + held.expired, queuedWeight + held.expiredWeight)) {
       return;
     }
     if (lane == null) {
@@ -462,19 +464,24 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     if (lane.count >= limits.maxBatchSize() || lane.weight >= limits.maxBatchWeight()) {
       return 0;
     }
-    return lane.oldestArrival() + delayNanos - loop.nanoTime();
+    return Deadlines.after(lane.oldestArrival(), delayNanos) - loop.nanoTime();
   }
 
   // ---------------------------------------------------------------- bookkeeping
 
   private Lane<K, I> newLane(K key) {
-    Lane<K, I> lane = new Lane<>(key, order);
+    Lane<K, I> lane = new Lane<>(key, order, held);
     lanes.put(key, lane);
     return lane;
   }
 
+  /**
+   * Removes a lane with nothing live left and lets go of its expired entries, so that a lane left
+   * (stale) in a line while every slot is busy holds nothing but itself (issue 13, item 2).
+   */
   private void retire(Lane<K, I> lane) {
     lane.retired = true;
+    lane.release();
     if (lane.inLine) {
       // Left in its line and skipped there; compacted once the stale outnumber the live.
       lane.inLine = false;
@@ -504,6 +511,20 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
   @Override
   int queuedInputs() {
     return queuedInputs;
+  }
+
+  @Override
+  Lane.Held held() {
+    return held;
+  }
+
+  @Override
+  void forgetCallsInFlight() {
+    for (Lane<K, I> lane : new ArrayList<>(lanes.values())) {
+      retire(lane); // closed: every lane left is one in flight, with nothing waiting
+    }
+    batchesInFlight = 0;
+    directInFlight = 0;
   }
 
   @Override
@@ -542,7 +563,14 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     int waiting = 0;
     long weight = 0;
     int lanesInFlight = 0;
+    int expiredHeld = 0;
+    for (Lane<K, I> lane : line) {
+      if (lane.retired && lane.expiredHeld() > 0) {
+        return "retired lane " + lane.key + " still holds expired inputs";
+      }
+    }
     for (Lane<K, I> lane : lanes.values()) {
+      expiredHeld += lane.expiredHeld();
       if (lane.count == 0 && !lane.inFlight) {
         return "lane " + lane.key + " has no work but is held";
       }
@@ -580,8 +608,12 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     if (callLimit != null && (callLimit.limit() < 1 || callLimit.limit() > limits.maxInFlightBatches())) {
       return "the call limit " + callLimit.limit() + " is outside [1, maxInFlightBatches]";
     }
-    if (queuedInputs > limits.maxQueueing() || queuedWeight > limits.maxQueuedWeight()) {
-      return "the waiting room exceeds its bounds";
+    if (expiredHeld != held.expired) {
+      return "the lanes hold " + expiredHeld + " expired inputs but " + held.expired + " are counted";
+    }
+    if (queuedInputs + held.expired > limits.maxQueueing()
+        || queuedWeight + held.expiredWeight > limits.maxQueuedWeight()) {
+      return "the waiting room (expired inputs still held included) exceeds its bounds";
     }
     int inLines = 0;
     for (Lane<K, I> lane : line) {
@@ -612,6 +644,11 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
       return "closed with inputs still waiting";
     }
     return null;
+  }
+
+  /** Lanes in the ready lines, stale ones included (for leak checks in tests). */
+  int linedUp() {
+    return line.size() + busy.size();
   }
 
   /** Lanes in the map (for leak checks in tests). */

@@ -37,11 +37,17 @@ public final class PerKeyFerry<K, I, R, O> extends Driver<K, I, R, O> implements
   }
 
   @Override
-  protected void admit(I input, long timeoutNanos, Promise<O> promise) {
+  protected void admit(I input, long deadline, Promise<O> promise) {
     K key;
     try {
       key = keyOf.apply(input);
-    } catch (RuntimeException e) {
+      if (key != null) {
+        // The engine hashes the key in its lane map; a key whose hashCode throws is refused here,
+        // before any state changes, rather than halfway through a transition.
+        key.hashCode();
+      }
+    } catch (Throwable e) {
+      // Errors and sneaky-thrown checked exceptions too: the caller must be answered.
       refuse(promise, "the key function failed: " + e, e);
       return;
     }
@@ -53,7 +59,7 @@ public final class PerKeyFerry<K, I, R, O> extends Driver<K, I, R, O> implements
     if (weight < 0) {
       return;
     }
-    engine.admit(engine.entry(key, input, weight, promise, timeoutNanos));
+    engine.admit(engine.entry(key, input, weight, promise, deadline));
   }
 
   @Override

@@ -1,27 +1,36 @@
 package dev.ferry.internal;
 
 import dev.ferry.FerryMetrics;
-import java.util.concurrent.TimeUnit;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.function.Supplier;
 
 /**
  * A ferry's metrics, readable from any thread without touching the engine off its loop.
  *
- * <p>On the loop a read is exact (and refreshes the published copy). Elsewhere, such as a
- * Prometheus scrape on another event loop, it returns the copy last published on the loop; the
- * first such read starts a refresh every second, on the loop, until {@link #stop()}. The copy is
- * one immutable snapshot, so the fields of one read always agree with each other.
+ * <p>On the loop a read is exact. Every transition ends by publishing a fresh snapshot (one small
+ * immutable object, stored with release semantics), before its effects answer anyone, so a read
+ * from any other thread, such as a Prometheus scrape on another event loop, sees the state as of
+ * the last transition that completed (a caller who got its answer sees its own submission): never the zeros of a copy that was not made yet (issue 13, item 12), and never a mix
+ * of two moments, since the fields of one snapshot always agree with each other. A ferry with
+ * nothing happening publishes nothing and keeps no timer.
  */
 final class PublishedMetrics {
-  private static final long REFRESH_NANOS = TimeUnit.SECONDS.toNanos(1);
+  private static final VarHandle LAST;
+
+  static {
+    try {
+      LAST = MethodHandles.lookup().findVarHandle(PublishedMetrics.class, "last", FerryMetrics.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
 
   private final Loop loop;
   private final Supplier<FerryMetrics> read;
-  private volatile FerryMetrics last;
-  private volatile boolean refreshing;
-  /** Touched only on the loop. */
-  private long timer = -1;
-  private boolean stopped;
+  /** Written only on the loop (release), read anywhere (acquire). */
+  @SuppressWarnings("unused")
+  private FerryMetrics last = FerryMetrics.EMPTY;
 
   PublishedMetrics(Loop loop, Supplier<FerryMetrics> read) {
     this.loop = loop;
@@ -30,34 +39,13 @@ final class PublishedMetrics {
 
   FerryMetrics get() {
     if (loop.inLoop()) {
-      FerryMetrics now = read.get();
-      last = now;
-      return now;
+      return read.get();
     }
-    if (!refreshing) {
-      refreshing = true;
-      loop.execute(this::refresh);
-    }
-    FerryMetrics copy = last;
-    return copy != null ? copy : FerryMetrics.EMPTY;
+    return (FerryMetrics) LAST.getAcquire(this);
   }
 
-  /** Stops refreshing; on the loop. */
-  void stop() {
-    stopped = true;
-    if (timer >= 0) {
-      loop.cancel(timer);
-      timer = -1;
-    }
-    last = read.get();
-  }
-
-  private void refresh() {
-    timer = -1;
-    if (stopped) {
-      return;
-    }
-    last = read.get();
-    timer = loop.schedule(REFRESH_NANOS, this::refresh);
+  /** Publishes the state as it is now; on the loop, at the end of a transition. */
+  void publish() {
+    LAST.setRelease(this, read.get());
   }
 }

@@ -56,8 +56,11 @@ import java.util.List;
  */
 public final class StreamEngine<I> extends EngineCore<Void, I> {
 
+  /** Expired inputs the queue still holds: they take room until they are gone (see {@link Lane}). */
+  private final Lane.Held held = new Lane.Held();
+
   /** The one queue. A keyless {@link Lane} gives FIFO order and cheap skipping of expired entries. */
-  private final Lane<Void, I> queue = new Lane<>(null, null);
+  private final Lane<Void, I> queue = new Lane<>(null, null, held);
 
   private int batchesInFlight;
   private long delayTimer = -1;
@@ -65,13 +68,13 @@ public final class StreamEngine<I> extends EngineCore<Void, I> {
   private long delayTimerAt = -1;
 
   public StreamEngine(FerryConfig config, Loop loop, Effects<Void, I> out) {
-    super(config.limits(), loop, out);
+    super(Limits.Access.of(config), loop, out);
   }
 
-  /** Creates the entry for one valid input; {@code timeoutNanos <= 0} means no deadline. */
-  public Entry<Void, I> entry(I input, long weight, Object caller, long timeoutNanos) {
+  /** Creates the entry for one valid input; {@code deadline}: absolute loop nanos, {@link Long#MAX_VALUE} for none. */
+  public Entry<Void, I> entry(I input, long weight, Object caller, long deadline) {
     assert loop.inLoop();
-    return newEntry(null, input, weight, caller, timeoutNanos);
+    return newEntry(null, input, weight, caller, deadline);
   }
 
   // ---------------------------------------------------------------- transitions
@@ -79,7 +82,7 @@ public final class StreamEngine<I> extends EngineCore<Void, I> {
   /** An input arrives: refuse it, or queue it and let a free slot take it if the queue is due. */
   public void admit(Entry<Void, I> e) {
     assert loop.inLoop();
-    if (!accepting(e) || refusedForRoom(e, queue.count, queue.weight)) {
+    if (!accepting(e) || refusedForRoom(e, queue.count + held.expired, queue.weight + held.expiredWeight)) {
       return;
     }
     queue.add(e);
@@ -203,14 +206,14 @@ public final class StreamEngine<I> extends EngineCore<Void, I> {
     if (queue.count >= limits.maxBatchSize() || queue.weight >= limits.maxBatchWeight()) {
       return 0;
     }
-    return queue.oldestArrival() + delayNanos - loop.nanoTime();
+    return Deadlines.after(queue.oldestArrival(), delayNanos) - loop.nanoTime();
   }
 
   /** Keeps one timer, set for the oldest input's due time, while a free slot is waiting for it. */
   private void armDelayTimer() {
     boolean slotWaits = delayNanos > 0 && phase == Phase.OPEN && queue.count > 0
         && batchesInFlight < limits.maxInFlightBatches();
-    long at = slotWaits ? queue.oldestArrival() + delayNanos : -1;
+    long at = slotWaits ? Deadlines.after(queue.oldestArrival(), delayNanos) : -1;
     if (at == delayTimerAt) {
       return;
     }
@@ -240,6 +243,16 @@ public final class StreamEngine<I> extends EngineCore<Void, I> {
   @Override
   int queuedInputs() {
     return queue.count;
+  }
+
+  @Override
+  Lane.Held held() {
+    return held;
+  }
+
+  @Override
+  void forgetCallsInFlight() {
+    batchesInFlight = 0;
   }
 
   @Override

@@ -34,20 +34,20 @@ public final class StreamFerry<I, R, O> extends Driver<Void, I, R, O> implements
    * Admits one input on the loop. Returns its entry (whose state tells whether it waits, left at
    * once, or was refused), or {@code null} when the input was bad and its caller already failed.
    */
-  Entry<Void, I> admitEntry(I input, long timeoutNanos, Promise<O> promise) {
+  Entry<Void, I> admitEntry(I input, long deadline, Promise<O> promise) {
     assert loop.inLoop();
     long weight = weightOf(weigh, input, promise);
     if (weight < 0) {
       return null;
     }
-    Entry<Void, I> entry = engine.entry(input, weight, promise, timeoutNanos);
+    Entry<Void, I> entry = engine.entry(input, weight, promise, deadline);
     engine.admit(entry);
     return entry;
   }
 
   @Override
-  protected void admit(I input, long timeoutNanos, Promise<O> promise) {
-    admitEntry(input, timeoutNanos, promise);
+  protected void admit(I input, long deadline, Promise<O> promise) {
+    admitEntry(input, deadline, promise);
   }
 
   /** The engine, for {@link KeyedFerry}, which shares entries between callers of one key. */
@@ -55,9 +55,12 @@ public final class StreamFerry<I, R, O> extends Driver<Void, I, R, O> implements
     return engine;
   }
 
-  /** Runs {@code transition} on the loop, then the effects it queued (for {@link KeyedFerry}). */
-  void run(Runnable transition) {
-    onLoop(transition);
+  /**
+   * Runs {@code transition} on the loop, then the effects it queued (for {@link KeyedFerry});
+   * false when the loop is gone (its Vert.x closed) and nothing ran.
+   */
+  boolean run(Runnable transition) {
+    return onLoopOrRefused(transition);
   }
 
   @Override

@@ -3,9 +3,16 @@ package dev.ferry.internal;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.internal.ContextInternal;
-import java.util.concurrent.TimeUnit;
 
-/** A {@link Loop} on one Vert.x event-loop context, captured once and kept. */
+/**
+ * A {@link Loop} on one Vert.x event-loop context, captured once and kept.
+ *
+ * <p>ferry-core's only use of Vert.x internal API, kept in this one adapter because Vert.x 5 has no
+ * public API for these: the base of a duplicated context ({@code unwrap()}: handlers run on
+ * duplicates, and the ferry must accept them as its own loop), a fresh event-loop context from a
+ * non-Vert.x thread without deploying a verticle, the context's close hooks, and a promise whose
+ * callbacks run on the caller's context.
+ */
 public final class VertxLoop implements Loop {
   private final Context context;
 
@@ -16,6 +23,12 @@ public final class VertxLoop implements Loop {
     // Event-bus handlers and timers run on duplicates of a verticle's context; they share its
     // thread and task order, so the ferry is bound to the base context and accepts its duplicates.
     this.context = ((ContextInternal) context).unwrap();
+  }
+
+  /** A promise bound to the calling thread's context, if any (see {@link Driver#callerPromise()}). */
+  static <T> io.vertx.core.Promise<T> callerPromise() {
+    ContextInternal caller = ContextInternal.current();
+    return caller != null ? caller.promise() : io.vertx.core.Promise.promise();
   }
 
   /**
@@ -55,7 +68,7 @@ public final class VertxLoop implements Loop {
   public long schedule(long delayNanos, Runnable task) {
     // Vert.x timers have millisecond resolution and a 1 ms floor; round up so a deadline is
     // never reported early.
-    long ms = Math.max(1, TimeUnit.NANOSECONDS.toMillis(delayNanos + 999_999));
+    long ms = Deadlines.timerMillis(delayNanos);
     return context.owner().setTimer(ms, id -> {
       if (inLoop()) {
         task.run();
@@ -63,6 +76,21 @@ public final class VertxLoop implements Loop {
         execute(task);
       }
     });
+  }
+
+  /**
+   * Through the context's close hooks, the one Vert.x API that tells when a verticle's context (or,
+   * for a context of no deployment, the Vert.x instance) closes. Vert.x 4 made {@code
+   * Context.addCloseHook} internal and Vert.x 5 has no public replacement, so this adapter, which
+   * already holds the core's other uses of {@code ContextInternal}, is where the internal API is
+   * used (issue 12). Undeploying runs the hooks after the verticle's {@code stop()}.
+   */
+  @Override
+  public Runnable onOwnerClose(java.util.function.Consumer<Runnable> hook) {
+    ContextInternal owner = (ContextInternal) context;
+    io.vertx.core.Closeable closeable = completion -> hook.accept(() -> completion.succeed());
+    owner.addCloseHook(closeable);
+    return () -> owner.removeCloseHook(closeable);
   }
 
   @Override

@@ -222,7 +222,7 @@ class CallLimitTest {
     }
 
     @Test
-    void aDownstreamSlowerForGoodIsLearnedAtTheNextFloorRound() {
+    void aDownstreamSlowerForGoodIsLearnedWithinASecond() {
       CallLimit limit = CallLimit.learned(256);
       // Cost as a function of time: 2 ms, then 10 ms for good from 5 s on.
       Downstream slow = new Downstream(limit, t -> 16, 2 * MS, 0, 0, 1) {
@@ -237,6 +237,10 @@ class CallLimitTest {
       };
       slow.runUntil(5000 * MS);
       assertWithin(16, 32, limit.limit(), "before the slow-down");
+      int[] lowest = {Integer.MAX_VALUE};
+      slow.runUntil(5000 * MS + 1000 * MS, () -> lowest[0] = Math.min(lowest[0], limit.limit()));
+      assertWithin(16, 32, limit.limit(), "a second after the slow-down");
+      assertTrue(lowest[0] >= 4, "a cut that did not help was undone at once, not pursued: lowest " + lowest[0]);
       slow.runUntil(5000 * MS + CallLimit.FLOOR_PERIOD_NANOS + 2000 * MS);
       assertWithin(16, 32, limit.limit(), "one floor period after the slow-down");
     }

@@ -42,7 +42,7 @@ public final class VirtualLoop implements Loop {
   @Override
   public long schedule(long delayNanos, Runnable task) {
     long id = nextId++;
-    Timer t = new Timer(now + Math.max(0, delayNanos), id, task);
+    Timer t = new Timer(dev.ferry.internal.Deadlines.after(now, Math.max(0, delayNanos)), id, task);
     timers.add(t);
     live.put(id, t);
     return id;
@@ -79,6 +79,14 @@ public final class VirtualLoop implements Loop {
       runPending();
     }
     now = until;
+  }
+
+  /**
+   * Moves time forward by {@code ms} without running any task or timer: the loop was busy with
+   * something else meanwhile. What was due runs at the next {@link #runPending()} or advance.
+   */
+  public void stallMillis(long ms) {
+    now += TimeUnit.MILLISECONDS.toNanos(ms);
   }
 
   /** The time of the next timer, or -1 when none is set. */

@@ -12,17 +12,46 @@ import java.util.concurrent.atomic.AtomicLong;
  * passes every message on untouched. The ferry's own metrics count batches for all keys together;
  * this splits them, to show that busy keys batch while quiet keys go alone.
  */
-final class DownstreamCounter implements Handler<DeliveryContext<Object>> {
+final class DownstreamCounter implements Handler<DeliveryContext<Object>>, Timeline.Calls {
   private final String address;
   private final String busyPrefix;
-  final AtomicLong busyCalls = new AtomicLong();
-  final AtomicLong busyInputs = new AtomicLong();
-  final AtomicLong quietCalls = new AtomicLong();
-  final AtomicLong quietInputs = new AtomicLong();
+  // written by whichever event loop sends the request, read by the load's context
+  private final AtomicLong busyCalls = new AtomicLong();
+  private final AtomicLong busyInputs = new AtomicLong();
+  private final AtomicLong quietCalls = new AtomicLong();
+  private final AtomicLong quietInputs = new AtomicLong();
 
   DownstreamCounter(String address, String busyPrefix) {
     this.address = address;
     this.busyPrefix = busyPrefix;
+  }
+
+  @Override
+  public long busyCalls() {
+    return busyCalls.get();
+  }
+
+  @Override
+  public long busyCarried() {
+    return busyInputs.get();
+  }
+
+  @Override
+  public long quietCalls() {
+    return quietCalls.get();
+  }
+
+  @Override
+  public long quietCarried() {
+    return quietInputs.get();
+  }
+
+  long calls() {
+    return busyCalls.get() + quietCalls.get();
+  }
+
+  long carried() {
+    return busyInputs.get() + quietInputs.get();
   }
 
   @Override

@@ -1,5 +1,6 @@
 package dev.ferry.demo;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -9,35 +10,57 @@ import java.util.Locale;
  * The main job's options, parsed and checked up front: a bad command line is reported with every
  * problem at once, before anything starts.
  *
- * @param duration how long the load is offered (the job then waits for the last replies)
+ * @param duration how long the load is offered in each measured run (the job then waits for the
+ *     last replies)
+ * @param warmup how long the same load runs through Ferry first, to warm the JVM and the
+ *     database; reported apart, never in the table (zero: no warm-up)
  * @param hot number of hot accounts receiving the bulk import
  * @param quiet number of quiet accounts, each touched now and then
  * @param rate bulk-import deposits per second, spread over the hot accounts
  * @param quietRate quiet operations per second, spread at random over the quiet accounts
  * @param importWindow the most bulk-import deposits awaiting a reply; the import holds back beyond it
  * @param seed seed for the random amounts and quiet accounts (same seed, same offered load)
+ * @param store the database behind the store
+ * @param report where to write the HTML report; null for none
+ * @param compare whether to run the same load without Ferry too (one store call per input)
  * @param progress whether to print the live progress line
  */
 public record JobOptions(
-    Duration duration, int hot, int quiet, int rate, int quietRate, int importWindow, long seed, boolean progress) {
+    Duration duration, Duration warmup, int hot, int quiet, int rate, int quietRate, int importWindow, long seed,
+    StoreKind store, Path report, boolean compare, boolean progress) {
 
   public static final Duration MAX_DURATION = Duration.ofMinutes(10);
+  public static final Path DEFAULT_REPORT = Path.of("target", "main-job.html");
 
-  /** The defaults: about 15 s of load on 4 hot and 2,000 quiet accounts. */
+  /** The database behind the store. */
+  public enum StoreKind {
+    /** Embedded PostgreSQL: a server process of its own on loopback, through PgStore. */
+    PG,
+    /** Embedded H2: in memory, inside the job's JVM, through JdbcStore. */
+    H2
+  }
+
+  /** The defaults: 5 s of warm-up, then 10 s of load on 4 hot and 2,000 quiet accounts, with and without Ferry. */
   public static JobOptions defaults() {
-    return new JobOptions(Duration.ofSeconds(15), 4, 2000, 20_000, 500, 1000, 42L, true);
+    return new JobOptions(Duration.ofSeconds(10), Duration.ofSeconds(5), 4, 2000, 20_000, 500, 1000, 42L,
+        StoreKind.PG, DEFAULT_REPORT, true, true);
   }
 
   public static final String USAGE = String.join("\n",
       "usage: java -cp target/ferry.jar dev.ferry.demo.MainJob [options]",
       "",
-      "  --duration D       how long to offer load: 500ms, 15s, 1m (default 15s, at most 10m)",
+      "  --duration D       how long each measured run offers load: 500ms, 15s, 1m (default 10s, at most 10m)",
+      "  --warmup D         how long the same load warms up first, not measured (default 5s, 0 for none)",
+      "  --store S          pg: embedded PostgreSQL, its own process (default); h2: in memory, in this JVM",
       "  --hot N            hot accounts getting the bulk import (default 4, >= 1)",
       "  --quiet N          quiet accounts, each touched now and then (default 2000, >= 0)",
       "  --rate N           bulk-import deposits per second over the hot accounts (default 20000, >= 1)",
       "  --quiet-rate N     quiet operations per second over the quiet accounts (default 500, >= 0)",
       "  --import-window N  most bulk-import deposits awaiting a reply (default 1000, >= 1)",
       "  --seed N           random seed (default 42)",
+      "  --report FILE      where to write the HTML report (default target/main-job.html)",
+      "  --no-report        no HTML report",
+      "  --no-compare       skip the run without Ferry",
       "  --no-progress      no live progress line",
       "  --help             this text");
 
@@ -64,6 +87,10 @@ public record JobOptions(
   public static JobOptions parse(String... args) {
     JobOptions d = defaults();
     Duration duration = d.duration;
+    Duration warmup = d.warmup;
+    StoreKind store = d.store;
+    Path report = d.report;
+    boolean compare = d.compare;
     long hot = d.hot;
     long quiet = d.quiet;
     long rate = d.rate;
@@ -82,6 +109,14 @@ public record JobOptions(
         progress = false;
         continue;
       }
+      if (arg.equals("--no-report")) {
+        report = null;
+        continue;
+      }
+      if (arg.equals("--no-compare")) {
+        compare = false;
+        continue;
+      }
       String name = arg;
       String value = null;
       int eq = arg.indexOf('=');
@@ -89,7 +124,7 @@ public record JobOptions(
         name = arg.substring(0, eq);
         value = arg.substring(eq + 1);
       }
-      if (!List.of("--duration", "--hot", "--quiet", "--rate", "--quiet-rate", "--import-window", "--seed").contains(name)) {
+      if (!List.of("--duration", "--warmup", "--store", "--report", "--hot", "--quiet", "--rate", "--quiet-rate", "--import-window", "--seed").contains(name)) {
         problems.add(arg + ": unknown option");
         continue;
       }
@@ -101,7 +136,10 @@ public record JobOptions(
         value = args[++i];
       }
       switch (name) {
-        case "--duration" -> duration = duration(value, problems);
+        case "--duration" -> duration = duration(name, value, problems);
+        case "--warmup" -> warmup = duration(name, value, problems);
+        case "--store" -> store = store(value, problems);
+        case "--report" -> report = value.isBlank() ? badReport(problems) : Path.of(value);
         case "--hot" -> hot = number(name, value, problems);
         case "--quiet" -> quiet = number(name, value, problems);
         case "--rate" -> rate = number(name, value, problems);
@@ -114,6 +152,9 @@ public record JobOptions(
 
     if (duration != null && (duration.toMillis() < 100 || duration.compareTo(MAX_DURATION) > 0)) {
       problems.add("--duration " + format(duration) + ": must be between 100ms and 10m");
+    }
+    if (warmup != null && (warmup.isNegative() || warmup.compareTo(MAX_DURATION) > 0)) {
+      problems.add("--warmup " + format(warmup) + ": must be between 0 and 10m");
     }
     range(problems, "--hot", hot, 1, 10_000);
     range(problems, "--quiet", quiet, 0, 1_000_000);
@@ -128,7 +169,8 @@ public record JobOptions(
     if (!problems.isEmpty()) {
       throw new BadOptions(String.join("; ", problems));
     }
-    return new JobOptions(duration, (int) hot, (int) quiet, (int) rate, (int) quietRate, (int) importWindow, seed, progress);
+    return new JobOptions(duration, warmup, (int) hot, (int) quiet, (int) rate, (int) quietRate, (int) importWindow,
+        seed, store, report, compare, progress);
   }
 
   private static boolean explicit(String[] args, String name) {
@@ -156,8 +198,24 @@ public record JobOptions(
     }
   }
 
+  private static StoreKind store(String value, List<String> problems) {
+    return switch (value.trim().toLowerCase(Locale.ROOT)) {
+      case "pg", "postgres", "postgresql" -> StoreKind.PG;
+      case "h2" -> StoreKind.H2;
+      default -> {
+        problems.add("--store " + value + ": must be pg or h2");
+        yield null;
+      }
+    };
+  }
+
+  private static Path badReport(List<String> problems) {
+    problems.add("--report: needs a file name");
+    return null;
+  }
+
   /** 250ms, 15s, 2m, or a bare number of seconds; null (already reported) when malformed. */
-  static Duration duration(String value, List<String> problems) {
+  static Duration duration(String name, String value, List<String> problems) {
     String v = value.trim().toLowerCase(Locale.ROOT);
     try {
       if (v.endsWith("ms")) {
@@ -171,7 +229,7 @@ public record JobOptions(
       }
       return Duration.ofMillis(Math.round(Double.parseDouble(v) * 1000));
     } catch (NumberFormatException | ArithmeticException e) {
-      problems.add("--duration " + value + ": not a duration (examples: 500ms, 15s, 1m)");
+      problems.add(name + " " + value + ": not a duration (examples: 500ms, 15s, 1m)");
       return null;
     }
   }

@@ -1,142 +1,129 @@
 package dev.ferry.demo;
 
 import java.io.PrintStream;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Function;
 
 /**
- * What one run of the main job did, as counted by the callers, by the store's side of the event
- * bus and by the database itself.
+ * What the main job did: the warm-up (apart), the store's one-input round trip measured alone, and
+ * the measured runs side by side, the first through Ferry.
  *
- * @param options the options of the run
- * @param busyInputs submissions to hot accounts
- * @param quietInputs submissions to quiet accounts
- * @param acknowledged inputs applied and acknowledged with the new balance
- * @param refused inputs the store refused on their own (overdrafts; 422 INPUT_REJECTED)
- * @param rejected inputs the ferry refused because its waiting room was full (429 REJECTED)
- * @param failed inputs whose batch failed (502 FAILED; written or not, unknown)
- * @param other inputs answered CLOSED, TIMEOUT or BAD_INPUT (never written)
- * @param unanswered submissions still without a reply when the job gave up waiting (should be 0)
- * @param calls downstream calls, as the ferry counts them ({@code batches} in its metrics)
- * @param busyCalls calls for hot accounts, seen on the event bus
- * @param busyCarried inputs those calls carried
- * @param quietCalls calls for quiet accounts
- * @param quietCarried inputs those calls carried
- * @param busyP50Ms median latency of a hot account's operation, submit to reply (NaN if none)
- * @param busyP99Ms 99th percentile of the same
- * @param quietP50Ms median latency of a quiet account's operation
- * @param quietP99Ms 99th percentile of the same
- * @param seconds from the first submission to the last reply
- * @param plannedInputs what the schedule offered over the duration
- * @param accountsChecked accounts whose row was compared with the acknowledged operations
- * @param accountsUnverifiable accounts skipped because a FAILED batch may or may not be in them
- * @param mismatches accounts whose database row disagrees with the acknowledged operations
+ * @param options the options of the job
+ * @param database what the store runs on
+ * @param warmup the warm-up run, or null when there was none
+ * @param storeRoundTripP50Ms median of one-input calls to the store made one at a time, no other load
+ * @param storeRoundTripP99Ms 99th percentile of the same
+ * @param runs the measured runs: Ferry first, then the comparisons
+ * @param html where the HTML report was written, or null
  */
 public record JobReport(
     JobOptions options,
-    long busyInputs,
-    long quietInputs,
-    long acknowledged,
-    long refused,
-    long rejected,
-    long failed,
-    long other,
-    long unanswered,
-    long calls,
-    long busyCalls,
-    long busyCarried,
-    long quietCalls,
-    long quietCarried,
-    double busyP50Ms,
-    double busyP99Ms,
-    double quietP50Ms,
-    double quietP99Ms,
-    double seconds,
-    long plannedInputs,
-    int accountsChecked,
-    int accountsUnverifiable,
-    List<String> mismatches) {
+    String database,
+    RunReport warmup,
+    double storeRoundTripP50Ms,
+    double storeRoundTripP99Ms,
+    List<RunReport> runs,
+    Path html) {
 
-  public long inputs() {
-    return busyInputs + quietInputs;
+  /** The measured run through Ferry with the defaults. */
+  public RunReport ferry() {
+    return runs.get(0);
   }
 
-  /** Every submission got exactly one of the replies counted here. */
-  public boolean everyInputAccountedFor() {
-    return unanswered == 0 && acknowledged + refused + rejected + failed + other == inputs();
-  }
-
-  /** The database holds exactly what the callers were told was applied. */
-  public boolean consistent() {
-    return mismatches.isEmpty();
-  }
-
-  /** The job's verdict: exit code 0 when true. */
+  /** The job's verdict, exit code 0 when true: in every run each submission got exactly one reply and the database matched. */
   public boolean ok() {
-    return consistent() && everyInputAccountedFor();
+    return (warmup == null || warmup.ok()) && runs.stream().allMatch(RunReport::ok);
   }
 
-  /** Inputs carried to the store (sent in a batch), whatever the answer. */
-  public long carried() {
-    return busyCarried + quietCarried;
+  /** Quiet keys' p99 over their p50 in the Ferry run (target: at most 3). */
+  public double quietTailRatio() {
+    return ferry().quietP99Ms() / ferry().quietP50Ms();
   }
 
-  /** Round trips saved against one call per input. */
-  public long saved() {
-    return carried() - calls;
+  /** Quiet keys' p50 in the Ferry run over the store's one-input round trip (target: at most 2). */
+  public double quietToRoundTripRatio() {
+    return ferry().quietP50Ms() / storeRoundTripP50Ms;
   }
 
-  public double meanBatch() {
-    return calls == 0 ? 0 : carried() / (double) calls;
-  }
-
-  public double inputsPerSecond() {
-    return seconds <= 0 ? 0 : (inputs() - unanswered) / seconds;
-  }
-
-  /** Prints the summary table. */
+  /** Prints the summary: warm-up line, store round trip, the side-by-side table, the targets. */
   public void print(PrintStream out) {
     out.println();
-    out.printf(Locale.ROOT, "%-18s %10s %9s %11s %8s %8s%n", "", "inputs", "calls", "mean batch", "p50 ms", "p99 ms");
-    row(out, "busy keys (" + options.hot() + ")", busyInputs, busyCalls, busyCarried, busyP50Ms, busyP99Ms);
-    row(out, "quiet keys (" + options.quiet() + ")", quietInputs, quietCalls, quietCarried, quietP50Ms, quietP99Ms);
-    out.printf(Locale.ROOT, "%-18s %,10d %,9d %11.1f%n", "all", inputs(), calls, meanBatch());
+    if (warmup != null) {
+      out.printf(Locale.ROOT, "warm-up (not in the table): %,d inputs in %.1f s through Ferry, %,.0f inputs/s, quiet p50 %s ms p99 %s ms, busy p99 %s ms%n",
+          warmup.inputs(), warmup.seconds(), warmup.inputsPerSecond(), ms(warmup.quietP50Ms()), ms(warmup.quietP99Ms()), ms(warmup.busyP99Ms()));
+    }
+    out.printf(Locale.ROOT, "store round trip (one input, one call at a time, nothing else running): p50 %s ms, p99 %s ms%n",
+        ms(storeRoundTripP50Ms), ms(storeRoundTripP99Ms));
     out.println();
-    out.printf(Locale.ROOT, "round trips saved  %,d of %,d (%.1f%%) against one call per input%n",
-        saved(), carried(), carried() == 0 ? 0.0 : 100.0 * saved() / carried());
-    out.printf(Locale.ROOT, "throughput         %,.0f inputs/s (%,d answered in %.2f s; %,d offered of %,d planned)%n",
-        inputsPerSecond(), inputs() - unanswered, seconds, inputs(), plannedInputs);
-    out.printf(Locale.ROOT, "acknowledged       %,d%n", acknowledged);
-    if (refused > 0) {
-      out.printf(Locale.ROOT, "refused            %,d overdrafts (422 INPUT_REJECTED; the rest of their batches applied)%n", refused);
+    StringBuilder head = new StringBuilder(String.format(Locale.ROOT, "%-28s", ""));
+    for (RunReport r : runs) {
+      head.append(String.format(Locale.ROOT, " %14s", r.label()));
     }
-    if (rejected > 0) {
-      out.printf(Locale.ROOT, "rejected           %,d (429 REJECTED: the ferry's waiting room was full)%n", rejected);
+    out.println(head);
+    row(out, "throughput (inputs/s)", r -> String.format(Locale.ROOT, "%,.0f", r.inputsPerSecond()));
+    row(out, "busy keys (" + options.hot() + ") p50 ms", r -> ms(r.busyP50Ms()));
+    row(out, "busy keys p99 ms", r -> ms(r.busyP99Ms()));
+    row(out, "quiet keys (" + options.quiet() + ") p50 ms", r -> ms(r.quietP50Ms()));
+    row(out, "quiet keys p99 ms", r -> ms(r.quietP99Ms()));
+    row(out, "calls to the store", r -> String.format(Locale.ROOT, "%,d", r.calls()));
+    row(out, "mean batch, busy keys", r -> batch(r.busyMeanBatch()));
+    row(out, "mean batch, quiet keys", r -> batch(r.quietMeanBatch()));
+    row(out, "CPU, cores (JVM + database)", r -> String.format(Locale.ROOT, "%.2f + %.2f",
+        r.jvmCpuSeconds() / Math.max(1e-9, r.seconds()), r.serverCpuSeconds() / Math.max(1e-9, r.seconds())));
+    row(out, "inputs answered", r -> String.format(Locale.ROOT, "%,d", r.inputs() - r.unanswered()));
+    row(out, "offered of planned", r -> String.format(Locale.ROOT, "%.0f%%", 100.0 * r.inputs() / Math.max(1, r.plannedInputs())));
+    row(out, "acknowledged", r -> String.format(Locale.ROOT, "%,d", r.acknowledged()));
+    row(out, "refused (overdrafts, 422)", r -> String.format(Locale.ROOT, "%,d", r.refused()));
+    if (runs.stream().anyMatch(r -> r.rejected() > 0)) {
+      row(out, "rejected (queue full, 429)", r -> String.format(Locale.ROOT, "%,d", r.rejected()));
     }
-    if (failed > 0) {
-      out.printf(Locale.ROOT, "failed             %,d (502 FAILED: the batch call failed)%n", failed);
+    if (runs.stream().anyMatch(r -> r.failed() > 0)) {
+      row(out, "failed (502)", r -> String.format(Locale.ROOT, "%,d", r.failed()));
     }
-    if (other > 0) {
-      out.printf(Locale.ROOT, "other failures     %,d (CLOSED, TIMEOUT or BAD_INPUT)%n", other);
+    if (runs.stream().anyMatch(r -> r.other() > 0)) {
+      row(out, "other failures", r -> String.format(Locale.ROOT, "%,d", r.other()));
     }
-    if (unanswered > 0) {
-      out.printf(Locale.ROOT, "UNANSWERED         %,d%n", unanswered);
+    if (runs.stream().anyMatch(r -> r.unanswered() > 0)) {
+      row(out, "UNANSWERED", r -> String.format(Locale.ROOT, "%,d", r.unanswered()));
     }
-    if (consistent()) {
-      out.printf(Locale.ROOT, "consistent: yes (%,d accounts: each balance and event count in the database matches its acknowledged operations%s)%n",
-          accountsChecked, accountsUnverifiable == 0 ? "" : "; " + accountsUnverifiable + " with a FAILED batch not checked");
-    } else {
-      out.printf(Locale.ROOT, "consistent: NO (%d of %,d accounts differ), e.g. %s%n",
-          mismatches.size(), accountsChecked, mismatches.subList(0, Math.min(5, mismatches.size())));
+    row(out, "consistent", r -> r.consistent() ? "yes" : "NO");
+    out.println();
+    RunReport f = ferry();
+    out.printf(Locale.ROOT, "round trips saved  %,d of %,d (%.1f%%) through Ferry against one call per input%n",
+        f.saved(), f.carried(), f.carried() == 0 ? 0.0 : 100.0 * f.saved() / f.carried());
+    for (RunReport r : runs) {
+      if (!r.consistent()) {
+        out.printf(Locale.ROOT, "%s: database NOT consistent (%d of %,d accounts differ), e.g. %s%n", r.label(),
+            r.mismatches().size(), r.accountsChecked(), r.mismatches().subList(0, Math.min(5, r.mismatches().size())));
+      }
     }
+    if (runs.stream().allMatch(RunReport::consistent)) {
+      out.printf(Locale.ROOT, "consistent: yes (after each run, every balance and event count in the database matched the acknowledged operations; %,d accounts%s)%n",
+          f.accountsChecked(), runs.stream().anyMatch(r -> r.accountsUnverifiable() > 0)
+              ? ", less those with a 502 reply, which may or may not be written" : "");
+    }
+    if (options.compare() && runs.stream().noneMatch(r -> r.label().equals(MainJob.SEEDS_MODE))) {
+      out.println("seeds' mode: not run (this engine has a single dispatch mode)");
+    }
+    out.printf(Locale.ROOT, "targets (Ferry run): quiet p99 / quiet p50 = %.1f (at most 3 on an idle machine); quiet p50 / store round trip = %.1f (at most 2)%n",
+        quietTailRatio(), quietToRoundTripRatio());
   }
 
-  private static void row(PrintStream out, String label, long inputs, long calls, long carried, double p50, double p99) {
-    out.printf(Locale.ROOT, "%-18s %,10d %,9d %11.1f %8s %8s%n",
-        label, inputs, calls, calls == 0 ? 0.0 : carried / (double) calls, ms(p50), ms(p99));
+  private void row(PrintStream out, String label, Function<RunReport, String> value) {
+    StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%-28s", label));
+    for (RunReport r : runs) {
+      line.append(String.format(Locale.ROOT, " %14s", value.apply(r)));
+    }
+    out.println(line);
   }
 
-  private static String ms(double v) {
+  private static String batch(double v) {
+    return Double.isNaN(v) ? "-" : String.format(Locale.ROOT, "%.1f", v);
+  }
+
+  static String ms(double v) {
     return Double.isNaN(v) ? "-" : String.format(Locale.ROOT, "%.1f", v);
   }
 }

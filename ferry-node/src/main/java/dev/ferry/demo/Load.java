@@ -1,19 +1,21 @@
 package dev.ferry.demo;
 
-import dev.ferry.verticle.FerryClient;
 import dev.ferry.FerryError;
 import dev.ferry.FerryException;
 import dev.ferry.examples.Accounts;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.SplittableRandom;
 
 /**
- * The workload: an open-loop generator that submits account operations through {@code
- * ferry.submit} with {@link FerryClient}, and records what each caller was told.
+ * The workload: an open-loop generator that sends account operations through a {@link Sender}
+ * (to {@code ferry.submit}, or straight to the store for the run without Ferry), and records what
+ * each caller was told, and a {@link Timeline} of it.
  *
  * <p>Every {@code tick} it sends whatever the schedule says is due by now (so a late timer catches
  * up instead of lowering the rate): bulk-import deposits round-robin over the hot accounts at
@@ -34,7 +36,9 @@ final class Load {
 
   private final Vertx vertx;
   private final JobOptions options;
-  private final FerryClient client;
+  private final Duration duration;
+  private final Sender sender;
+  private final Timeline timeline;
   private final SplittableRandom random;
   private final Promise<Void> finished = Promise.promise();
 
@@ -68,10 +72,22 @@ final class Load {
   final long[] quietOps;
   final boolean[] quietAmbiguous;
 
-  Load(Vertx vertx, JobOptions options, FerryClient client) {
+  /** Sends one operation and completes with its result, or fails with a {@link FerryException}. */
+  @FunctionalInterface
+  interface Sender {
+    Future<Object> send(String key, JsonObject op);
+  }
+
+  /**
+   * @param duration how long to offer load (the measured window, or the warm-up)
+   * @param calls the store's calls so far, for the timeline's batch sizes
+   */
+  Load(Vertx vertx, JobOptions options, Duration duration, Sender sender, Timeline.Calls calls) {
     this.vertx = vertx;
     this.options = options;
-    this.client = client;
+    this.duration = duration;
+    this.sender = sender;
+    this.timeline = new Timeline(this, calls);
     this.random = new SplittableRandom(options.seed());
     hotBalance = new long[options.hot()];
     hotOps = new long[options.hot()];
@@ -92,9 +108,10 @@ final class Load {
   /** Starts generating; call on the context the load lives on. Completes once every reply is in. */
   Future<Void> start() {
     startNanos = System.nanoTime();
-    endNanos = startNanos + options.duration().toNanos();
+    endNanos = startNanos + duration.toNanos();
     lastReplyNanos = startNanos;
     generating = true;
+    timeline.start(vertx);
     tickTimer = vertx.setPeriodic(TICK_MS, id -> tick());
     tick();
     return finished.future();
@@ -104,11 +121,26 @@ final class Load {
     return startNanos;
   }
 
+  Duration duration() {
+    return duration;
+  }
+
+  Timeline timeline() {
+    return timeline;
+  }
+
+  /** What the schedule asked for over the duration. */
+  long planned() {
+    double seconds = duration.toNanos() / 1e9;
+    return (long) (options.rate() * seconds) + (long) (options.quietRate() * seconds);
+  }
+
   long answered() {
     return acked + refused + rejected + failed + other;
   }
 
   private void tick() {
+    assert Context.isOnEventLoopThread() : "the load runs on its own event loop only";
     if (!generating) {
       return;
     }
@@ -164,7 +196,7 @@ final class Load {
     }
     long t0 = System.nanoTime();
     String key = busy ? hotKey(k) : quietKey(k);
-    client.<Object>submit(key, op).onComplete(ar -> {
+    sender.send(key, op).onComplete(ar -> {
       long t1 = System.nanoTime();
       inFlight--;
       if (busy) {
@@ -206,7 +238,8 @@ final class Load {
   }
 
   private void checkFinished() {
-    if (!generating && inFlight == 0) {
+    if (!generating && inFlight == 0 && !finished.future().isComplete()) {
+      timeline.stop(vertx);
       finished.tryComplete();
     }
   }
@@ -227,15 +260,20 @@ final class Load {
       return size;
     }
 
-    /** The {@code p}-th percentile (0 < p <= 100) in milliseconds, nearest rank; NaN when empty. */
-    double percentileMs(double p) {
-      if (size == 0) {
+    /** The {@code p}-th percentile in milliseconds of the values added from {@code from} on; NaN when none. */
+    double percentileMs(double p, int from) {
+      if (from >= size) {
         return Double.NaN;
       }
-      long[] sorted = Arrays.copyOf(values, size);
+      long[] sorted = Arrays.copyOfRange(values, from, size);
       Arrays.sort(sorted);
-      int rank = (int) Math.ceil(p / 100.0 * size);
-      return sorted[Math.max(0, Math.min(size, rank) - 1)] / 1e6;
+      int rank = (int) Math.ceil(p / 100.0 * sorted.length);
+      return sorted[Math.max(0, Math.min(sorted.length, rank) - 1)] / 1e6;
+    }
+
+    /** The {@code p}-th percentile (0 < p <= 100) in milliseconds, nearest rank; NaN when empty. */
+    double percentileMs(double p) {
+      return percentileMs(p, 0);
     }
   }
 }

@@ -1,53 +1,64 @@
 package dev.ferry.demo;
 
-import dev.ferry.verticle.FerryClient;
+import dev.ferry.FerryException;
+import dev.ferry.PerKeyConfig;
 import dev.ferry.examples.Accounts;
-import dev.ferry.store.JdbcStore;
 import dev.ferry.store.StoreService;
+import dev.ferry.verticle.FerryClient;
 import io.vertx.core.Context;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.Message;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.sqlclient.Row;
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
 /**
  * Ferry's main job: one process with a FerryVerticle in front of a real SQL database, under a
- * realistic load, that shows what per-key batching saves and that nothing is lost on the way.
+ * realistic load, that shows what per-key batching buys against the same load without it, and
+ * that nothing is lost on the way.
  *
  * <ul>
- *   <li>an embedded H2 database (in memory, in this process) holds bank accounts; {@link
- *       StoreService} runs the {@link Accounts} FoldWrite over it (one read, one conditional write
- *       and an event-log append per batch) and answers Ferry's downstream protocol on the event bus;
- *   <li>{@code dev.ferry.verticle.FerryVerticle} is deployed with the default config and that address as its
- *       downstream;
- *   <li>{@link Load} submits operations to {@code ferry.submit} with {@link FerryClient}: a bulk
- *       import of deposits on a few hot accounts at a high rate, and quiet traffic now and then on
- *       many other accounts;
- *   <li>a progress line is printed while it runs, a table at the end, and the database is checked
- *       against every acknowledged operation.
+ *   <li>the database ({@link Database}: embedded PostgreSQL in a process of its own by default, or
+ *       H2 in this JVM) holds bank accounts; {@link StoreService} runs the {@link Accounts}
+ *       FoldWrite over it (one read, one conditional write with an event-log append per call) and
+ *       answers Ferry's downstream protocol on the event bus;
+ *   <li>a warm-up runs the load through Ferry first and is reported apart; then the store's
+ *       one-input round trip is measured alone, the yardstick for the quiet keys' latency;
+ *   <li>the measured runs offer the same load ({@link Load}: a bulk import on a few hot accounts,
+ *       quiet traffic on many others), through {@code dev.ferry.verticle.FerryVerticle} with the
+ *       default config, through it with the seeds' dispatch mode when the engine has modes, and
+ *       straight to the store, one call per input;
+ *   <li>after each run the database is checked against every acknowledged operation and emptied;
+ *       a progress line is printed while a run goes, a side-by-side table at the end, and an HTML
+ *       report with each run over time ({@link HtmlReport}).
  * </ul>
  *
- * <p>Exit code 0 when every submission got a reply and the database matches; 1 otherwise; 2 for
- * bad options. See {@code docs/guide/main-job.md}.
+ * <p>Exit code 0 when every submission got a reply and the database matched after every run; 1
+ * otherwise; 2 for bad options. See {@code docs/guide/main-job.md}.
  */
 public final class MainJob {
   /** Where the store answers Ferry's downstream protocol. */
   static final String STORE_ADDRESS = "demo.accounts.store";
-  /** Store consumers, each on its own event loop; the JDBC pool has a connection for each and more. */
+  /** Store consumers, each on its own event loop; the pool has a connection for each and more. */
   static final int STORE_CONSUMERS = 4;
+  static final int CONNECTIONS = 8;
   static final String SUBMIT_ADDRESS = "ferry.submit";
   static final String METRICS_ADDRESS = "ferry.metrics";
+  /** The run through Ferry with the seeds' dispatch ({@code fixed-slots}), when the engine has modes. */
+  static final String SEEDS_MODE = "seeds' mode";
+  /** One-input calls made one at a time to measure the store's round trip. */
+  static final int ROUND_TRIP_PROBES = 200;
 
   private MainJob() {}
 
@@ -89,6 +100,15 @@ public final class MainJob {
         .put("downstream", new JsonObject().put("type", "eventbus").put("address", STORE_ADDRESS));
   }
 
+  /**
+   * Whether the per-key engine has dispatch modes (the adaptive limit, with the seeds' fixed slots
+   * kept as {@code "dispatch": "fixed-slots"}): then the job also runs the seeds' mode, for
+   * comparison.
+   */
+  static boolean hasDispatchModes() {
+    return PerKeyConfig.defaults().toJson().containsKey("dispatch");
+  }
+
   /** Runs the job with its own Vert.x instance and database, prints to {@code out}, and reports. */
   public static JobReport run(JobOptions options, PrintStream out) throws Exception {
     Vertx vertx = Vertx.vertx();
@@ -100,128 +120,220 @@ public final class MainJob {
   }
 
   private static JobReport run(Vertx vertx, JobOptions options, PrintStream out) throws Exception {
-    out.printf(Locale.ROOT, "Ferry main job: %,d hot accounts get a bulk import of %,d deposits/s while %,d quiet accounts get %,d operations/s, for %s.%n",
-        options.hot(), options.rate(), options.quiet(), options.quietRate(), JobOptions.format(options.duration()));
-    out.println("Path: FerryClient -> ferry.submit (FerryVerticle) -> " + STORE_ADDRESS
-        + " (StoreService, Accounts FoldWrite) -> embedded H2 database, all in this process.");
-
-    // The database: in memory, kept while the JVM lives, a name of its own for every run. The store
-    // gets a pool of its own (see JdbcStore#pool: Vert.x 5.0.7's JDBC autocommit bug).
-    String url = "jdbc:h2:mem:ferry-demo-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1";
-    JdbcStore store = JdbcStore.withEvents(JdbcStore.h2Pool(vertx, url, 8), "accounts", "account_events");
-    store.createTables().await(30, TimeUnit.SECONDS);
-
-    DownstreamCounter counter = new DownstreamCounter(STORE_ADDRESS, Load.BUSY_PREFIX);
-    vertx.eventBus().addOutboundInterceptor(counter);
-    // Several consumers, each on an event loop of its own (registered from this non-Vert.x thread),
-    // so the store's calls for different keys run side by side: Ferry already guarantees that one
-    // key never has two calls in flight, whichever consumer takes them.
-    List<StoreService> services = new ArrayList<>();
-    for (int i = 0; i < STORE_CONSUMERS; i++) {
-      services.add(StoreService.start(vertx, STORE_ADDRESS, Accounts.foldWrite(store), Object.class)
-          .await(30, TimeUnit.SECONDS));
-    }
-    String deployment = vertx.deployVerticle("dev.ferry.verticle.FerryVerticle", new DeploymentOptions().setConfig(ferryConfig()))
-        .await(30, TimeUnit.SECONDS);
-
-    // The load lives on a context of its own (an event loop apart from the ferry's); captured once.
-    Context loadContext = vertx.getOrCreateContext();
-    Load load = new Load(vertx, options, FerryClient.create(vertx, SUBMIT_ADDRESS));
-    Progress progress = new Progress(vertx, load, out, options.progress());
-    Promise<Void> loaded = Promise.promise();
-    loadContext.runOnContext(v -> {
-      progress.start();
-      load.start().onComplete(ar -> progress.stop().onComplete(p -> loaded.handle(ar)));
-    });
-    // Every submission is answered within the client's 30 s send timeout of being sent.
-    long waitSeconds = options.duration().toSeconds() + 90;
-    loaded.future().await(waitSeconds, TimeUnit.SECONDS);
-
-    Promise<Long> calls = Promise.promise();
-    loadContext.runOnContext(v -> vertx.eventBus().<JsonObject>request(METRICS_ADDRESS, new JsonObject())
-        .map(Message::body)
-        .map(m -> m.getLong("batches"))
-        .onComplete(calls));
-    long batches = calls.future().await(30, TimeUnit.SECONDS);
-
-    Check check = checkDatabase(store, load).await(60, TimeUnit.SECONDS);
-
-    vertx.undeploy(deployment).await(30, TimeUnit.SECONDS);
-    for (StoreService service : services) {
-      service.stop().await(30, TimeUnit.SECONDS);
-    }
-    vertx.eventBus().removeOutboundInterceptor(counter);
-    store.tx(conn -> conn.query("DROP ALL OBJECTS").execute()).await(30, TimeUnit.SECONDS);
-    store.pool().close().await(30, TimeUnit.SECONDS);
-
-    long planned = (long) (options.rate() * (options.duration().toNanos() / 1e9))
-        + (long) (options.quietRate() * (options.duration().toNanos() / 1e9));
-    JobReport report = new JobReport(options,
-        load.sentBusy, load.sentQuiet, load.acked, load.refused, load.rejected, load.failed, load.other, load.inFlight,
-        batches,
-        counter.busyCalls.get(), counter.busyInputs.get(), counter.quietCalls.get(), counter.quietInputs.get(),
-        load.busyLatency.percentileMs(50), load.busyLatency.percentileMs(99),
-        load.quietLatency.percentileMs(50), load.quietLatency.percentileMs(99),
-        (load.lastReplyNanos - load.startNanos()) / 1e9,
-        planned, check.checked, check.unverifiable, check.mismatches);
-    report.print(out);
+    out.printf(Locale.ROOT, "Ferry main job: %,d hot accounts get a bulk import of %,d deposits/s while %,d quiet accounts get %,d operations/s, for %s per run%s.%n",
+        options.hot(), options.rate(), options.quiet(), options.quietRate(), JobOptions.format(options.duration()),
+        options.warmup().isZero() ? "" : " after " + JobOptions.format(options.warmup()) + " of warm-up");
     out.flush();
-    return report;
+    try (Database database = Database.open(vertx, options.store(), CONNECTIONS, out)) {
+      out.println("Path: FerryClient -> ferry.submit (FerryVerticle) -> " + STORE_ADDRESS
+          + " (StoreService, Accounts FoldWrite) -> " + database.describe() + ".");
+      out.flush();
+      DownstreamCounter counter = new DownstreamCounter(STORE_ADDRESS, Load.BUSY_PREFIX);
+      vertx.eventBus().addOutboundInterceptor(counter);
+      // Several consumers, each on an event loop of its own (registered from this non-Vert.x thread),
+      // so the store's calls for different keys run side by side: Ferry already guarantees that one
+      // key never has two calls in flight, whichever consumer takes them.
+      List<StoreService> services = new ArrayList<>();
+      for (int i = 0; i < STORE_CONSUMERS; i++) {
+        services.add(StoreService.start(vertx, STORE_ADDRESS, Accounts.foldWrite(database.store()), Object.class)
+            .await(30, TimeUnit.SECONDS));
+      }
+      // The load lives on a context of its own (an event loop apart from the ferry's); captured once.
+      Context loadContext = vertx.getOrCreateContext();
+      Job job = new Job(vertx, options, out, database, counter, loadContext);
+
+      RunReport warmup = options.warmup().isZero() ? null : job.throughFerry("warm-up", options.warmup(), ferryConfig());
+      double[] roundTrip = job.storeRoundTrip();
+      List<RunReport> runs = new ArrayList<>();
+      runs.add(job.throughFerry("Ferry", options.duration(), ferryConfig()));
+      if (options.compare()) {
+        if (hasDispatchModes()) {
+          runs.add(job.throughFerry(SEEDS_MODE, options.duration(), ferryConfig().put("dispatch", "fixed-slots")));
+        }
+        runs.add(job.unbatched("unbatched", options.duration()));
+      }
+
+      for (StoreService service : services) {
+        service.stop().await(30, TimeUnit.SECONDS);
+      }
+      vertx.eventBus().removeOutboundInterceptor(counter);
+
+      Path html = null;
+      if (options.report() != null) {
+        html = HtmlReport.write(options.report(), options, database.describe(), warmup, runs);
+      }
+      JobReport report = new JobReport(options, database.describe(), warmup, roundTrip[0], roundTrip[1], runs, html);
+      report.print(out);
+      if (html != null) {
+        out.println("report: " + html.toAbsolutePath().normalize());
+      }
+      out.flush();
+      return report;
+    }
+  }
+
+  /** The runs of one job, sharing its Vert.x, database, counter and load context. */
+  private record Job(Vertx vertx, JobOptions options, PrintStream out, Database database,
+      DownstreamCounter counter, Context loadContext) {
+
+    /** The load through a FerryVerticle deployed for this run with {@code config}. */
+    RunReport throughFerry(String label, Duration duration, JsonObject config) throws Exception {
+      String deployment = vertx.deployVerticle("dev.ferry.verticle.FerryVerticle", new DeploymentOptions().setConfig(config))
+          .await(30, TimeUnit.SECONDS);
+      FerryClient client = FerryClient.create(vertx, SUBMIT_ADDRESS);
+      RunReport report = run(label, duration, client::submit, true);
+      vertx.undeploy(deployment).await(30, TimeUnit.SECONDS);
+      return report;
+    }
+
+    /** The same load without Ferry: every input is its own call to the store. */
+    RunReport unbatched(String label, Duration duration) throws Exception {
+      return run(label, duration, (key, op) -> callStore(vertx, key, op), false);
+    }
+
+    private RunReport run(String label, Duration duration, Load.Sender sender, boolean ferry) throws Exception {
+      long callsBefore = counter.calls();
+      long busyCalls = counter.busyCalls();
+      long busyCarried = counter.busyCarried();
+      long quietCalls = counter.quietCalls();
+      long quietCarried = counter.quietCarried();
+      long jvmCpu = jvmCpuNanos();
+      Duration serverCpu = database.serverCpu();
+
+      Load load = new Load(vertx, options, duration, sender, counter);
+      Progress progress = new Progress(vertx, label, load, counter, out, options.progress());
+      Promise<Void> loaded = Promise.promise();
+      loadContext.runOnContext(v -> {
+        progress.start();
+        load.start().onComplete(ar -> progress.stop().onComplete(p -> loaded.handle(ar)));
+      });
+      // Every submission is answered within the client's 30 s send timeout of being sent.
+      loaded.future().await(duration.toSeconds() + 90, TimeUnit.SECONDS);
+      double jvmCpuSeconds = (jvmCpuNanos() - jvmCpu) / 1e9;
+      double serverCpuSeconds = database.serverCpu().minus(serverCpu).toNanos() / 1e9;
+
+      long calls;
+      if (ferry) {
+        Promise<Long> batches = Promise.promise();
+        loadContext.runOnContext(v -> vertx.eventBus().<JsonObject>request(METRICS_ADDRESS, new JsonObject())
+            .map(Message::body)
+            .map(m -> m.getLong("batches"))
+            .onComplete(batches));
+        calls = batches.future().await(30, TimeUnit.SECONDS);
+      } else {
+        calls = counter.calls() - callsBefore;
+      }
+      Check check = check(database.contents().await(60, TimeUnit.SECONDS), load);
+      database.clear().await(60, TimeUnit.SECONDS);
+
+      return new RunReport(label,
+          load.sentBusy, load.sentQuiet, load.acked, load.refused, load.rejected, load.failed, load.other, load.inFlight,
+          calls,
+          counter.busyCalls() - busyCalls, counter.busyCarried() - busyCarried,
+          counter.quietCalls() - quietCalls, counter.quietCarried() - quietCarried,
+          load.busyLatency.percentileMs(50), load.busyLatency.percentileMs(99),
+          load.quietLatency.percentileMs(50), load.quietLatency.percentileMs(99),
+          (load.lastReplyNanos - load.startNanos()) / 1e9,
+          load.planned(), check.checked, check.unverifiable, check.mismatches,
+          jvmCpuSeconds, serverCpuSeconds, load.timeline().toJson());
+    }
+
+    /**
+     * The store's round trip for one input with nothing else running: {@link #ROUND_TRIP_PROBES}
+     * deposits on fresh accounts, one call at a time, from the load's context; p50 and p99 in ms.
+     */
+    double[] storeRoundTrip() throws Exception {
+      Promise<Load.Latencies> done = Promise.promise();
+      Load.Latencies latencies = new Load.Latencies();
+      loadContext.runOnContext(v -> probe(0, latencies, done));
+      done.future().await(60, TimeUnit.SECONDS);
+      database.clear().await(60, TimeUnit.SECONDS);
+      return new double[] {latencies.percentileMs(50), latencies.percentileMs(99)};
+    }
+
+    private void probe(int i, Load.Latencies latencies, Promise<Load.Latencies> done) {
+      if (i == ROUND_TRIP_PROBES) {
+        done.complete(latencies);
+        return;
+      }
+      String key = "probe-" + i;
+      long t0 = System.nanoTime();
+      callStore(vertx, key, Accounts.deposit(key, 1)).onComplete(ar -> {
+        if (ar.failed()) {
+          done.fail(ar.cause());
+          return;
+        }
+        latencies.add(System.nanoTime() - t0);
+        probe(i + 1, latencies, done);
+      });
+    }
+  }
+
+  /**
+   * One operation as its own call to the store, in Ferry's downstream protocol (a batch of one),
+   * with the replies mapped as the ferry would: an {@code error} outcome is INPUT_REJECTED, a
+   * failed call FAILED.
+   */
+  static Future<Object> callStore(Vertx vertx, String key, JsonObject op) {
+    JsonObject request = new JsonObject().put("key", key)
+        .put("inputs", new JsonArray().add(new JsonObject().put("id", "1").put("input", op)));
+    return vertx.eventBus().<JsonObject>request(STORE_ADDRESS, request).transform(ar -> {
+      if (ar.failed()) {
+        return Future.failedFuture(FerryClient.toFerryException(ar.cause()));
+      }
+      JsonObject outcome = ar.result().body().getJsonArray("outcomes").getJsonObject(0);
+      return outcome.containsKey("error")
+          ? Future.failedFuture(FerryException.inputRejected(String.valueOf(outcome.getValue("error"))))
+          : Future.succeededFuture(outcome.getValue("ok"));
+    });
+  }
+
+  private static long jvmCpuNanos() {
+    return ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os
+        ? os.getProcessCpuTime() : 0;
   }
 
   /** Accounts compared, accounts skipped, and what differed. */
   private record Check(int checked, int unverifiable, List<String> mismatches) {}
 
   /**
-   * Reads every account row and the event count per account, and compares them with what the
-   * callers were told: the balance must be the sum of the acknowledged operations, and the event
-   * log must hold exactly one event per acknowledged operation. Accounts with a FAILED reply are
-   * skipped (that batch may or may not have been written); an account nobody touched must be absent.
+   * Compares the database with what the callers were told: each balance must be the sum of the
+   * account's acknowledged operations, and the event log must hold exactly one event per
+   * acknowledged operation. Accounts with a FAILED reply are skipped (that call may or may not have
+   * been written); an account nobody touched must be absent.
    */
-  private static Future<Check> checkDatabase(JdbcStore store, Load load) {
-    return store.tx(conn -> conn.query("SELECT \"key\", state FROM accounts").execute()
-        .compose(states -> conn.query("SELECT \"key\", COUNT(*) FROM account_events GROUP BY \"key\"").execute()
-            .map(events -> {
-              Map<String, Long> balances = new HashMap<>();
-              for (Row r : states) {
-                balances.put(r.getString(0), new JsonObject(r.getString(1)).getLong("balance"));
-              }
-              Map<String, Long> counts = new HashMap<>();
-              for (Row r : events) {
-                counts.put(r.getString(0), r.getLong(1));
-              }
-              List<String> mismatches = new ArrayList<>();
-              int checked = 0;
-              int unverifiable = 0;
-              for (int i = 0; i < load.hotBalance.length; i++) {
-                if (load.hotAmbiguous[i]) {
-                  unverifiable++;
-                } else {
-                  checked++;
-                  compare(Load.hotKey(i), load.hotBalance[i], load.hotOps[i], balances, counts, mismatches);
-                }
-              }
-              for (int i = 0; i < load.quietBalance.length; i++) {
-                if (load.quietAmbiguous[i]) {
-                  unverifiable++;
-                } else {
-                  checked++;
-                  compare(Load.quietKey(i), load.quietBalance[i], load.quietOps[i], balances, counts, mismatches);
-                }
-              }
-              for (String key : balances.keySet()) {
-                if (!isOurs(key, load)) {
-                  mismatches.add(key + ": in the database but never submitted");
-                }
-              }
-              return new Check(checked, unverifiable, mismatches);
-            })));
+  private static Check check(Database.Contents contents, Load load) {
+    List<String> mismatches = new ArrayList<>();
+    int checked = 0;
+    int unverifiable = 0;
+    for (int i = 0; i < load.hotBalance.length; i++) {
+      if (load.hotAmbiguous[i]) {
+        unverifiable++;
+      } else {
+        checked++;
+        compare(Load.hotKey(i), load.hotBalance[i], load.hotOps[i], contents, mismatches);
+      }
+    }
+    for (int i = 0; i < load.quietBalance.length; i++) {
+      if (load.quietAmbiguous[i]) {
+        unverifiable++;
+      } else {
+        checked++;
+        compare(Load.quietKey(i), load.quietBalance[i], load.quietOps[i], contents, mismatches);
+      }
+    }
+    for (String key : contents.balances().keySet()) {
+      if (!isOurs(key, load)) {
+        mismatches.add(key + ": in the database but never submitted");
+      }
+    }
+    return new Check(checked, unverifiable, mismatches);
   }
 
-  private static void compare(String key, long balance, long ops, Map<String, Long> balances,
-      Map<String, Long> counts, List<String> mismatches) {
+  private static void compare(String key, long balance, long ops, Database.Contents contents, List<String> mismatches) {
+    Map<String, Long> balances = contents.balances();
     long inDb = balances.getOrDefault(key, 0L);
-    long eventsInDb = counts.getOrDefault(key, 0L);
+    long eventsInDb = contents.events().getOrDefault(key, 0L);
     if (inDb != balance || eventsInDb != ops) {
       mismatches.add(key + ": balance " + inDb + " and " + eventsInDb + " events in the database, but "
           + ops + " acknowledged operations add up to " + balance);

@@ -35,7 +35,7 @@ import java.util.TreeSet;
  * <p>Each public method is one transition; sends and answers are effects run after it. Time and
  * timers come from {@link Loop}. Runs on the client's loop only (asserted).
  */
-public final class ClientRouter {
+final class ClientRouter {
   /**
    * The failure code of a NO_HANDLERS refusal from a node that is leaving the cluster: not
    * delivered, and the node will not take requests again, whatever a late view says.
@@ -111,14 +111,11 @@ public final class ClientRouter {
   private final ArrayDeque<Runnable> effects = new ArrayDeque<>();
   private boolean running;
 
-  public ClientRouter(Loop loop, Links links) {
+  ClientRouter(Loop loop, Links links) {
     this.loop = loop;
     this.links = links;
   }
 
-  public Loop loop() {
-    return loop;
-  }
 
   /** The view this client routes by. */
   public List<String> view() {

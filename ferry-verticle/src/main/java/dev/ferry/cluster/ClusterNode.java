@@ -27,7 +27,7 @@ import java.util.function.Supplier;
  * The cluster side of one FerryVerticle, on Vert.x: turns event-bus messages and membership
  * snapshots into {@link Router} transitions, and performs the router's network effects (forwards
  * and releases on the other nodes' node addresses). The decisions themselves are the router's
- * (docs/adr/0055-the-routing-rule.md). Runs on the verticle's context only: every handler is
+ * (docs/adr/0055-the-routing-rule.md; hand-off and release: 0051-hand-off-and-release.md). Runs on the verticle's context only: every handler is
  * registered from it, and the router asserts it.
  */
 public final class ClusterNode implements Router.Links {

@@ -12,7 +12,6 @@ import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.spi.cluster.ClusterManager;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import java.util.HashSet;
@@ -29,6 +28,10 @@ import java.util.function.Consumer;
  *
  * <p>Hazelcast's own MembershipListener is used, not {@code ClusterManager.nodeListener}, which
  * holds a single listener that Vert.x HA already takes.
+ *
+ * <p>Reaches the cluster manager through {@link ClusterAccess}, the module's one adapter to Vert.x
+ * internal API. Loaded only once OptionalJars found vertx-hazelcast
+ * (docs/adr/0091-optional-integrations-fail-by-name.md).
  */
 final class HazelcastMembership implements Membership {
   private static final String NODE_ID = "__vertx.nodeId";
@@ -53,7 +56,7 @@ final class HazelcastMembership implements Membership {
 
   HazelcastMembership(Vertx vertx, Context context, String address, boolean announce) {
     this.announce = announce;
-    ClusterManager cm = ((VertxInternal) vertx).clusterManager();
+    ClusterManager cm = ClusterAccess.clusterManager(vertx);
     if (!(cm instanceof HazelcastClusterManager hcm)) {
       throw new IllegalStateException("clustered FerryVerticle needs the Hazelcast cluster manager, got "
           + (cm == null ? "none" : cm.getClass().getName()));

@@ -7,7 +7,7 @@ import io.vertx.core.Promise;
  * One input on its way through the cluster layer: accepted here (from a caller, a forward, or a
  * hand-off) and answered exactly once through {@link #answer}, whatever path it takes.
  */
-public final class Pending {
+final class Pending {
   public final Submission input;
   /** How many times it was forwarded before arriving here. */
   final int hop;

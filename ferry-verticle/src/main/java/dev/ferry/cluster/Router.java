@@ -55,7 +55,7 @@ import java.util.Set;
  *
  * Runs only on the node's loop (asserted at each transition): no locks, nothing else touches it.
  */
-public final class Router {
+final class Router {
   /** Pause before an input is sent on again after views disagreed or a forward was not delivered. */
   static final long RETRY_MS = 100;
   /** Forwarded at once at most twice; beyond that, only after a pause (ADR 0053). */
@@ -132,7 +132,7 @@ public final class Router {
    * @param callTimeoutMs the ferry's call timeout: a previous owner releases a key once its call in
    *     flight is over, so a hold is bounded by twice that
    */
-  public Router(Loop loop, String self, PerKeyFerry<String, Submission, ?, Object> ferry, long callTimeoutMs, Links links) {
+  Router(Loop loop, String self, PerKeyFerry<String, Submission, ?, Object> ferry, long callTimeoutMs, Links links) {
     this.loop = loop;
     this.self = self;
     this.ferry = ferry;
@@ -432,9 +432,10 @@ public final class Router {
       if (!p.visited.isEmpty()) {
         outcome.onComplete(ar -> trails.remove(p.input));
       }
-      // Through the input: it may be answered 504 before its call, if its deadline passes while
-      // its batch waits to be written (BatchOutcomes).
-      outcome.onComplete(p.input.answerTo(p.answer));
+      // Not through Submission.answerTo: an input handed off and come back is submitted here again,
+      // and each submission's outcome must reach its own Pending. An input whose deadline passes
+      // while its batch waits to be written is still left out, and answered 504 when its call ends.
+      outcome.onComplete(p.answer);
     });
   }
 

@@ -8,13 +8,13 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.Message;
-import io.vertx.core.internal.VertxInternal;
 
 /**
  * The Vert.x side of a routing {@link FerryClient} (docs/adr/0057-the-routing-client.md): watches
  * the ownership view through {@link Membership} (without joining it), and performs the sends that
- * {@link ClientRouter} decides, on the nodes' node addresses. Everything runs on one event-loop
- * context of its own; {@link #submit} may be called from any thread and hops there, in order.
+ * {@link ClientRouter} decides, on the nodes' node addresses. Everything runs on one
+ * event-loop context (the caller's when it is one, a new one otherwise); {@link #submit} may be
+ * called from any thread and hops there, in order.
  */
 public final class RoutingClient {
   private final Vertx vertx;
@@ -27,7 +27,7 @@ public final class RoutingClient {
   private RoutingClient(Vertx vertx, String address) {
     this.vertx = vertx;
     this.address = address;
-    this.loop = new VertxLoop(((VertxInternal) vertx).createEventLoopContext());
+    this.loop = VertxLoop.forCaller(vertx);
     this.router = new ClientRouter(loop, this::send);
     this.membership = new HazelcastMembership(vertx, loop.context(), address, false);
     Promise<Void> up = Promise.promise();

@@ -18,7 +18,7 @@ import java.util.List;
  * the downstream writes the request (an HTTP batch may first wait for a pooled connection). Until
  * then its caller's deadline still holds: the batch arms one timer for its earliest deadline, and
  * answers 504 to each input whose deadline passes before the request is sealed; sealing leaves
- * those inputs out (docs/adr/0062-deadline-until-written.md).
+ * those inputs out (docs/adr/0062-deadline-holds-until-written.md).
  */
 public final class BatchOutcomes {
   private BatchOutcomes() {}

@@ -92,7 +92,7 @@ public final class FerryClient {
     if (!vertx.isClustered()) {
       return this;
     }
-    String nodeId = ((io.vertx.core.internal.VertxInternal) vertx).clusterManager().getNodeId();
+    String nodeId = dev.ferry.cluster.ClusterAccess.nodeId(vertx);
     return new FerryClient(vertx, nodeAddress(address, nodeId));
   }
 

@@ -34,8 +34,8 @@ import java.util.function.ToDoubleFunction;
  * </ul>
  *
  * Gauges and function counters read {@link Ferry#metrics()} when scraped: exact when the scrape
- * runs on the ferry's context, otherwise the snapshot the ferry last published on its context (at
- * most about a second old; the ferry's state is never read from another thread). Distributions
+ * runs on the ferry's context, otherwise the snapshot the ferry published at the end of its last
+ * transition (docs/adr/0025; the ferry's state is never read from another thread). Distributions
  * and rejections are recorded by the engine as it works, on the ferry's context.
  */
 public final class FerryMeterBinder implements AutoCloseable {

@@ -6,18 +6,23 @@ import dev.ferry.FerryException;
 import dev.ferry.InvalidConfigException;
 import dev.ferry.cluster.ClusterNode;
 import dev.ferry.downstream.Downstream;
-import dev.ferry.internal.Limits;
 import dev.ferry.internal.LogText;
 import dev.ferry.downstream.EventBusDownstream;
 import dev.ferry.downstream.HttpDownstream;
+import dev.ferry.internal.Limits;
 import io.vertx.core.AsyncResult;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
+import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.ext.healthchecks.HealthChecks;
+import io.vertx.ext.healthchecks.Status;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Comparator;
@@ -55,6 +60,18 @@ public class FerryVerticle extends VerticleBase {
 
   /** Vert.x-wide map address -> claim of the FerryVerticle serving it. */
   private static final String ADDRESSES = "__ferry.addresses";
+  /** Given to the constructor, or null: then the deployment's JSON config is read. */
+  private final FerryVerticleOptions options;
+
+  /** Reads its options from the deployment's config (deployment by name, the launcher's -conf). */
+  public FerryVerticle() {
+    this.options = null;
+  }
+
+  /** Takes its options from {@code options} (a copy); the deployment's config is then ignored. */
+  public FerryVerticle(FerryVerticleOptions options) {
+    this.options = new FerryVerticleOptions(options);
+  }
 
   @Override
   public Future<?> start() {
@@ -65,9 +82,13 @@ public class FerryVerticle extends VerticleBase {
           "instances = " + context.getInstanceCount() + ": must be 1 (one verticle owns every key on a node)")));
     }
     try {
-      settings = VerticleConfig.read(config());
+      settings = VerticleConfig.read(options != null ? options.toJson() : config());
     } catch (InvalidConfigException e) {
       return Future.failedFuture(e);
+    }
+    List<String> missingJars = OptionalJars.missing(settings, vertx.isClustered(), OptionalJars::present);
+    if (!missingJars.isEmpty()) {
+      return Future.failedFuture(new InvalidConfigException("FerryVerticle deployment", missingJars));
     }
     // Two verticles at one address would each own every key: the event bus would spread a key's
     // inputs over both (two calls in flight), and their meters share one name. Claimed before
@@ -171,6 +192,26 @@ public class FerryVerticle extends VerticleBase {
       downstream.close();
     });
     return ferry.drain(Duration.ofMillis(drainMs)).onComplete(ar -> vertx.cancelTimer(cut));
+  }
+
+  /**
+   * This node's health check as a procedure for the application's own {@link HealthChecks}:
+   * register it once the deployment succeeded, {@code checks.register("ferry",
+   * verticle.healthProcedure())}. OK while up; KO before the start completed, while draining, once
+   * closed, or after repeated failed batches. Callable from any thread: the status is read on this
+   * verticle's context.
+   */
+  public Handler<Promise<Status>> healthProcedure() {
+    return promise -> {
+      Context owner = context;
+      if (owner == null) {
+        promise.tryComplete(Status.KO(new JsonObject().put("state", "not deployed")));
+        return;
+      }
+      owner.runOnContext(v -> promise.tryComplete(operations == null
+          ? Status.KO(new JsonObject().put("state", "starting"))
+          : operations.status(ferry)));
+    };
   }
 
   private Downstream createDownstream() {

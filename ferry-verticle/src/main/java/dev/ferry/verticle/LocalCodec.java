@@ -11,7 +11,8 @@ import io.vertx.core.json.Json;
  * codecs make on local delivery. Used only where the receiver is certainly in this JVM (the
  * verticle checks that Vert.x is not clustered) and the sender lets go of the body: a batch request
  * the ferry built for this one call, an outcome handed to its one caller. A downstream on another
- * node never sees it: clustered, the verticle sends plain JSON as the contract says.
+ * node never sees it: clustered, the verticle sends plain JSON as the contract says
+ * (docs/adr/0063-local-codec-when-unclustered.md).
  *
  * <p>Should it ever be sent over the wire anyway, it encodes the body as JSON, so a node that has
  * it registered decodes the same value. Stateless; any thread.

@@ -13,11 +13,14 @@ import java.util.Set;
  * @param monitoring {@code /metrics} and {@code /health} over HTTP, or null when off
  * @param bridge the TCP event-bus bridge, or null when off
  * @param logPayloads whether a failed batch's log line may include its inputs (debug only)
+ * @param metricsRegistry the name of the Vert.x Micrometer registry to put the meters in, or null
+ *     for Vert.x's default registry (when metrics are on)
  */
-public record OpsConfig(String healthAddress, Endpoint monitoring, Bridge bridge, boolean logPayloads) {
+public record OpsConfig(String healthAddress, Endpoint monitoring, Bridge bridge, boolean logPayloads,
+    String metricsRegistry) {
   public static final String DEFAULT_HEALTH_ADDRESS = "ferry.health";
   public static final String LOOPBACK = "127.0.0.1";
-  static final Set<String> FIELDS = Set.of("healthAddress", "monitoring", "bridge", "logPayloads");
+  static final Set<String> FIELDS = Set.of("healthAddress", "monitoring", "bridge", "logPayloads", "metricsRegistry");
 
   /** A host and port to listen on. */
   public record Endpoint(String host, int port) {}
@@ -29,6 +32,8 @@ public record OpsConfig(String healthAddress, Endpoint monitoring, Bridge bridge
     String health = check.readString(in, "healthAddress");
     check.require(health == null || !health.isEmpty(), "healthAddress", "\"\"", "must be a non-empty string");
     Boolean logPayloads = check.readBoolean(in, "logPayloads");
+    String registry = check.readString(in, "metricsRegistry");
+    check.require(registry == null || !registry.isEmpty(), "metricsRegistry", "\"\"", "must be a non-empty string");
     Endpoint monitoring = null;
     JsonObject m = check.readObject(in, "monitoring");
     if (m != null) {
@@ -45,7 +50,7 @@ public record OpsConfig(String healthAddress, Endpoint monitoring, Bridge bridge
       bridge = new Bridge(at, Boolean.TRUE.equals(metrics), Boolean.TRUE.equals(healthToo));
     }
     return new OpsConfig(health == null || health.isEmpty() ? DEFAULT_HEALTH_ADDRESS : health,
-        monitoring, bridge, Boolean.TRUE.equals(logPayloads));
+        monitoring, bridge, Boolean.TRUE.equals(logPayloads), registry == null || registry.isEmpty() ? null : registry);
   }
 
   private static Endpoint endpoint(ConfigCheck check, String field, JsonObject json) {

@@ -49,8 +49,15 @@ public final class Submission implements Completable<Object> {
     this.deadline = deadline;
   }
 
-  /** Where the caller's one answer goes; set once, before the input is submitted. */
+  /**
+   * Where the caller's one answer goes; set once, before the input is submitted, for an input
+   * submitted once (the cluster layer, which may submit an input again after a hand-off, answers
+   * through its own promise instead).
+   */
   public Submission answerTo(Completable<Object> answer) {
+    if (this.answer != null) {
+      throw new IllegalStateException("a Submission has one answer");
+    }
     this.answer = answer;
     return this;
   }

@@ -4,6 +4,7 @@ import dev.ferry.PerKeyConfig;
 import dev.ferry.internal.ConfigCheck;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -29,7 +30,7 @@ public record VerticleConfig(
   static final long MAX_MS = dev.ferry.internal.Limits.MAX_MS;
 
   private static final Set<String> OWN_FIELDS =
-      Set.of("address", "metricsAddress", "order", "drainTimeoutMs", "downstream");
+      Set.of("address", "metricsAddress", "order", "downstream");
 
   /**
    * Where batches go: an event-bus address, or an HTTP url with its total timeout and its {@link
@@ -54,7 +55,9 @@ public record VerticleConfig(
     JsonObject in = json == null ? new JsonObject() : json.copy();
     ConfigCheck check = new ConfigCheck();
     check.unknownFields(in, fieldNames());
-    PerKeyConfig perKey = PerKeyConfig.read(in, check);
+    List<String> perKeyViolations = new ArrayList<>();
+    PerKeyConfig perKey = PerKeyConfig.read(in, perKeyViolations);
+    perKeyViolations.forEach(check::violation);
 
     String address = nonEmpty(check, "address", check.readString(in, "address"), DEFAULT_ADDRESS);
     String metrics = nonEmpty(check, "metricsAddress", check.readString(in, "metricsAddress"), DEFAULT_METRICS_ADDRESS);
@@ -62,7 +65,7 @@ public record VerticleConfig(
     String order = check.readString(in, "order");
     check.require(order == null || order.equals("submission") || order.equals("header"),
         "order", quote(order), "must be \"submission\" or \"header\"");
-    Long drain = boundMs(in, check, "drainTimeoutMs", 0);
+    // drainTimeoutMs is a PerKeyConfig field: the ferry drains for it when the verticle undeploys.
     long callMs = (perKey != null ? perKey : PerKeyConfig.defaults()).callTimeout().toMillis();
     DownstreamConfig downstream = readDownstream(in, check, callMs, address);
     OpsConfig ops = OpsConfig.read(in, check);
@@ -71,7 +74,7 @@ public record VerticleConfig(
 
     check.throwIfAny("FerryVerticle config");
     return new VerticleConfig(address, metrics, perKey, "header".equals(order),
-        drain != null ? drain : DEFAULT_DRAIN_TIMEOUT_MS, downstream, ops);
+        perKey != null ? perKey.drainTimeout().toMillis() : DEFAULT_DRAIN_TIMEOUT_MS, downstream, ops);
   }
 
   private static DownstreamConfig readDownstream(JsonObject in, ConfigCheck check, long callMs, String address) {
@@ -123,24 +126,6 @@ public record VerticleConfig(
 
   private static void unknown(ConfigCheck check, JsonObject d, Set<String> known) {
     HttpSettings.unknown(check, d, "downstream", known);
-  }
-
-  /**
-   * Reads a millisecond field and checks its range; an out-of-range value is recorded here and
-   * removed from {@code in} so that no later reader reports it a second time under another name.
-   */
-  private static Long boundMs(JsonObject in, ConfigCheck check, String field, long min) {
-    Long value = check.readLong(in, field);
-    if (value == null) {
-      in.remove(field);
-      return null;
-    }
-    if (value < min || value > MAX_MS) {
-      check.violation(field + " = " + value + ": must be >= " + min + " and <= " + MAX_MS);
-      in.remove(field);
-      return null;
-    }
-    return value;
   }
 
   private static String nonEmpty(ConfigCheck check, String field, String value, String dflt) {

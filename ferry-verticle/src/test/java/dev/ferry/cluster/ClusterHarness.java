@@ -36,18 +36,31 @@ final class ClusterHarness implements AutoCloseable {
   }
 
   final String clusterName = "ferry-test-" + UUID.randomUUID();
+  /**
+   * Hazelcast ports of this harness: a random block of its own, so that members of other runs on
+   * the machine (which take 5701-5720 first) never leave this cluster's members unable to find
+   * each other.
+   */
+  private final int portBase = 20_000 + new java.util.Random().nextInt(400) * 100;
   final List<Vertx> nodes = new java.util.concurrent.CopyOnWriteArrayList<>();
   final List<Context> clients = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   Vertx start() {
     Config config = ConfigUtil.loadConfig();
     config.setClusterName(clusterName);
+    config.getNetworkConfig().setPort(portBase).setPortAutoIncrement(true).setPortCount(10);
+    List<String> members = new ArrayList<>();
+    for (int port = portBase; port < portBase + 10; port++) {
+      members.add("127.0.0.1:" + port);
+    }
+    config.getNetworkConfig().getJoin().getTcpIpConfig().setMembers(members);
     // Test-only: notice a dead member within seconds, not the default minute.
     config.setProperty("hazelcast.heartbeat.interval.seconds", "1");
     config.setProperty("hazelcast.max.no.heartbeat.seconds", "5");
     VertxOptions options = new VertxOptions();
     options.getEventBusOptions().setHost("127.0.0.1").setPort(0);
-    Vertx vertx = await(Vertx.builder().with(options).withClusterManager(new HazelcastClusterManager(config)).buildClustered());
+    // Generous: joining takes a few seconds alone, far longer on a loaded shared CI machine.
+    Vertx vertx = await(Vertx.builder().with(options).withClusterManager(new HazelcastClusterManager(config)).buildClustered(), 180);
     nodes.add(vertx);
     // Captured once: off Vert.x threads every getOrCreateContext() call makes a new context.
     clients.add(vertx.getOrCreateContext());
@@ -107,7 +120,7 @@ final class ClusterHarness implements AutoCloseable {
       ids.add(nodeId(nodes.get(i)));
     }
     ids.stream().sorted().forEach(expected::add);
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(40); // generous: other builds load the machine
     for (int i : which) {
       JsonObject v = view(i);
       while (!v.getJsonArray("view").equals(expected) || !v.getBoolean("settled")) {

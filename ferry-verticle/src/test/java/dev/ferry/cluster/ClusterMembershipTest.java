@@ -145,8 +145,6 @@ class ClusterMembershipTest {
     load.send(800, 20);
 
     Map<String, Integer> outcomes = load.outcomes(30);
-    String leaverId = ClusterHarness.nodeId(cluster.nodes.get(2));
-    System.out.println("routing clients through a graceful leave: " + outcomes);
     assertEquals(Map.of("ok", load.sent()), outcomes, () -> load.samples.toString());
     assertEquals(List.of(), downstream.violations());
     assertEquals(List.of(), downstream.reorders());

@@ -1,0 +1,161 @@
+package dev.ferry;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.Vertx;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A library ferry when its owner goes away: the verticle it was created in undeploys (issue 12), or
+ * its Vert.x closes (issue 13, item 11). Every caller is answered; nothing waits on a call that may
+ * never complete; metrics read from another thread are current (issue 13, item 12).
+ */
+class OwnerCloseTest {
+  private Vertx vertx = Vertx.vertx();
+  /** Calls the test holds open, by first input; the rest answer at once with their inputs. */
+  private final Map<String, Promise<List<String>>> held = new ConcurrentHashMap<>();
+
+  @AfterEach
+  void close() throws Exception {
+    await(vertx.close());
+  }
+
+  private static <T> T await(Future<T> f) throws Exception {
+    return f.toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+
+  private static FerryError kind(Future<?> f) throws Exception {
+    try {
+      await(f);
+    } catch (ExecutionException e) {
+      return ((FerryException) e.getCause()).kind();
+    }
+    throw new AssertionError("expected a failure, got " + f.result());
+  }
+
+  /** Inputs starting with "hold" stay in flight until the test completes them (or forever). */
+  private Future<List<String>> call(String key, List<String> inputs) {
+    if (!inputs.get(0).startsWith("hold")) {
+      return Future.succeededFuture(inputs);
+    }
+    Promise<List<String>> p = Promise.promise();
+    held.put(inputs.get(0), p);
+    return p.future();
+  }
+
+  private Ferry<String, String> ferry(io.vertx.core.Context context, PerKeyConfig config) {
+    return Ferry.perKey(context, config, s -> s.substring(s.length() - 1), null, null, this::call, (in, r) -> in);
+  }
+
+  /** A verticle whose start creates a ferry on its own context, as an application would. */
+  final class Owner extends VerticleBase {
+    final PerKeyConfig config;
+    Ferry<String, String> ferry;
+
+    Owner(PerKeyConfig config) {
+      this.config = config;
+    }
+
+    @Override
+    public Future<?> start() {
+      ferry = ferry(context, config);
+      return Future.succeededFuture();
+    }
+  }
+
+  @Test
+  void closingVertxAnswersCallersInFlightAndWaitingClosed() throws Exception {
+    Ferry<String, String> ferry = ferry(vertx.getOrCreateContext(),
+        PerKeyConfig.builder().drainTimeout(Duration.ofMillis(50)).build());
+    Future<String> inFlight = ferry.submit("hold-a");
+    Future<String> waiting = ferry.submit("next-a");
+    await(vertx.close());
+    assertEquals(FerryError.CLOSED, kind(inFlight), "a call that never completes is not waited for");
+    assertEquals(FerryError.CLOSED, kind(waiting));
+  }
+
+  @Test
+  void aSubmitAfterVertxClosedFailsItsFutureWithClosed() throws Exception {
+    Ferry<String, String> ferry = ferry(vertx.getOrCreateContext(), PerKeyConfig.defaults());
+    assertEquals("x-a", await(ferry.submit("x-a")));
+    await(vertx.close());
+    Future<String> late = ferry.submit("y-a"); // must not throw
+    assertEquals(FerryError.CLOSED, kind(late));
+    Ferry<String, java.util.Optional<Integer>> keyed = Ferry.keyed(vertx, FerryConfig.defaults(),
+        keys -> Future.succeededFuture(Map.of()));
+    assertEquals(FerryError.CLOSED, kind(keyed.submit("k")));
+  }
+
+  @Test
+  void closingVertxSendsWhatWaitsWithinTheDrainTimeout() throws Exception {
+    Ferry<String, String> ferry = ferry(vertx.getOrCreateContext(),
+        PerKeyConfig.builder().drainTimeout(Duration.ofMinutes(5)).build());
+    Future<String> first = ferry.submit("hold-b");
+    Future<String> waiting = ferry.submit("next-b");
+    Future<Void> closing = vertx.close();
+    while (!held.containsKey("hold-b")) {
+      Thread.onSpinWait();
+    }
+    held.get("hold-b").complete(List.of("hold-b"));
+    assertEquals("hold-b", await(first));
+    assertEquals("next-b", await(waiting), "the drain still sends what waits");
+    await(closing);
+  }
+
+  @Test
+  void aFerryCreatedInAVerticleDrainsAndClosesWhenTheVerticleUndeploys() throws Exception {
+    Owner owner = new Owner(PerKeyConfig.builder().drainTimeout(Duration.ofMinutes(5)).build());
+    String id = await(vertx.deployVerticle(owner));
+    Future<String> first = owner.ferry.submit("hold-c");
+    Future<String> waiting = owner.ferry.submit("next-c");
+    Future<Void> undeployed = vertx.undeploy(id);
+    while (!held.containsKey("hold-c")) {
+      Thread.onSpinWait();
+    }
+    held.get("hold-c").complete(List.of("hold-c"));
+    assertEquals("hold-c", await(first));
+    assertEquals("next-c", await(waiting), "undeploying drains: what waits is still sent");
+    await(undeployed);
+    assertEquals(FerryError.CLOSED, kind(owner.ferry.submit("after-c")), "the verticle is gone, so is its ferry");
+  }
+
+  @Test
+  void undeployingAnswersClosedWhatIsStillThereWhenTheDrainTimeoutPasses() throws Exception {
+    Owner owner = new Owner(PerKeyConfig.builder().drainTimeout(Duration.ofMillis(50)).build());
+    String id = await(vertx.deployVerticle(owner));
+    Future<String> stuck = owner.ferry.submit("hold-d");
+    Future<String> waiting = owner.ferry.submit("next-d");
+    await(vertx.undeploy(id));
+    assertEquals(FerryError.CLOSED, kind(stuck), "undeploy does not wait for a call that never completes");
+    assertEquals(FerryError.CLOSED, kind(waiting));
+    assertTrue(owner.ferry.metrics().submitted() >= 2);
+  }
+
+  @Test
+  void theFirstMetricsReadFromAnotherThreadSeesWhatHappened() throws Exception {
+    io.vertx.core.Context context = vertx.getOrCreateContext();
+    Ferry<String, String> ferry = ferry(context, PerKeyConfig.defaults());
+    for (int i = 0; i < 100; i++) {
+      await(ferry.submit("in" + i + "-" + (i % 7)));
+    }
+    // Wait for the loop to finish the task that answered the last caller (never for time).
+    Promise<Void> idle = Promise.promise();
+    context.runOnContext(v -> idle.complete());
+    await(idle.future());
+    FerryMetrics m = ferry.metrics(); // from the test thread, for the first time
+    assertEquals(100, m.submitted());
+    assertEquals(100, m.batches());
+    assertEquals(0, m.activeLanes());
+  }
+}

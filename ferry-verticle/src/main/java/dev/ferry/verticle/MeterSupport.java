@@ -1,0 +1,63 @@
+package dev.ferry.verticle;
+
+import dev.ferry.Ferry;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpServer;
+import io.vertx.ext.healthchecks.HealthChecks;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.healthchecks.HealthCheckHandler;
+import io.vertx.micrometer.PrometheusScrapingHandler;
+import io.vertx.micrometer.backends.BackendRegistries;
+import java.util.List;
+
+/**
+ * Everything of {@link Operations} that touches Micrometer, Prometheus or Vert.x Web, kept apart
+ * so that Operations loads without those optional jars: this class is only loaded once
+ * {@link OptionalJars} has found them. Runs on the verticle's context, like Operations.
+ */
+final class MeterSupport {
+  private MeterSupport() {}
+
+  /**
+   * Binds the ferry's meters where the application wants them: the registry it named
+   * ({@code metricsRegistry}, looked up in Vert.x's Micrometer backends), else Vert.x's default
+   * registry when metrics are on; plus a private Prometheus registry when the monitoring endpoint
+   * needs one. Adds one closer per binding to {@code closers}; returns the registry to scrape, or
+   * null.
+   *
+   * @throws IllegalStateException when a named registry does not exist
+   */
+  static Object bind(Ferry<?, ?> ferry, String name, String registryName, boolean scrape, List<Runnable> closers) {
+    MeterRegistry shared;
+    if (registryName != null) {
+      shared = BackendRegistries.getNow(registryName);
+      if (shared == null) {
+        throw new IllegalStateException("metricsRegistry = \"" + registryName + "\": no Micrometer registry of that"
+            + " name; create Vert.x with MicrometerMetricsOptions().setRegistryName(\"" + registryName + "\")");
+      }
+    } else {
+      shared = BackendRegistries.getDefaultNow();
+    }
+    PrometheusMeterRegistry scraped = shared instanceof PrometheusMeterRegistry p ? p : null;
+    if (shared != null) {
+      closers.add(FerryMeterBinder.bind(ferry, shared, name)::close);
+    }
+    if (scrape && scraped == null) {
+      scraped = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+      closers.add(FerryMeterBinder.bind(ferry, scraped, name)::close);
+    }
+    return scraped;
+  }
+
+  /** {@code /metrics} (Prometheus text) and {@code /health} over HTTP. */
+  static Future<HttpServer> listen(Vertx vertx, OpsConfig.Endpoint at, Object scraped, HealthChecks health) {
+    Router router = Router.router(vertx);
+    router.get("/metrics").handler(PrometheusScrapingHandler.create((PrometheusMeterRegistry) scraped));
+    router.get("/health").handler(HealthCheckHandler.createWithHealthChecks(health));
+    return vertx.createHttpServer().requestHandler(router).listen(at.port(), at.host());
+  }
+}

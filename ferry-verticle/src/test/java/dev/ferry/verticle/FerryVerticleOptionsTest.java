@@ -1,0 +1,65 @@
+package dev.ferry.verticle;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.InvalidConfigException;
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+/** The typed options: the same JSON as the config, checked the same way, deployable. */
+class FerryVerticleOptionsTest extends VerticleTestBase {
+
+  @Test
+  void theShippedConfigRoundTripsUnchanged() throws Exception {
+    JsonObject conf = new JsonObject(Files.readString(Path.of("../conf/ferry.json")));
+    FerryVerticleOptions options = new FerryVerticleOptions(conf);
+    assertEquals(conf, options.toJson());
+    assertEquals("ferry.downstream", options.getDownstream().getString("address"));
+    assertEquals(conf.getString("dispatch"), options.getDispatch());
+    assertEquals(conf.getInteger("maxInFlightBatches"), options.getMaxInFlightBatches());
+    options.validate();
+  }
+
+  @Test
+  void gettersGiveTheDefaultsAndSettersChain() {
+    FerryVerticleOptions options = new FerryVerticleOptions();
+    assertEquals("ferry.submit", options.getAddress());
+    assertEquals(100, options.getMaxBatchSize());
+    assertEquals(10_000, options.getDrainTimeoutMs());
+    assertTrue(options.isDirectIdleKeys());
+    assertNull(options.getDownstream());
+    assertEquals(new JsonObject(), options.toJson(), "defaults are not written out");
+    JsonObject json = options.setAddress("orders.submit").setMaxBatchSize(32).setCallTimeoutMs(2000)
+        .setEventBusDownstream("orders.store").setMonitoring("127.0.0.1", 9100).toJson();
+    assertEquals(new JsonObject().put("address", "orders.submit").put("maxBatchSize", 32).put("callTimeoutMs", 2000L)
+        .put("downstream", new JsonObject().put("type", "eventbus").put("address", "orders.store"))
+        .put("monitoring", new JsonObject().put("host", "127.0.0.1").put("port", 9100)), json);
+    assertEquals(options, new FerryVerticleOptions(json));
+  }
+
+  @Test
+  void validationNamesEveryBadFieldIncludingWrongTypesAndTypos() {
+    FerryVerticleOptions options = new FerryVerticleOptions(new JsonObject()
+        .put("maxBatchSize", "many").put("maxBatchDelay", 5).put("order", "random"))
+        .setMaxQueueing(0);
+    InvalidConfigException e = assertThrows(InvalidConfigException.class, options::validate);
+    String message = e.getMessage();
+    for (String field : new String[] {"maxBatchSize", "maxBatchDelay", "order", "maxQueueing", "downstream"}) {
+      assertTrue(message.contains(field), field + " not named in: " + message);
+    }
+  }
+
+  @Test
+  void aVerticleBuiltFromOptionsServes() {
+    FerryVerticleOptions options = new FerryVerticleOptions().setEventBusDownstream(DOWN).setMaxBatchSize(4);
+    downstream.auto(EbRecorder.Call::echo);
+    await(vertx.deployVerticle(new FerryVerticle(options), new DeploymentOptions()));
+    assertEquals("hi", body(send("k", "hi")));
+  }
+}

@@ -1,0 +1,63 @@
+package dev.ferry.verticle;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.healthchecks.CheckResult;
+import io.vertx.ext.healthchecks.HealthChecks;
+import io.vertx.micrometer.MicrometerMetricsFactory;
+import io.vertx.micrometer.MicrometerMetricsOptions;
+import org.junit.jupiter.api.Test;
+
+/** Meters in the registry the application names; health as a procedure in the application's checks. */
+class FerryVerticleRegistryAndHealthTest extends VerticleTestBase {
+
+  @Test
+  void theMetersLandInTheRegistryTheApplicationNamed() {
+    MeterRegistry registry = new SimpleMeterRegistry();
+    Vertx app = Vertx.builder()
+        .with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true).setRegistryName("app")))
+        .withMetrics(new MicrometerMetricsFactory(registry))
+        .build();
+    try {
+      JsonObject config = new JsonObject()
+          .put("downstream", new JsonObject().put("type", "eventbus").put("address", "nowhere"))
+          .put("metricsRegistry", "app");
+      await(app.deployVerticle(FerryVerticle.class.getName(), new DeploymentOptions().setConfig(config)));
+      assertNotNull(registry.find("ferry.submitted").meter(),
+          () -> "meters: " + registry.getMeters().stream().map(m -> m.getId().getName()).toList());
+    } finally {
+      await(app.close());
+    }
+  }
+
+  @Test
+  void aRegistryNameWithoutARegistryFailsTheDeploymentNamingIt() {
+    Throwable e = failure(vertx.deployVerticle(FerryVerticle.class.getName(),
+        new DeploymentOptions().setConfig(config(new JsonObject().put("metricsRegistry", "no-such-registry")))));
+    assertTrue(e.getMessage().contains("metricsRegistry = \"no-such-registry\""), e.getMessage());
+    // Nothing stays behind: the address is free for the next deployment.
+    deploy(config(new JsonObject()));
+  }
+
+  @Test
+  void theHealthProcedureJoinsTheApplicationsOwnChecks() {
+    FerryVerticle verticle = new FerryVerticle();
+    HealthChecks checks = HealthChecks.create(vertx);
+    checks.register("ferry", verticle.healthProcedure());
+    assertEquals("DOWN", await(checks.checkStatus()).getUp() ? "UP" : "DOWN", "not deployed yet");
+    String id = await(vertx.deployVerticle(verticle, new DeploymentOptions().setConfig(config(new JsonObject()))));
+    assertTrue(await(checks.checkStatus()).getUp());
+    await(vertx.undeploy(id));
+    JsonObject after = await(checks.checkStatus()).toJson();
+    assertEquals("DOWN", after.getString("status"), after.encode());
+    assertTrue(after.encode().contains("closed"), after.encode());
+  }
+}
