@@ -168,8 +168,9 @@ public interface Ferry<I, O> {
    * <p>Nothing is cached across batches: a key asked for again after its batch left is fetched
    * again. Put a cache in front if values may be reused. A caller's deadline is its own: it fails
    * with TIMEOUT if its key has not left by then, and the key is dropped, never sent, once every
-   * caller waiting for it has given up. Each waiting key counts once (weight 1) toward the queue
-   * and batch bounds, however many callers share it.
+   * caller waiting for it has given up. Each waiting key counts once (weight 1) toward the batch
+   * bounds, however many callers share it; toward {@code maxQueueing}, the key and every other
+   * caller sharing it count (each is held in memory), so a caller joining a full room is REJECTED.
    */
   static <K, V> Ferry<K, Optional<V>> keyed(
       Vertx vertx, FerryConfig config, Function<List<K>, Future<Map<K, V>>> call) {

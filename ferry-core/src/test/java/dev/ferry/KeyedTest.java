@@ -164,14 +164,16 @@ class KeyedTest {
   }
 
   @Test
-  void rejectedWhenTheQueueIsFullButJoiningAWaitingKeyIsAlwaysAccepted() {
-    Ferry<String, Optional<Integer>> ferry = keyed(oneSlot().maxQueueing(1));
+  void rejectedWhenTheQueueIsFullAndACallerSharingAWaitingKeyTakesRoomToo() {
+    Ferry<String, Optional<Integer>> ferry = keyed(oneSlot().maxQueueing(2));
     ferry.submit("x");
     Future<Optional<Integer>> a = ferry.submit("a");
-    Future<Optional<Integer>> b = ferry.submit("b");
     Future<Optional<Integer>> a2 = ferry.submit("a");
+    Future<Optional<Integer>> b = ferry.submit("b");
+    Future<Optional<Integer>> a3 = ferry.submit("a");
+    assertFalse(a2.isComplete(), "a2 shares a's place, and takes the second room");
     assertEquals(FerryError.REJECTED, kind(b));
-    assertFalse(a2.isComplete(), "sharing a waiting key takes no room");
+    assertEquals(FerryError.REJECTED, kind(a3), "a caller sharing a key is held in memory too");
     answer(0);
     answer(1);
     assertEquals(Optional.of(1), a.result());

@@ -49,6 +49,8 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
     final Promise<Optional<V>> promise;
     long timer = -1;
     boolean done;
+    /** It joined an entry that was already waiting: it counts toward {@code maxQueueing} on its own. */
+    boolean sharing;
 
     Caller(Promise<Optional<V>> promise) {
       this.promise = promise;
@@ -62,12 +64,21 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
   /** Written only on the loop; volatile so metrics() may read it from any thread. */
   private volatile long joined;
   private volatile long callersTimedOut;
+  private volatile long rejectedJoins;
+  /**
+   * Callers waiting on an entry another caller made: each holds a promise, so they count toward
+   * {@code maxQueueing} next to the entries (issue 13: nothing a caller can make the node hold
+   * escapes the bounds). Only on the loop.
+   */
+  private int sharing;
+  private final int maxQueueing;
 
   public KeyedFerry(Loop loop, FerryConfig config, Function<List<K>, Future<Map<K, V>>> call) {
     this.loop = loop;
     this.queue = new StreamFerry<>(loop, config, null, keys -> fetch(call, keys),
         (key, values) -> Optional.ofNullable(values.get(key)));
     this.engine = queue.engine();
+    this.maxQueueing = config.maxQueueing();
   }
 
   /** One call per batch, with its distinct keys in first-seen order. */
@@ -119,7 +130,16 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
       return;
     }
     Shared<K, V> shared = waiting.get(key);
-    if (shared != null && shared.entry.waiting() && engine.isOpen()) {
+    boolean shares = shared != null && shared.entry.waiting() && engine.isOpen();
+    if (engine.isOpen() && sharing + engine.queuedInputs() + engine.held().expired >= maxQueueing) {
+      // The room is full, counting the callers that share a waiting key (the engine counts keys).
+      joined++;
+      rejectedJoins++;
+      mine.tryFail(new FerryException(FerryError.REJECTED, "maxQueueing (" + maxQueueing
+          + ") keys and callers sharing them are waiting"));
+      return;
+    }
+    if (shares) {
       joined++;
     } else {
       Promise<Optional<V>> outcome = Promise.promise();
@@ -132,12 +152,16 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
         outcome.future().onComplete(ar -> waiting.remove(key, placed));
       }
     }
-    attach(shared, deadline, mine);
+    attach(shared, deadline, mine, shares);
   }
 
-  private void attach(Shared<K, V> shared, long deadline, Promise<Optional<V>> mine) {
+  private void attach(Shared<K, V> shared, long deadline, Promise<Optional<V>> mine, boolean shares) {
     Caller<V> caller = new Caller<>(mine);
     shared.live++;
+    if (shares) {
+      caller.sharing = true;
+      sharing++;
+    }
     if (deadline != Long.MAX_VALUE && shared.entry.waiting()) {
       caller.timer = loop.schedule(deadline - loop.nanoTime(), () -> queue.run(() -> expired(shared, caller)));
     }
@@ -149,6 +173,9 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
         return;
       }
       caller.done = true;
+      if (caller.sharing) {
+        sharing--;
+      }
       if (ar.succeeded()) {
         mine.tryComplete(ar.result());
       } else {
@@ -164,6 +191,9 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
       return;
     }
     caller.done = true;
+    if (caller.sharing) {
+      sharing--;
+    }
     callersTimedOut++;
     if (--shared.live == 0) {
       waiting.remove(shared.key, shared);
@@ -183,7 +213,7 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
   public FerryMetrics metrics() {
     FerryMetrics m = queue.metrics();
     return new FerryMetrics(m.inFlightBatches(), m.queuedInputs(), m.queuedWeight(), 0,
-        m.submitted() + joined, m.rejected(), m.batches(), 0, m.failedBatches(), callersTimedOut);
+        m.submitted() + joined, m.rejected() + rejectedJoins, m.batches(), 0, m.failedBatches(), callersTimedOut);
   }
 
   @Override

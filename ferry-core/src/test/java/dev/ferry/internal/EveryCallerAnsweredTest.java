@@ -295,5 +295,28 @@ class EveryCallerAnsweredTest {
       loop.runPending();
       assertEquals(FerryError.REJECTED, failure(x4).kind(), "x2 is still queued behind x1");
     }
+
+    @Test
+    void keyedCallersSharingAWaitingKeyCountTowardMaxQueueing() {
+      VirtualLoop loop = new VirtualLoop();
+      KeyedFerry<String, Integer> keyed = new KeyedFerry<>(loop,
+          FerryConfig.builder().maxInFlightBatches(1).maxQueueing(3).build(),
+          keys -> Promise.<Map<String, Integer>>promise().future()); // calls never complete
+      keyed.submit("busy"); // in flight: later keys wait
+      List<Future<Optional<Integer>>> sharers = new ArrayList<>();
+      sharers.add(keyed.submit("k"));
+      sharers.add(keyed.submit("k", Duration.ofMillis(10)));
+      sharers.add(keyed.submit("k", Duration.ofMillis(10)));
+      loop.runPending();
+      Future<Optional<Integer>> fourth = keyed.submit("k");
+      loop.runPending();
+      assertEquals(FerryError.REJECTED, failure(fourth).kind(), "one key and two callers sharing it fill a room of 3");
+      assertEquals(1, keyed.metrics().rejected());
+      loop.advanceMillis(10); // two sharers give up
+      Future<Optional<Integer>> fifth = keyed.submit("k");
+      loop.runPending();
+      assertFalse(fifth.isComplete(), "their room is free again");
+      assertFalse(sharers.get(0).isComplete());
+    }
   }
 }

