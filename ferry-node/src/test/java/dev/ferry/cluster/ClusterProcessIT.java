@@ -73,7 +73,7 @@ class ClusterProcessIT {
     Load load = new Load(cluster, 17);
     for (int k = 0; k < 30; k++) {
       load.sender(0, ClusterHarness.SUBMIT, "crash-" + k, false);
-      load.sender(0, Forwarder.nodeAddress(ClusterHarness.SUBMIT, ids.get(k % 2)), "crash-" + k, true);
+      load.sender(0, dev.ferry.verticle.FerryClient.nodeAddress(ClusterHarness.SUBMIT, ids.get(k % 2)), "crash-" + k, true);
     }
     load.send(600, 20);
     String victim = ids.get(2);
@@ -189,7 +189,7 @@ class ClusterProcessIT {
       while (true) {
         Promise<Message<JsonObject>> reply = Promise.promise();
         cluster.clients.get(0).runOnContext(v -> client.eventBus().<JsonObject>request(
-            Forwarder.nodeAddress(ClusterHarness.SUBMIT, id), null,
+            dev.ferry.verticle.FerryClient.nodeAddress(ClusterHarness.SUBMIT, id), null,
             new DeliveryOptions().addHeader(ClusterNode.CTL, "view").setSendTimeout(2000)).onComplete(reply));
         JsonObject v = reply.future().toCompletionStage().toCompletableFuture().handle((m, t) -> t == null ? m.body() : null).join();
         if (v != null && v.getJsonArray("view").equals(expected) && v.getBoolean("settled")) {

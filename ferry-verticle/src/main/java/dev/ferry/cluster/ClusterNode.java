@@ -1,9 +1,11 @@
 package dev.ferry.cluster;
 
+import dev.ferry.verticle.FerryClient;
 import dev.ferry.FerryError;
-import dev.ferry.FerryException;
 import dev.ferry.internal.LogText;
 import dev.ferry.internal.PerKeyFerry;
+import dev.ferry.internal.VertxLoop;
+import dev.ferry.verticle.Discarded;
 import dev.ferry.verticle.Submission;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.Context;
@@ -18,74 +20,51 @@ import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.lang.System.Logger.Level;
-import java.time.Duration;
-import java.util.ArrayDeque;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
 import java.util.function.BiConsumer;
+import java.util.function.Supplier;
 
 /**
- * The cluster side of one FerryVerticle: decides, per input, whether this node owns its key
- * ({@link Rendezvous} over the announced live nodes), and otherwise forwards it to the owner's node
- * address. On a view change it hands the keys it lost to their new owners and tells every node
- * when it has no call left for a key it does not own ("released" for that view); keys it gained
- * stay held until every node that could have owned them since the last settled view released them
- * (docs/adr/0051-hand-off-and-release.md). All state lives on the verticle's context.
+ * The cluster side of one FerryVerticle, on Vert.x: turns event-bus messages and membership
+ * snapshots into {@link Router} transitions, and performs the router's network effects (forwards
+ * and releases on the other nodes' node addresses). The decisions themselves are the router's
+ * (docs/adr/0055-the-routing-rule.md; hand-off and release: 0051-hand-off-and-release.md). Runs on the verticle's context only: every handler is
+ * registered from it, and the router asserts it.
  */
-public final class ClusterNode {
+public final class ClusterNode implements Router.Links {
   private static final System.Logger LOG = System.getLogger(ClusterNode.class.getName());
   static final String CTL = "ferry-ctl";
   static final String VIEW = "ferry-view";
   static final String FROM = "ferry-from";
-  /** Pause before an input that was passed on twice is sent on once more. */
-  static final long RETRY_MS = 100;
-  private static final String INSTANCES = "__ferry.cluster.instances";
+  /** The nodes a forward has passed, comma-separated, the sender last. */
+  static final String VISITED = "ferry-visited";
+  static final String HOP = "ferry-hop";
+  static final String HANDOFF = "ferry-handoff";
 
   private final Vertx vertx;
   private final String address;
-  private final PerKeyFerry<String, Submission, ?, Object> ferry;
+  private final long callTimeoutMs;
   private final BiConsumer<Message<Object>, AsyncResult<Object>> reply;
   private final Membership membership;
-  private final Forwarder forwarder;
   private final String self;
-  private final long maxHoldMs;
+  private final Router router;
   private MessageConsumer<Object> nodeConsumer;
 
-  private final Views views;
-  private final Map<String, ArrayDeque<Pending>> handedIn = new LinkedHashMap<>();
-  private final Map<String, ArrayDeque<Pending>> held = new LinkedHashMap<>();
-  private final Set<String> handingOff = new HashSet<>();
-  private int handOffsOpen;
-  private boolean releaseSent;
-  private Promise<Void> settledAfterLeave;
-
-  private ClusterNode(Vertx vertx, String address, PerKeyFerry<String, Submission, ?, Object> ferry,
+  private ClusterNode(Vertx vertx, Context context, String address, PerKeyFerry<String, Submission, ?, Object> ferry,
       long callTimeoutMs, BiConsumer<Message<Object>, AsyncResult<Object>> reply, Membership membership) {
     this.vertx = vertx;
     this.address = address;
-    this.ferry = ferry;
+    this.callTimeoutMs = callTimeoutMs;
     this.reply = reply;
     this.membership = membership;
     this.self = membership.self();
-    this.forwarder = new Forwarder(vertx, address, callTimeoutMs);
-    this.views = new Views(self);
-    // A previous owner releases a key once its call in flight is over: bounded by the call timeout.
-    this.maxHoldMs = 2 * callTimeoutMs;
-    forwarder.onPathClear(key -> {
-      if (!handingOff.contains(key)) {
-        flush(key);
-      }
-    });
+    this.router = new Router(new VertxLoop(context), self, ferry, callTimeoutMs, this);
   }
 
   /** The cluster layer for a clustered Vert.x; the only entry point that loads Hazelcast classes. */
   @SuppressWarnings("unchecked")
   public static ClusterNode create(Vertx vertx, Context context, String address, Object perKeyFerry,
       long callTimeoutMs, BiConsumer<Message<Object>, AsyncResult<Object>> reply) {
-    return new ClusterNode(vertx, address, (PerKeyFerry<String, Submission, ?, Object>) perKeyFerry,
+    return new ClusterNode(vertx, context, address, (PerKeyFerry<String, Submission, ?, Object>) perKeyFerry,
         callTimeoutMs, reply, new HazelcastMembership(vertx, context, address));
   }
 
@@ -95,32 +74,32 @@ public final class ClusterNode {
 
   /** Registers the node address, then joins the ownership view (in that order: releases need it). */
   public Future<Void> start() {
-    // Two instances on one node would share its node id, address and announcement (ADR 0050).
-    if (vertx.sharedData().getLocalMap(INSTANCES).putIfAbsent(address, self) != null) {
-      return Future.failedFuture(new IllegalStateException("clustered, FerryVerticle runs one instance per node and address;"
-          + " another one already serves " + address + " on this node"));
-    }
-    nodeConsumer = vertx.eventBus().consumer(Forwarder.nodeAddress(address, self), this::onNode);
-    return nodeConsumer.completion().compose(v -> membership.start(this::onSnapshot))
-        .onFailure(t -> vertx.sharedData().getLocalMap(INSTANCES).remove(address));
+    nodeConsumer = vertx.eventBus().consumer(FerryClient.nodeAddress(address, self), this::onNode);
+    Discarded.answer(nodeConsumer, true, "node " + self);
+    return nodeConsumer.completion().compose(v -> membership.start(s -> router.snapshot(s.members(), s.announced())));
   }
 
   /** An input that arrived at the public address (already parsed). */
   public void route(Message<Object> message, Submission input) {
-    route(pending(message, input, 0, false));
+    router.accept(input, 0, false, null, answerFor(message));
   }
 
   private void onNode(Message<Object> m) {
     String ctl = m.headers().get(CTL);
     if ("release".equals(ctl)) {
-      onRelease(m.headers().get(FROM), m.headers().get(VIEW));
+      router.released(m.headers().get(FROM), m.headers().get(VIEW));
       m.reply(null);
       return;
     }
     if ("view".equals(ctl)) {
       // For operators and tests: what this node routes by, and whether it still waits for releases.
-      m.reply(new JsonObject().put("node", self).put("view", new JsonArray(views.view()))
-          .put("settled", views.settled()).put("held", held.size() + handedIn.size()));
+      m.reply(new JsonObject().put("node", self).put("view", new JsonArray(router.view()))
+          .put("settled", router.settled()).put("held", router.heldCount()));
+      return;
+    }
+    if (refusing) {
+      // Leaving: not delivered here; the sender (a routing client or a node) sends it again.
+      m.reply(new ReplyException(ReplyFailure.NO_HANDLERS, ClientRouter.GONE, "node " + self + " is leaving the cluster"));
       return;
     }
     Submission input;
@@ -132,16 +111,15 @@ public final class ClusterNode {
     }
     int hop;
     try {
-      hop = Integer.parseInt(m.headers().get(Forwarder.HOP));
+      hop = Integer.parseInt(m.headers().get(HOP));
     } catch (NumberFormatException e) {
       hop = 0; // a caller entering here directly, not a forward
     }
-    Pending p = pending(m, input, hop, m.headers().contains(Forwarder.HANDOFF));
-    p.sender = m.headers().get(FROM);
-    route(p);
+    String visited = m.headers().get(VISITED);
+    router.accept(input, hop, m.headers().contains(HANDOFF), visited != null ? visited : m.headers().get(FROM), answerFor(m));
   }
 
-  private Pending pending(Message<Object> m, Submission input, int hop, boolean handedOff) {
+  private Promise<Object> answerFor(Message<Object> m) {
     Promise<Object> answer = Promise.promise();
     answer.future().onComplete(ar -> {
       if (ar.failed() && ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.RECIPIENT_FAILURE) {
@@ -150,241 +128,87 @@ public final class ClusterNode {
         reply.accept(m, ar);
       }
     });
-    long deadline = input.timeoutMs > 0 ? System.nanoTime() + input.timeoutMs * 1_000_000 : Long.MAX_VALUE;
-    return new Pending(input, hop, handedOff, deadline, answer);
+    return answer;
   }
 
-  private void route(Pending p) {
-    String key = p.input.key;
-    if (!views.known() || handingOff.contains(key)) {
-      hold(p);
-      return;
+  @Override
+  public void forward(Router.Forward f) {
+    Submission s = f.pending.input;
+    // The owner may hold an input (join hand-off), queue it until its deadline, then call: the
+    // reply can take up to about the deadline plus a couple of call timeouts.
+    DeliveryOptions o = new DeliveryOptions()
+        .setSendTimeout(f.remainingMs + 3 * callTimeoutMs)
+        .addHeader(Submission.KEY, s.key)
+        .addHeader(HOP, Integer.toString(f.hop))
+        .addHeader(FROM, self)
+        .addHeader(VISITED, f.visited);
+    if (s.id != null) {
+      o.addHeader(Submission.ID, s.id);
     }
-    String owner = views.owner(key);
-    String via = p.handedOff ? null : forwarder.pathOf(key);
-    if (owner != null && via != null && !via.equals(owner)) {
-      // Earlier inputs of this key are still on their way through the previous owner: follow them
-      // (it passes these on behind them), or, if the key is now ours, wait for them to come back.
-      if (owner.equals(self)) {
-        hold(p);
-      } else {
-        forwarder.forward(via, p, false, self);
-      }
-      return;
+    if (s.order != Long.MAX_VALUE) {
+      o.addHeader(Submission.ORDER, Long.toString(s.order));
     }
-    if (owner == null) {
-      p.answer.tryFail(new FerryException(FerryError.CLOSED, "no node of the cluster serves " + address));
-    } else if (!p.retry && owner.equals(p.sender)) {
-      // The node that sent it here is its owner by this node's view, and it thinks otherwise: one
-      // of the two views is behind. Sending it straight back would bounce it (and let the sender's
-      // later inputs overtake it): wait for the next view, or a short pause.
-      hold(p, RETRY_MS);
-    } else if (!owner.equals(self) && p.hop >= Forwarder.MAX_HOPS && !p.retry) {
-      // Passed on twice already: views disagree and one of the nodes is behind. Rather than bounce
-      // it at network speed, wait for a view change or a short pause, then send it on again.
-      hold(p, RETRY_MS);
-    } else if (!owner.equals(self)) {
-      p.retry = false;
-      // Reaching the previous owner after the key moved, an input is older than whatever its
-      // sender's entry node now sends to the new owner directly: it goes with the hand-off class.
-      forwarder.forward(owner, p, p.handedOff || views.ownedJustBefore(key, System.nanoTime(), maxHoldMs * 1_000_000), self);
-    } else if (views.gated(key)) {
-      hold(p);
-    } else {
-      long remaining = p.remainingMs(System.nanoTime());
-      if (remaining < 0) {
-        p.answer.tryFail(new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent"));
-        return;
-      }
-      Future<Object> outcome = remaining > 0 ? ferry.submit(p.input, Duration.ofMillis(remaining)) : ferry.submit(p.input);
-      // Not through Submission.answerTo: an input handed off and come back is submitted here again,
-      // and each submission's outcome must reach its own Pending. An input whose deadline passes
-      // while its batch waits to be written is still left out, and answered 504 when its call ends.
-      outcome.onComplete(p.answer);
+    if (f.remainingMs > 0) {
+      // timeout-ms counts from arrival: the owner gets what is left of the caller's deadline.
+      o.addHeader(Submission.TIMEOUT_MS, Long.toString(f.remainingMs));
     }
+    if (f.handOff) {
+      o.addHeader(HANDOFF, "1");
+    }
+    vertx.eventBus().request(FerryClient.nodeAddress(address, f.target), s.body, o)
+        .onComplete(ar -> router.forwarded(f, ar.map(Message::body)));
   }
 
-  private void hold(Pending p) {
-    hold(p, Long.MAX_VALUE);
-  }
-
-  /** Holds {@code p} until flushed, or until {@code retryMs} pass (then routes it again). */
-  private void hold(Pending p, long retryMs) {
-    ArrayDeque<Pending> q = (p.handedOff ? handedIn : held).computeIfAbsent(p.input.key, k -> new ArrayDeque<>());
-    q.add(p);
-    long now = System.nanoTime();
-    if (p.holdUntil == 0) {
-      // Bounded from the first hold: routing again after a view change does not extend it.
-      p.holdUntil = Math.min(p.deadline, now + maxHoldMs * 1_000_000);
-    }
-    long ms = Math.max(1, Math.min(retryMs, (p.holdUntil - now) / 1_000_000));
-    p.holdTimer = vertx.setTimer(ms, t -> {
-      if (!q.remove(p)) {
-        return; // flushed meanwhile
-      }
-      p.holdTimer = -1;
-      if (q.isEmpty()) {
-        handedIn.remove(p.input.key, q);
-        held.remove(p.input.key, q);
-      }
-      if (System.nanoTime() < p.holdUntil) {
-        p.retry = true;
-        route(p);
-      } else {
-        p.answer.tryFail(System.nanoTime() >= p.deadline
-            ? new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent")
-            : new FerryException(FerryError.CLOSED, "the key's owner could not be reached: membership did not settle in time"));
-        checkLeft();
-      }
-    });
-  }
-
-  /** Routes the key's held inputs again, hand-offs first: they were accepted before the others. */
-  private void flush(String key) {
-    ArrayDeque<Pending> first = handedIn.remove(key);
-    ArrayDeque<Pending> then = held.remove(key);
-    for (ArrayDeque<Pending> q : new ArrayDeque[] {first, then}) {
-      if (q != null) {
-        for (Pending p : q) {
-          vertx.cancelTimer(p.holdTimer);
-          p.holdTimer = -1;
-          route(p);
-        }
-      }
-    }
-  }
-
-  private void flushAll() {
-    Set<String> keys = new java.util.LinkedHashSet<>(handedIn.keySet());
-    keys.addAll(held.keySet());
-    for (String key : keys) {
-      if (views.known() && !handingOff.contains(key)) {
-        flush(key);
-      }
-    }
-  }
-
-  private void onSnapshot(Membership.Snapshot s) {
-    forwarder.membersNow(s.members());
-    if (views.adopt(s.members(), s.announced(), System.nanoTime())) {
-      releaseSent = false;
-      LOG.log(Level.DEBUG, "ferry: node {0} routes by [{1}]", self, views.id());
-      handOffLostKeys();
-    }
-    flushAll();
-    maybeRelease();
-  }
-
-  private void handOffLostKeys() {
-    handOffsOpen++; // so that no release goes out before every lost key was looked at
-    ferry.activeKeys().onSuccess(keys -> {
-      for (String key : keys) {
-        String owner = views.owner(key);
-        if (owner == null || owner.equals(self) || !handingOff.add(key)) {
-          continue; // ours, or no one to hand to (the last node drains instead), or already going
-        }
-        handOffsOpen++;
-        ferry.handOff(key, this::handedOff).onComplete(v -> {
-          handingOff.remove(key);
-          handOffsOpen--;
-          flush(key);
-          maybeRelease();
-        });
-      }
-      handOffsOpen--;
-      maybeRelease();
-    });
-  }
-
-  /** One waiting input of a key handed off here, routed to whoever owns the key now. */
-  private Future<Object> handedOff(Submission input, Duration remaining) {
-    Promise<Object> answer = Promise.promise();
-    long deadline = remaining == null ? Long.MAX_VALUE : System.nanoTime() + remaining.toNanos();
-    Pending p = new Pending(input, 0, true, deadline, answer);
-    // Not route(): the key is still marked as handing off, and these inputs go before its held ones.
-    String owner = views.owner(input.key);
-    if (owner == null) {
-      answer.fail(new FerryException(FerryError.CLOSED, "no node of the cluster serves " + address));
-    } else if (owner.equals(self)) {
-      hold(p); // ownership came back meanwhile: flushed, first, when the hand-off completes
-    } else {
-      forwarder.forward(owner, p, true, self);
-    }
-    return answer.future().recover(t -> Future.failedFuture(Forwarder.asFerryException(t)));
-  }
-
-  private void onRelease(String from, String forView) {
-    if (from != null && forView != null && views.released(from, forView)) {
-      flushAll();
-    }
+  @Override
+  public void release(String node, String viewId) {
+    DeliveryOptions o = new DeliveryOptions().addHeader(CTL, "release").addHeader(FROM, self).addHeader(VIEW, viewId);
+    vertx.eventBus().request(FerryClient.nodeAddress(address, node), null, o).onFailure(t ->
+        LOG.log(Level.WARNING, "ferry: release of view [{0}] not delivered to {1}: {2}", viewId, node, LogText.escape(t)));
   }
 
   /**
-   * Once no key this node does not own has a call or waiting input here, says so to every node
-   * that may wait for it. Sent on each node's node address, after the hand-off forwards to it:
-   * the same address from the same sender, so it arrives after them.
+   * How long a leaving node refuses requests at its node address (NO_HANDLERS, sent again by
+   * routing clients and nodes) before it unregisters its consumers: Vert.x's clustered event bus
+   * silently drops a request that reaches a node after the consumer was unregistered (no reply at
+   * all), so the consumers stay until nobody routes here any more.
    */
-  private void maybeRelease() {
-    if (views.known() && !releaseSent && handOffsOpen == 0) {
-      releaseSent = true;
-      String id = views.id();
-      DeliveryOptions o = new DeliveryOptions().addHeader(CTL, "release").addHeader(FROM, self).addHeader(VIEW, id);
-      for (String node : views.releaseTargets()) {
-        vertx.eventBus().request(Forwarder.nodeAddress(address, node), null, o).onFailure(t ->
-            LOG.log(Level.WARNING, "ferry: release of view [{0}] not delivered to {1}: {2}", id, node, LogText.escape(t)));
-      }
-    }
-    checkLeft();
-  }
+  static final long LINGER_MS = 2_000;
+
+  /** Set while leaving: requests at the node address are refused with NO_HANDLERS (not delivered). */
+  private boolean refusing;
 
   /**
-   * Graceful leave: withdraws this node from the view (the others stop routing here and take its
-   * keys), hands every key over, and completes once every forward made here has been answered
-   * (bounded by {@code maxWaitMs}). The caller should have stopped taking public requests first.
+   * Graceful leave (docs/adr/0056-a-leave-that-fails-nobody.md): withdraws this node from the
+   * view; once every other node routes by a view without it (their releases arrived) and every
+   * key was handed over, refuses requests at its node address with NO_HANDLERS for {@link
+   * #LINGER_MS} while still forwarding what reaches the public address; then stops consuming
+   * ({@code stopPublic} and the node address) and waits for the forwards of what arrived before.
+   * Forwards still open after {@code maxWaitMs} are answered CLOSED.
    */
-  public Future<Void> leave(long maxWaitMs) {
-    settledAfterLeave = Promise.promise();
-    forwarder.onIdle(this::checkLeft);
-    long timer = vertx.setTimer(Math.max(1, maxWaitMs), t -> {
-      forwarder.failAll("this node left the cluster before the key's owner answered");
-      settledAfterLeave.tryComplete();
-    });
+  public Future<Void> leave(long maxWaitMs, Supplier<Future<?>> stopPublic) {
+    long timer = vertx.setTimer(Math.max(1, maxWaitMs),
+        t -> router.abandonForwards("this node left the cluster before the key's owner answered"));
+    Future<Void> left = router.leaving(false);
     return membership.withdraw()
+        .compose(v -> left)
         .compose(v -> {
-          checkLeft();
-          return settledAfterLeave.future();
+          refusing = true;
+          Promise<Void> lingered = Promise.promise();
+          vertx.setTimer(LINGER_MS, t -> lingered.complete());
+          return lingered.future();
         })
+        .compose(v -> Future.join(stopPublic.get(), nodeConsumer.unregister()))
+        .compose(v -> router.leaving(true))
         .onComplete(ar -> vertx.cancelTimer(timer));
-  }
-
-  private void checkLeft() {
-    if (settledAfterLeave != null && views.known() && !views.view().contains(self) && handOffsOpen == 0
-        && held.isEmpty() && handedIn.isEmpty() && forwarder.idle()) {
-      settledAfterLeave.tryComplete();
-    }
   }
 
   /**
    * Unregisters the node address and stops listening to membership. Whatever this node still
-   * holds (inputs that arrived after the leave settled, or a hold the undeploy would cancel) is
-   * answered CLOSED first: an accepted input always gets its one reply.
+   * holds is answered CLOSED first: an accepted input always gets its one reply.
    */
   public Future<Void> close() {
-    for (Map<String, ArrayDeque<Pending>> waiting : List.of(handedIn, held)) {
-      for (ArrayDeque<Pending> q : waiting.values()) {
-        for (Pending p : q) {
-          if (p.holdTimer >= 0) {
-            vertx.cancelTimer(p.holdTimer);
-            p.holdTimer = -1;
-          }
-          p.answer.tryFail(new FerryException(FerryError.CLOSED, "this node left the cluster"));
-        }
-      }
-      waiting.clear();
-    }
-    forwarder.failAll("this node left the cluster before the key's owner answered");
+    router.close();
     Future<Void> unregistered = nodeConsumer == null ? Future.succeededFuture() : nodeConsumer.unregister();
-    return unregistered.eventually(membership::close)
-        .onComplete(ar -> vertx.sharedData().getLocalMap(INSTANCES).remove(address, self));
+    return unregistered.eventually(membership::close);
   }
 }

@@ -47,8 +47,15 @@ final class HazelcastMembership implements Membership {
   private volatile UUID membersListenerId;
   private volatile UUID mapListenerId;
   private boolean closed;
+  /** False for a routing client: it watches the view and never joins it. */
+  private final boolean announce;
 
   HazelcastMembership(Vertx vertx, Context context, String address) {
+    this(vertx, context, address, true);
+  }
+
+  HazelcastMembership(Vertx vertx, Context context, String address, boolean announce) {
+    this.announce = announce;
     ClusterManager cm = ClusterAccess.clusterManager(vertx);
     if (!(cm instanceof HazelcastClusterManager hcm)) {
       throw new IllegalStateException("clustered FerryVerticle needs the Hazelcast cluster manager, got "
@@ -84,7 +91,9 @@ final class HazelcastMembership implements Membership {
         }
       });
       mapListenerId = announced.addEntryListener(new Changes(), false);
-      announced.put(self, Boolean.TRUE);
+      if (announce) {
+        announced.put(self, Boolean.TRUE);
+      }
       return null;
     }).compose(v -> refresh());
   }
@@ -139,7 +148,7 @@ final class HazelcastMembership implements Membership {
 
   @Override
   public Future<Void> withdraw() {
-    if (announced == null) {
+    if (announced == null || !announce) {
       return Future.succeededFuture(); // never started
     }
     return vertx.<Void>executeBlocking(() -> {
@@ -155,7 +164,7 @@ final class HazelcastMembership implements Membership {
       // Withdraw too (a no-op after a graceful leave): a node whose start failed must not stay
       // announced, or the others would keep routing its share of keys to a node address with no
       // handler.
-      if (announced != null) {
+      if (announced != null && announce) {
         announced.remove(self);
       }
       if (membersListenerId != null) {

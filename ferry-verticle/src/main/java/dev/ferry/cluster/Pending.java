@@ -8,11 +8,28 @@ import io.vertx.core.Promise;
  * hand-off) and answered exactly once through {@link #answer}, whatever path it takes.
  */
 final class Pending {
-  final Submission input;
+  public final Submission input;
   /** How many times it was forwarded before arriving here. */
   final int hop;
   /** Handed over by the key's previous owner: it goes before inputs held for the key. */
   final boolean handedOff;
+  /** It passed this node before and came back: what the key's other inputs here may wait for, so it goes first. */
+  boolean returned;
+  /**
+   * It passed a node that this node's earlier inputs of the key are unanswered at: it comes in that
+   * node's order and need not wait for them; it ranks with the hand-offs.
+   */
+  boolean alongPath;
+  /** Held because this node's earlier inputs of its key are on their way through another node. */
+  boolean waitsForPath;
+
+  /** Whether this input goes before {@code other} among a key's held inputs: hand-offs first, then arrival order. */
+  boolean before(Pending other) {
+    if (handedOff != other.handedOff) {
+      return handedOff;
+    }
+    return seq < other.seq;
+  }
   /** System.nanoTime() deadline, or Long.MAX_VALUE for none. */
   final long deadline;
   final Promise<Object> answer;
@@ -24,6 +41,10 @@ final class Pending {
   boolean retry;
   /** The node that forwarded it here, or null when a caller sent it. */
   String sender;
+  /** The nodes that forwarded it before it arrived here, comma-separated in order, or "" for none. */
+  String visited = "";
+  /** Its arrival number at this node (1, 2, ...; 0 before it is first routed): held inputs keep this order. */
+  long seq;
 
   Pending(Submission input, int hop, boolean handedOff, long deadline, Promise<Object> answer) {
     this.input = input;

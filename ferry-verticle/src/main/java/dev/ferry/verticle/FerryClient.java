@@ -32,10 +32,44 @@ public final class FerryClient {
 
   private final Vertx vertx;
   private final String address;
+  /** Set for a routing client: sends each input to its key's owner (docs/adr/0057). */
+  private final dev.ferry.cluster.RoutingClient routing;
 
   private FerryClient(Vertx vertx, String address) {
+    this(vertx, address, null);
+  }
+
+  private FerryClient(Vertx vertx, String address, dev.ferry.cluster.RoutingClient routing) {
     this.vertx = Objects.requireNonNull(vertx, "vertx");
     this.address = Objects.requireNonNull(address, "address");
+    this.routing = routing;
+  }
+
+  /** A routing client for the default address; see {@link #routing(Vertx, String)}. */
+  public static FerryClient routing(Vertx vertx) {
+    return routing(vertx, DEFAULT_ADDRESS);
+  }
+
+  /**
+   * A client that sends each input straight to its key's owner node, for a clustered Vert.x (with
+   * or without a FerryVerticle of its own). It watches the nodes' ownership view (the same view
+   * and rendezvous function they route by) and keeps one sender's per-key order for inputs in
+   * flight at once, through joins, leaves and rolling restarts: a key's inputs follow the node
+   * its earlier ones are still in flight at, and an input answered NO_HANDLERS (never delivered)
+   * is sent again, in its place, within its deadline. Nothing that may have been delivered is
+   * sent twice. Not clustered: a plain client. {@link #close()} stops watching the view.
+   * (docs/guide/clustering.md, ADR 0057)
+   */
+  public static FerryClient routing(Vertx vertx, String address) {
+    if (!vertx.isClustered()) {
+      return create(vertx, address);
+    }
+    return new FerryClient(vertx, address, dev.ferry.cluster.RoutingClient.create(vertx, address));
+  }
+
+  /** Stops a routing client's view watching (nothing to do for a plain client). */
+  public Future<Void> close() {
+    return routing == null ? Future.succeededFuture() : routing.close();
   }
 
   /** A client for the default address {@code ferry.submit}. */
@@ -91,6 +125,17 @@ public final class FerryClient {
     }
     if (options.sendTimeout != null) {
       delivery.setSendTimeout(options.sendTimeout.toMillis());
+    }
+    if (routing != null) {
+      if (!Submission.isJson(body)) {
+        return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
+            "the body is not a JSON value: " + body.getClass().getSimpleName()));
+      }
+      long timeoutMs = options.timeout == null ? 0 : options.timeout.toMillis();
+      @SuppressWarnings("unchecked")
+      Future<T> routed = (Future<T>) routing.submit(key, body, delivery, timeoutMs, delivery.getSendTimeout());
+      return routed.transform(ar -> ar.succeeded() ? Future.succeededFuture(ar.result())
+          : Future.failedFuture(toFerryException(ar.cause())));
     }
     Future<io.vertx.core.eventbus.Message<T>> reply;
     try {

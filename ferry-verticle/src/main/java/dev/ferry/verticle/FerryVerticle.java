@@ -55,6 +55,11 @@ public class FerryVerticle extends VerticleBase {
   private DeliveryOptions localReply;
   /** Set iff Vert.x is clustered: routes each input to its key's owner (docs/guide/clustering.md). */
   private ClusterNode cluster;
+  /** This instance's claim on its address in this Vert.x (ADR 0054); null until claimed. */
+  private String claim;
+
+  /** Vert.x-wide map address -> claim of the FerryVerticle serving it. */
+  private static final String ADDRESSES = "__ferry.addresses";
   /** Given to the constructor, or null: then the deployment's JSON config is read. */
   private final FerryVerticleOptions options;
 
@@ -85,6 +90,17 @@ public class FerryVerticle extends VerticleBase {
     if (!missingJars.isEmpty()) {
       return Future.failedFuture(new InvalidConfigException("FerryVerticle deployment", missingJars));
     }
+    // Two verticles at one address would each own every key: the event bus would spread a key's
+    // inputs over both (two calls in flight), and their meters share one name. Claimed before
+    // anything is built, so a refused instance touches nothing of the one already serving.
+    String mine = context.deploymentID() + "/" + System.identityHashCode(this);
+    Object other = vertx.sharedData().getLocalMap(ADDRESSES).putIfAbsent(settings.address(), mine);
+    if (other != null) {
+      return Future.failedFuture(new InvalidConfigException("FerryVerticle deployment", List.of(
+          "address = " + settings.address() + ": another FerryVerticle already serves it in this Vert.x instance"
+              + " (one instance per address and node)")));
+    }
+    claim = mine;
     // Unclustered, every caller and consumer is in this JVM: JSON crosses the bus uncopied.
     localReply = vertx.isClustered() ? null : LocalCodec.register(vertx);
     downstream = createDownstream();
@@ -104,12 +120,14 @@ public class FerryVerticle extends VerticleBase {
         // A cluster manager other than Hazelcast, say: release what was built, fail the deploy.
         ferry.close();
         downstream.close();
+        release();
         return Future.failedFuture(unsupported);
       }
     }
     return Operations.start(vertx, settings, ferry).compose(ops -> {
       operations = ops;
       submissions = vertx.eventBus().consumer(settings.address(), this::onSubmit);
+      answerDiscarded(submissions);
       metrics = vertx.eventBus().consumer(settings.metricsAddress(),
           m -> m.reply(ferry.metrics().toJson()));
       return Future.all(submissions.completion(), metrics.completion(),
@@ -124,7 +142,20 @@ public class FerryVerticle extends VerticleBase {
       if (cluster != null) {
         cluster.close();
       }
+      release();
     });
+  }
+
+  private void release() {
+    if (claim != null) {
+      vertx.sharedData().getLocalMap(ADDRESSES).remove(settings.address(), claim);
+      claim = null;
+    }
+  }
+
+  private void answerDiscarded(MessageConsumer<Object> consumer) {
+    // Clustered: not delivered, send again (another node serves); alone: this ferry is closed.
+    Discarded.answer(consumer, cluster != null, "the ferry at " + settings.address());
   }
 
   @Override
@@ -135,16 +166,18 @@ public class FerryVerticle extends VerticleBase {
     if (operations != null) {
       operations.draining();
     }
-    // Clustered, the public address is left first: other nodes take new inputs, and this node's
-    // keys move to their new owners before the (then empty) drain (docs/adr/0052-graceful-leave.md).
-    Future<?> left = cluster == null ? Future.succeededFuture() : submissions.unregister()
-        .eventually(() -> cluster.leave(settings.drainTimeoutMs() + 2 * settings.perKey().callTimeout().toMillis()));
+    // Clustered, the node leaves the view first and keeps answering or forwarding whatever reaches
+    // it until every other node routes without it; its keys move to their new owners before the
+    // (then empty) drain, and it stops consuming last (docs/adr/0056-a-leave-that-fails-nobody.md).
+    Future<?> left = cluster == null ? Future.succeededFuture()
+        : cluster.leave(settings.drainTimeoutMs() + 2 * settings.perKey().callTimeout().toMillis(), submissions::unregister);
     return left.eventually(this::drain)
         .eventually(() -> submissions == null ? Future.succeededFuture() : submissions.unregister())
         .eventually(() -> metrics == null ? Future.succeededFuture() : metrics.unregister())
         .eventually(() -> operations == null ? Future.succeededFuture() : operations.stop())
         .eventually(() -> cluster == null ? Future.succeededFuture() : cluster.close())
-        .eventually(() -> downstream.close());
+        .eventually(() -> downstream.close())
+        .onComplete(ar -> release());
   }
 
   /**

@@ -147,7 +147,7 @@ public final class Submission implements Completable<Object> {
   }
 
   /** A JSON value the event bus can carry; {@code null} is JSON null. NaN and infinities are not JSON. */
-  private static boolean isJson(Object body) {
+  public static boolean isJson(Object body) {
     if (body == null || body instanceof JsonObject || body instanceof JsonArray
         || body instanceof String || body instanceof Boolean) {
       return true;

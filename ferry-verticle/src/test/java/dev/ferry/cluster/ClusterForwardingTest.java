@@ -149,17 +149,16 @@ class ClusterForwardingTest {
   @Test
   void theCallersDeadlineTravelsWithTheForward() {
     String key = keyOwnedBy(2, "deadline-");
-    downstream.slow(2, 400);
+    downstream.slow(2, 4_000);
     try {
-      // The first input occupies the key's call at the owner for 400 ms; the second, entering at
-      // node 0 with 100 ms to live, must time out at the owner (504), not wait for the call.
+      // The first input occupies the key's call at the owner for 4 s; the second, entering at
+      // node 0 with 100 ms to live, must time out at the owner (504) while that call still runs,
+      // not wait for it (no bound on the machine's speed: only the order of the two answers).
       Future<Message<Object>> first = cluster.send(0, cluster.entry(0), key, "first");
       ClusterHarness.sleep(50);
-      long start = System.nanoTime();
       ReplyException late = failure(cluster.send(0, cluster.entry(0), key, "second", "timeout-ms", "100"));
-      long ms = (System.nanoTime() - start) / 1_000_000;
       assertEquals(504, late.failureCode(), late.getMessage());
-      assertTrue(ms < 350, "answered after " + ms + " ms: the deadline did not travel");
+      assertTrue(!first.isComplete(), "the 504 came only after the key's call: the deadline did not travel");
       assertEquals("first", await(first).body());
     } finally {
       downstream.slow(-1, 0);
@@ -170,7 +169,7 @@ class ClusterForwardingTest {
   void aSecondInstanceOnANodeIsRefused() {
     Throwable t = ClusterHarness.failure(cluster.nodes.get(0).deployVerticle("dev.ferry.verticle.FerryVerticle",
         new io.vertx.core.DeploymentOptions().setConfig(ClusterHarness.config(SharedDownstream.address(0), new JsonObject()))));
-    assertTrue(String.valueOf(t.getMessage()).contains("one instance per node"), String.valueOf(t));
+    assertTrue(String.valueOf(t.getMessage()).contains("another FerryVerticle already serves it"), String.valueOf(t));
     // The refused instance took nothing down: the first one still serves.
     assertEquals("still", await(cluster.send(1, cluster.entry(0), keyOwnedBy(0, "inst-"), "still")).body());
   }
@@ -181,11 +180,11 @@ class ClusterForwardingTest {
     // As if two nodes had already passed it on: node 0 is not the owner and holds it a moment
     // (views disagree somewhere) before sending it on, instead of bouncing it at network speed.
     long start = System.nanoTime();
-    assertEquals("x", await(cluster.send(2, cluster.entry(0), key, "x", Forwarder.HOP, "2")).body());
+    assertEquals("x", await(cluster.send(2, cluster.entry(0), key, "x", ClusterNode.HOP, "2")).body());
     long pausedMs = (System.nanoTime() - start) / 1_000_000;
-    assertTrue(pausedMs >= ClusterNode.RETRY_MS, "passed on after " + pausedMs + " ms");
+    assertTrue(pausedMs >= Router.RETRY_MS, "passed on after " + pausedMs + " ms");
     // One hop so far: straight on to the owner.
-    assertEquals("y", await(cluster.send(2, cluster.entry(0), key, "y", Forwarder.HOP, "1")).body());
+    assertEquals("y", await(cluster.send(2, cluster.entry(0), key, "y", ClusterNode.HOP, "1")).body());
   }
 
   private static void assertFailure(int code, String message, Future<Message<Object>> reply) {

@@ -36,12 +36,24 @@ final class ClusterHarness implements AutoCloseable {
   }
 
   final String clusterName = "ferry-test-" + UUID.randomUUID();
+  /**
+   * Hazelcast ports of this harness: a random block of its own, so that members of other runs on
+   * the machine (which take 5701-5720 first) never leave this cluster's members unable to find
+   * each other.
+   */
+  private final int portBase = 20_000 + new java.util.Random().nextInt(400) * 100;
   final List<Vertx> nodes = new java.util.concurrent.CopyOnWriteArrayList<>();
   final List<Context> clients = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   Vertx start() {
     Config config = ConfigUtil.loadConfig();
     config.setClusterName(clusterName);
+    config.getNetworkConfig().setPort(portBase).setPortAutoIncrement(true).setPortCount(10);
+    List<String> members = new ArrayList<>();
+    for (int port = portBase; port < portBase + 10; port++) {
+      members.add("127.0.0.1:" + port);
+    }
+    config.getNetworkConfig().getJoin().getTcpIpConfig().setMembers(members);
     // Test-only: notice a dead member within seconds, not the default minute.
     config.setProperty("hazelcast.heartbeat.interval.seconds", "1");
     config.setProperty("hazelcast.max.no.heartbeat.seconds", "5");
@@ -89,12 +101,12 @@ final class ClusterHarness implements AutoCloseable {
 
   /** The address that enters the cluster at {@code node} (keeps one sender's order on a stable path). */
   String entry(int node) {
-    return Forwarder.nodeAddress(SUBMIT, nodeId(nodes.get(node)));
+    return dev.ferry.verticle.FerryClient.nodeAddress(SUBMIT, nodeId(nodes.get(node)));
   }
 
   /** Asks a node what it routes by. */
   JsonObject view(int node) {
-    DeliveryOptions o = new DeliveryOptions().addHeader(ClusterNode.CTL, "view").setSendTimeout(2000);
+    DeliveryOptions o = new DeliveryOptions().addHeader(ClusterNode.CTL, "view").setSendTimeout(10_000);
     Promise<Message<JsonObject>> reply = Promise.promise();
     clients.get(0).runOnContext(v -> nodes.get(0).eventBus().<JsonObject>request(entry(node), null, o).onComplete(reply));
     return await(reply.future()).body();
@@ -108,7 +120,7 @@ final class ClusterHarness implements AutoCloseable {
       ids.add(nodeId(nodes.get(i)));
     }
     ids.stream().sorted().forEach(expected::add);
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(40); // generous: other builds load the machine
     for (int i : which) {
       JsonObject v = view(i);
       while (!v.getJsonArray("view").equals(expected) || !v.getBoolean("settled")) {

@@ -19,12 +19,14 @@ import java.util.concurrent.TimeUnit;
  * different path), only counted.
  */
 final class Load {
-  record Sender(int from, String entry, String key, boolean ordered) {}
+  /** {@code client} set: a routing FerryClient sends (from node {@code from}'s client context). */
+  record Sender(int from, String entry, String key, boolean ordered, dev.ferry.verticle.FerryClient client) {}
 
   private final ClusterHarness cluster;
   private final Random random;
   private final List<Sender> senders = new ArrayList<>();
-  private final List<Future<Message<Object>>> replies = new ArrayList<>();
+  private final List<Future<?>> replies = new ArrayList<>();
+  private final List<String> kinds = new ArrayList<>();
   private int seq;
   /** A few failure messages, for the assertion message. */
   final List<String> samples = new ArrayList<>();
@@ -35,7 +37,13 @@ final class Load {
   }
 
   Load sender(int from, String entry, String key, boolean ordered) {
-    senders.add(new Sender(from, entry, key, ordered));
+    senders.add(new Sender(from, entry, key, ordered, null));
+    return this;
+  }
+
+  /** A routing client's sender: ordered, its outcomes counted as "routing ...". */
+  Load routing(int from, dev.ferry.verticle.FerryClient client, String key) {
+    senders.add(new Sender(from, "routing", key, true, client));
     return this;
   }
 
@@ -45,7 +53,16 @@ final class Load {
       int s = random.nextInt(senders.size());
       Sender sender = senders.get(s);
       Object body = sender.ordered() ? new JsonObject().put("s", s).put("n", seq++) : "x" + seq++;
-      replies.add(cluster.send(sender.from(), sender.entry(), sender.key(), body));
+      if (sender.client() != null) {
+        io.vertx.core.Promise<Object> reply = io.vertx.core.Promise.promise();
+        cluster.clients.get(sender.from()).runOnContext(v -> sender.client().submit(sender.key(), body,
+            new dev.ferry.verticle.FerryClient.SubmitOptions().sendTimeout(java.time.Duration.ofSeconds(20))).onComplete(reply));
+        replies.add(reply.future());
+        kinds.add("routing ");
+      } else {
+        replies.add(cluster.send(sender.from(), sender.entry(), sender.key(), body));
+        kinds.add(senders.stream().anyMatch(x -> x.client() != null) ? "raw " : "");
+      }
       if (i % burst == burst - 1) {
         ClusterHarness.sleep(1);
       }
@@ -56,7 +73,8 @@ final class Load {
   Map<String, Integer> outcomes(int seconds) {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
     Map<String, Integer> out = new TreeMap<>();
-    for (Future<Message<Object>> r : replies) {
+    for (int i = 0; i < replies.size(); i++) {
+      Future<?> r = replies.get(i);
       String kind;
       try {
         long left = Math.max(1, deadline - System.nanoTime());
@@ -64,14 +82,15 @@ final class Load {
         kind = "ok";
       } catch (ExecutionException e) {
         kind = e.getCause() instanceof ReplyException re
-            ? re.failureType() + "/" + re.failureCode() : String.valueOf(e.getCause());
+            ? re.failureType() + "/" + re.failureCode()
+            : e.getCause() instanceof dev.ferry.FerryException fe ? fe.kind().toString() : String.valueOf(e.getCause());
         if (samples.size() < 5) {
           samples.add(String.valueOf(e.getCause()));
         }
       } catch (Exception e) {
         kind = "no reply";
       }
-      out.merge(kind, 1, Integer::sum);
+      out.merge(kinds.get(i) + kind, 1, Integer::sum);
     }
     return out;
   }

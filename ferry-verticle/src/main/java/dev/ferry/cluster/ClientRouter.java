@@ -1,0 +1,318 @@
+package dev.ferry.cluster;
+
+import dev.ferry.FerryError;
+import dev.ferry.FerryException;
+import dev.ferry.internal.Loop;
+import io.vertx.core.AsyncResult;
+import io.vertx.core.Promise;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * A routing client's decisions (docs/adr/0057-the-routing-client.md): which node each request
+ * goes to, so that it reaches its key's owner in one hop and one sender's requests of a key keep
+ * their order.
+ *
+ * <h2>Design</h2>
+ *
+ * The client keeps the ownership view the nodes use (announced, live Ferry nodes; the same
+ * {@link Rendezvous} function) and, per key with requests in flight, the one node they went to
+ * and the requests waiting to be sent. A request goes to the node its key's earlier requests are
+ * still in flight to (that node passes it on behind them, ADR 0053), otherwise to the key's owner.
+ * A request answered NO_HANDLERS was not delivered: it goes back to the key's waiting requests, in
+ * its place, and they are sent again, in order, once the key has nothing in flight and the view
+ * names a node that takes requests (or a pause has passed), within each request's deadline.
+ * Nothing that may have been delivered is ever sent again.
+ *
+ * <p>Each public method is one transition; sends and answers are effects run after it. Time and
+ * timers come from {@link Loop}. Runs on the client's loop only (asserted).
+ */
+final class ClientRouter {
+  /**
+   * The failure code of a NO_HANDLERS refusal from a node that is leaving the cluster: not
+   * delivered, and the node will not take requests again, whatever a late view says.
+   */
+  public static final int GONE = 410;
+
+  /** What the client asks of the network. */
+  public interface Links {
+    /** Sends {@code s.request} to {@code s.target}; the outcome comes back through {@link #sent}. */
+    void send(Send s);
+  }
+
+  /** One request: what to send and the deadlines it lives by. */
+  public static final class Request {
+    public final String key;
+    public final Object payload;
+    /** System.nanoTime-like instant past which the input must not be sent (timeout-ms), or Long.MAX_VALUE. */
+    final long inputDeadline;
+    /** Instant past which the caller stops waiting for a reply (its send timeout). */
+    final long replyDeadline;
+    final Promise<Object> answer;
+    long seq;
+    long timer = -1;
+
+    public Request(String key, Object payload, long inputDeadline, long replyDeadline, Promise<Object> answer) {
+      this.key = key;
+      this.payload = payload;
+      this.inputDeadline = inputDeadline;
+      this.replyDeadline = replyDeadline;
+      this.answer = answer;
+    }
+  }
+
+  /** One send of a request to a node. */
+  public static final class Send {
+    public final String target;
+    public final Request request;
+    /** What is left of the caller's timeout-ms, 0 for none. */
+    public final long timeoutMs;
+    /** How long to wait for the reply, at least 1 ms. */
+    public final long sendTimeoutMs;
+
+    Send(String target, Request request, long timeoutMs, long sendTimeoutMs) {
+      this.target = target;
+      this.request = request;
+      this.timeoutMs = timeoutMs;
+      this.sendTimeoutMs = sendTimeoutMs;
+    }
+  }
+
+  private static final class KeyState {
+    final String key;
+    String target;
+    int inFlight;
+    final ArrayDeque<Request> waiting = new ArrayDeque<>();
+    long retryTimer = -1;
+
+    KeyState(String key) {
+      this.key = key;
+    }
+  }
+
+  private final Loop loop;
+  private final Links links;
+  private final Map<String, KeyState> keys = new HashMap<>();
+  private final Set<String> unreachable = new HashSet<>();
+  private List<String> view = List.of();
+  /** The view less the nodes that said they are leaving (see {@link #GONE}). */
+  private List<String> routable = List.of();
+  private final Set<String> leaving = new HashSet<>();
+  private boolean known;
+  private long arrivals;
+  private final ArrayDeque<Runnable> effects = new ArrayDeque<>();
+  private boolean running;
+
+  ClientRouter(Loop loop, Links links) {
+    this.loop = loop;
+    this.links = links;
+  }
+
+
+  /** The view this client routes by. */
+  public List<String> view() {
+    return view;
+  }
+
+  /** Keys with requests in flight or waiting (for tests: 0 once everything was answered). */
+  public int activeKeys() {
+    return keys.size();
+  }
+
+  // ---------------------------------------------------------------- transitions
+
+  public void submit(Request r) {
+    step(() -> {
+      r.seq = ++arrivals;
+      KeyState ks = keys.computeIfAbsent(r.key, KeyState::new);
+      String owner = owner(r.key);
+      if (!ks.waiting.isEmpty()) {
+        wait(ks, r);
+      } else if (ks.inFlight > 0) {
+        send(ks, ks.target, r); // behind the key's earlier requests, through the same node
+      } else if (owner == null || unreachable.contains(owner)) {
+        wait(ks, r);
+        if (owner != null) {
+          retryLater(ks);
+        }
+      } else {
+        send(ks, owner, r);
+      }
+      forget(ks);
+    });
+  }
+
+  /** A membership snapshot: live members and announced Ferry nodes. */
+  public void snapshot(Set<String> members, Set<String> announced) {
+    step(() -> {
+      TreeSet<String> live = new TreeSet<>(announced);
+      live.retainAll(members);
+      List<String> next = List.copyOf(live);
+      leaving.retainAll(next); // a node that left the view needs no exclusion any more
+      if (known && next.equals(view)) {
+        return;
+      }
+      known = true;
+      view = next;
+      routable = routable();
+      unreachable.clear();
+      resendAll();
+    });
+  }
+
+  private void resendAll() {
+    for (KeyState ks : List.copyOf(keys.values())) {
+      sendWaiting(ks, false);
+    }
+  }
+
+  /** The outcome of a send. */
+  public void sent(Send s, AsyncResult<Object> ar) {
+    step(() -> {
+      Request r = s.request;
+      KeyState ks = keys.get(r.key);
+      ks.inFlight--;
+      if (!ar.succeeded() && ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS) {
+        // Not delivered: sent again, before the key's later requests, once nothing is in flight.
+        unreachable.add(s.target);
+        if (re.failureCode() == GONE && leaving.add(s.target)) {
+          routable = routable(); // leaving: route by the view without it, before the view says so
+        }
+        wait(ks, r);
+        retryLater(ks);
+      } else {
+        Promise<Object> answer = r.answer;
+        effects.add(() -> answer.handle(ar));
+      }
+      sendWaiting(ks, false);
+    });
+  }
+
+  // ---------------------------------------------------------------- inside transitions
+
+  private String owner(String key) {
+    return known ? Rendezvous.owner(key, routable) : null;
+  }
+
+  private List<String> routable() {
+    List<String> r = new ArrayList<>(view);
+    r.removeAll(leaving);
+    return List.copyOf(r);
+  }
+
+  private void send(KeyState ks, String target, Request r) {
+    long now = loop.nanoTime();
+    if (now >= r.inputDeadline) {
+      fail(r, new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent"));
+      return;
+    }
+    if (now >= r.replyDeadline) {
+      fail(r, new FerryException(FerryError.CLOSED, "no node of the cluster took the input before the send timeout"));
+      return;
+    }
+    long timeoutMs = r.inputDeadline == Long.MAX_VALUE ? 0 : Math.max(1, (r.inputDeadline - now) / 1_000_000);
+    long sendTimeoutMs = Math.max(1, (r.replyDeadline - now) / 1_000_000);
+    ks.target = target;
+    ks.inFlight++;
+    Send s = new Send(target, r, timeoutMs, sendTimeoutMs);
+    effects.add(() -> links.send(s));
+  }
+
+  /** Queues {@code r} among the key's waiting requests, in the order they were submitted. */
+  private void wait(KeyState ks, Request r) {
+    if (ks.waiting.isEmpty() || ks.waiting.peekLast().seq < r.seq) {
+      ks.waiting.addLast(r);
+    } else {
+      List<Request> all = new ArrayList<>(ks.waiting);
+      int i = 0;
+      while (i < all.size() && all.get(i).seq < r.seq) {
+        i++;
+      }
+      all.add(i, r);
+      ks.waiting.clear();
+      ks.waiting.addAll(all);
+    }
+    long deadline = Math.min(r.inputDeadline, r.replyDeadline);
+    r.timer = loop.schedule(Math.max(1, deadline - loop.nanoTime()), () -> step(() -> {
+      r.timer = -1;
+      if (ks.waiting.remove(r)) {
+        fail(r, loop.nanoTime() >= r.inputDeadline
+            ? new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent")
+            : new FerryException(FerryError.CLOSED, "no node of the cluster took the input before the send timeout"));
+        forget(ks);
+      }
+    }));
+  }
+
+  private void retryLater(KeyState ks) {
+    if (ks.retryTimer < 0) {
+      ks.retryTimer = loop.schedule(Router.RETRY_MS * 1_000_000, () -> step(() -> {
+        ks.retryTimer = -1;
+        sendWaiting(ks, true);
+      }));
+    }
+  }
+
+  /**
+   * Sends the key's waiting requests, in order, once none is in flight, to the owner by the
+   * current view; {@code anyway} after a pause even to a node that refused one before.
+   */
+  private void sendWaiting(KeyState ks, boolean anyway) {
+    if (ks.inFlight == 0 && !ks.waiting.isEmpty()) {
+      String owner = owner(ks.key);
+      if (owner == null) {
+        return; // no node serves: wait for a view, within each request's deadline
+      }
+      if (!anyway && unreachable.contains(owner)) {
+        retryLater(ks);
+        return;
+      }
+      for (Request r = ks.waiting.poll(); r != null; r = ks.waiting.poll()) {
+        if (r.timer >= 0) {
+          loop.cancel(r.timer);
+          r.timer = -1;
+        }
+        send(ks, owner, r);
+      }
+    }
+    forget(ks);
+  }
+
+  private void forget(KeyState ks) {
+    if (ks.inFlight == 0 && ks.waiting.isEmpty()) {
+      if (ks.retryTimer >= 0) {
+        loop.cancel(ks.retryTimer);
+        ks.retryTimer = -1;
+      }
+      keys.remove(ks.key, ks);
+    }
+  }
+
+  private void fail(Request r, Throwable failure) {
+    effects.add(() -> r.answer.tryFail(failure));
+  }
+
+  private void step(Runnable transition) {
+    assert loop.inLoop() : "a routing client runs on its loop only";
+    transition.run();
+    if (running) {
+      return;
+    }
+    running = true;
+    try {
+      for (Runnable effect = effects.poll(); effect != null; effect = effects.poll()) {
+        effect.run();
+      }
+    } finally {
+      running = false;
+    }
+  }
+}

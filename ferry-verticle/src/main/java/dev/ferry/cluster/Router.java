@@ -1,0 +1,730 @@
+package dev.ferry.cluster;
+
+import dev.ferry.FerryError;
+import dev.ferry.FerryException;
+import dev.ferry.internal.Driver;
+import dev.ferry.internal.Loop;
+import dev.ferry.internal.PerKeyFerry;
+import dev.ferry.verticle.Submission;
+import io.vertx.core.AsyncResult;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * One node's routing decisions (docs/adr/0055-the-routing-rule.md): for each input, submit it to
+ * this node's ferry, forward it to its key's owner, or hold it; on a view change, hand lost keys
+ * over and say "released" once none is left here; while leaving, stay until every forward made
+ * here has been answered.
+ *
+ * <h2>Design</h2>
+ *
+ * A state machine over the ownership view ({@link Views}), the inputs held per key, the forwards
+ * still open per key ("paths") and per target node, and the keys being handed off. Each public
+ * method is one transition: it updates state and queues effects (a forward, a release, a submit to
+ * the local ferry, a hand-off, an answer), which run after it in order; an effect whose outcome
+ * comes back at once (a ferry answering inline) starts a new transition whose effects join the
+ * queue instead of growing the stack, as in {@link Driver}. Time and timers come from {@link Loop}
+ * so that a simulation can drive several routers in virtual time (RouterSimulationTest).
+ *
+ * <h2>Invariants</h2>
+ *
+ * <ul>
+ *   <li>Every input accepted here ({@link Pending}) is answered exactly once: by the local ferry, by
+ *       the node it was forwarded to, or here (CLOSED or TIMEOUT when a hold ends).
+ *   <li>An input is held in at most one queue; its hold timer is live iff it is held.
+ *   <li>A key's held inputs are kept in one queue, hand-offs first, then in the order they arrived
+ *       here ({@link Pending#before}); an input never passes one held before it, except one that
+ *       waits for the key's path, which inputs coming along that path pass. So that an
+ *       input that comes back (its forward was not delivered) goes before later ones.
+ *   <li>{@code path(k)} counts the forwards of k open to one node; while it is set, k's new inputs
+ *       follow it (or wait here if this node owns k now).
+ * </ul>
+ *
+ * <h2>Threads</h2>
+ *
+ * Runs only on the node's loop (asserted at each transition): no locks, nothing else touches it.
+ */
+final class Router {
+  /** Pause before an input is sent on again after views disagreed or a forward was not delivered. */
+  static final long RETRY_MS = 100;
+  /** Forwarded at once at most twice; beyond that, only after a pause (ADR 0053). */
+  static final int MAX_HOPS = 2;
+
+  /** What a router asks of the network; each call is made from an effect, never mid-transition. */
+  public interface Links {
+    /** Sends {@code f.pending} to {@code f.target}; its outcome comes back through {@link #forwarded}. */
+    void forward(Forward f);
+
+    /** Tells {@code node} that this node released view {@code viewId}. */
+    void release(String node, String viewId);
+  }
+
+  /** One forward in progress: where it went and what it carries. */
+  public static final class Forward {
+    public final String target;
+    public final Pending pending;
+    /** The hop count it carries (the number of nodes it has passed, at most MAX_HOPS). */
+    public final int hop;
+    public final boolean handOff;
+    /** What is left of the caller's deadline when sent: ms, 0 for none. */
+    public final long remainingMs;
+    /** The nodes it has passed, this one last, comma-separated (it carries them along). */
+    public final String visited;
+
+    Forward(String target, Pending pending, int hop, boolean handOff, long remainingMs, String visited) {
+      this.target = target;
+      this.pending = pending;
+      this.hop = hop;
+      this.handOff = handOff;
+      this.remainingMs = remainingMs;
+      this.visited = visited;
+    }
+  }
+
+  private final Loop loop;
+  private final String self;
+  private final PerKeyFerry<String, Submission, ?, Object> ferry;
+  private final Links links;
+  private final long maxHoldNanos;
+  private final Views views;
+
+  /** Per key, the inputs held here, in the order they go ({@link Pending#before}). */
+  private final Map<String, ArrayDeque<Pending>> held = new LinkedHashMap<>();
+  /** The nodes each input submitted to the local ferry had passed, for a hand-off to carry on. */
+  private final Map<Submission, String> trails = new java.util.IdentityHashMap<>();
+  private final Set<String> handingOff = new HashSet<>();
+  private int handOffsOpen;
+  private boolean releaseSent;
+  /** Forwards not yet answered, per target node. */
+  private final Map<String, Set<Forward>> open = new HashMap<>();
+  /**
+   * Per key, the nodes its inputs were forwarded to and are still unanswered at, with how many,
+   * the most recently used last: the key's "path" (ADR 0053, 0055).
+   */
+  private final Map<String, LinkedHashMap<String, Integer>> paths = new HashMap<>();
+  /** Nodes that answered a forward with NO_HANDLERS since the last view change. */
+  private final Set<String> unreachable = new HashSet<>();
+  private long arrivals;
+  private Promise<Void> left;
+  /** Leaving gave up waiting for forwards: later leaving() calls complete at once. */
+  private boolean abandoned;
+  /** Whether {@link #left} also waits for nothing held or open here. */
+  private boolean leftIdle;
+  private boolean closed;
+
+  private final ArrayDeque<Runnable> effects = new ArrayDeque<>();
+  private boolean running;
+  /** For a simulation's trace: what this router decided, in words. */
+  java.util.function.Consumer<String> tracer;
+
+  /**
+   * @param callTimeoutMs the ferry's call timeout: a previous owner releases a key once its call in
+   *     flight is over, so a hold is bounded by twice that
+   */
+  Router(Loop loop, String self, PerKeyFerry<String, Submission, ?, Object> ferry, long callTimeoutMs, Links links) {
+    this.loop = loop;
+    this.self = self;
+    this.ferry = ferry;
+    this.links = links;
+    this.maxHoldNanos = 2 * callTimeoutMs * 1_000_000;
+    this.views = new Views(self);
+  }
+
+  public String self() {
+    return self;
+  }
+
+  // ---------------------------------------------------------------- transitions
+
+  /**
+   * An input accepted at this node: from a caller ({@code visited} null or empty, {@code hop} 0),
+   * or forwarded through the nodes {@code visited} (comma-separated, the sender last). {@code
+   * answer} gets its one outcome.
+   */
+  public void accept(Submission input, int hop, boolean handedOff, String visited, Promise<Object> answer) {
+    step(() -> {
+      long deadline = input.timeoutMs > 0 ? loop.nanoTime() + input.timeoutMs * 1_000_000 : Long.MAX_VALUE;
+      Pending p = new Pending(input, hop, handedOff, deadline, answer);
+      if (visited != null && !visited.isEmpty()) {
+        p.visited = visited;
+        p.sender = visited.substring(visited.lastIndexOf(',') + 1);
+      }
+      if (closed) {
+        answer(p, new FerryException(FerryError.CLOSED, "this node left the cluster"));
+        return;
+      }
+      route(p);
+    });
+  }
+
+  /** A membership snapshot: live members and announced nodes. */
+  public void snapshot(Set<String> members, Set<String> announced) {
+    step(() -> {
+      failForwardsToNonMembers(members);
+      if (views.adopt(members, announced, loop.nanoTime())) {
+        releaseSent = false;
+        unreachable.clear();
+        handOffLostKeys();
+      }
+      flushAll();
+      maybeRelease();
+    });
+  }
+
+  /** Node {@code from} released view {@code viewId}. */
+  public void released(String from, String viewId) {
+    step(() -> {
+      if (from != null && viewId != null && views.released(from, viewId)) {
+        flushAll();
+      }
+    });
+  }
+
+  /** The outcome of a forward made by this router. */
+  public void forwarded(Forward f, AsyncResult<Object> ar) {
+    step(() -> {
+      Set<Forward> toTarget = open.get(f.target);
+      if (toTarget == null || !toTarget.remove(f)) {
+        return; // already failed when its target left the members
+      }
+      if (toTarget.isEmpty()) {
+        open.remove(f.target);
+      }
+      Pending p = f.pending;
+      boolean notDelivered = !ar.succeeded() && ar.cause() instanceof ReplyException re
+          && re.failureType() == ReplyFailure.NO_HANDLERS;
+      if (notDelivered && !closed) {
+        // Nothing reached a ferry: route it again, in its place among the key's inputs, once the
+        // key's other forwards are back and no sooner than a pause or the next view (ADR 0056).
+        unreachable.add(f.target);
+        p.retry = false;
+        hold(p, RETRY_MS);
+      } else if (ar.succeeded()) {
+        answerWith(p, ar.result());
+      } else if (ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.RECIPIENT_FAILURE) {
+        answer(p, re); // the owner's code and text, unchanged
+      } else {
+        answer(p, new FerryException(FerryError.CLOSED, "the key's owner could not be reached: " + ar.cause().getMessage()));
+      }
+      clearPath(f);
+      checkLeft();
+    });
+  }
+
+  /**
+   * Leaving, once the caller has withdrawn this node's announcement (the next snapshot drops it
+   * from the view). Completes once the view without this node is adopted here and by every other
+   * node (their releases arrived) and every key was handed over; with {@code idle}, also once
+   * nothing is held here and every forward made here was answered (ask for that only after this
+   * node stopped consuming: under load, new inputs keep arriving until then).
+   */
+  public Future<Void> leaving(boolean idle) {
+    Promise<Void> done = Promise.promise();
+    step(() -> {
+      left = done;
+      leftIdle = idle;
+      checkLeft();
+    });
+    return done.future();
+  }
+
+  /** Gives up waiting: answers every open forward CLOSED (leaving took too long). */
+  public void abandonForwards(String why) {
+    step(() -> {
+      for (Set<Forward> set : List.copyOf(open.values())) {
+        for (Forward f : List.copyOf(set)) {
+          answer(f.pending, new FerryException(FerryError.CLOSED, why));
+        }
+      }
+      open.clear();
+      paths.clear();
+      abandoned = true;
+      if (left != null) {
+        left.tryComplete();
+      }
+    });
+  }
+
+  /** Closes: everything still held here is answered CLOSED, and later arrivals too. */
+  public void close() {
+    step(() -> {
+      closed = true;
+      for (ArrayDeque<Pending> q : held.values()) {
+        for (Pending p : q) {
+          cancelHold(p);
+          answer(p, new FerryException(FerryError.CLOSED, "this node left the cluster"));
+        }
+      }
+      held.clear();
+    });
+  }
+
+  // ---------------------------------------------------------------- what others may read
+
+  public boolean known() {
+    return views.known();
+  }
+
+  public List<String> view() {
+    return views.view();
+  }
+
+  public String viewId() {
+    return views.id();
+  }
+
+  public boolean settled() {
+    return views.settled();
+  }
+
+  /** Inputs held here now. */
+  public int heldCount() {
+    int n = 0;
+    for (ArrayDeque<Pending> q : held.values()) {
+      n += q.size();
+    }
+    return n;
+  }
+
+  /** Forwards made here and not answered yet. */
+  public int openForwards() {
+    int n = 0;
+    for (Set<Forward> s : open.values()) {
+      n += s.size();
+    }
+    return n;
+  }
+
+  /** What this router waits for, for a test's trace. */
+  String describe() {
+    Map<String, String> pathTargets = new java.util.TreeMap<>();
+    paths.forEach((k, p) -> pathTargets.put(k, p.toString()));
+    Map<String, Integer> heldKeys = new java.util.TreeMap<>();
+    held.forEach((k, q) -> heldKeys.put(k, q.size()));
+    return self + " view=" + views.view() + " settled=" + views.settled() + " held=" + heldKeys + " paths=" + pathTargets
+        + " handingOff=" + handingOff + " handOffsOpen=" + handOffsOpen + " releaseSent=" + releaseSent
+        + " unreachable=" + unreachable + (left != null ? " leaving" : "") + (closed ? " closed" : "");
+  }
+
+  // ---------------------------------------------------------------- inside transitions
+
+  private void route(Pending p) {
+    String key = p.input.key;
+    if (p.seq == 0) {
+      p.seq = ++arrivals;
+    }
+    if (p.sender != null && !p.returned && passed(p.visited, self)) {
+      // It passed here before and came back (views disagreed along its way): it is one of the
+      // earlier inputs that this node's later ones of the key wait for, so it goes first.
+      p.returned = true;
+    }
+    if (p.sender != null && !p.returned && !p.alongPath && passedPath(p.visited, key)) {
+      // It comes from the node this node's earlier inputs of the key went to, which passes on what
+      // it gets in order: it is not one of the later inputs that must wait for those.
+      p.alongPath = true;
+    }
+    boolean first = p.handedOff || p.returned || p.alongPath;
+    p.waitsForPath = false;
+    if (!views.known() || handingOff.contains(key)) {
+      hold(p);
+      return;
+    }
+    if (!p.retry && behindHeld(p)) {
+      // Behind the key's inputs held here: one sender's inputs keep their order even when an
+      // earlier one waits.
+      hold(p);
+      return;
+    }
+    String owner = views.owner(key);
+    if (owner == null) {
+      answer(p, new FerryException(FerryError.CLOSED, "no node of the cluster serves this address"));
+      return;
+    }
+    // Hand-offs follow the path too: consecutive ones of a key may meet different views here.
+    String via = pathOf(key, p.visited);
+    if (via == SEVERAL) {
+      hold(p); // routed again when one of those ways is clear
+      return;
+    }
+    String target = owner;
+    if (via != null && !via.equals(owner)) {
+      // Earlier inputs of this key are still on their way through another node: follow them (it
+      // passes these on behind them), or wait for them to come back if the key is ours now or
+      // that node did not take them.
+      if (owner.equals(self) || unreachable.contains(via)) {
+        p.waitsForPath = true;
+        hold(p);
+        return;
+      }
+      target = via;
+    }
+    if (target.equals(self)) {
+      if (views.gated(key)) {
+        hold(p);
+      } else {
+        submit(p);
+      }
+      return;
+    }
+    if (!p.retry && (passed(p.visited, target) || unreachable.contains(target) || p.hop >= MAX_HOPS)) {
+      // Views disagree (the sender owns it by this node's view, or it was passed on twice), or the
+      // target just refused a forward: rather than bounce it at network speed, wait for the next
+      // view or a short pause, then send it on once more.
+      hold(p, RETRY_MS);
+      return;
+    }
+    p.retry = false;
+    // Reaching the previous owner after the key moved, an input is older than whatever its
+    // sender's entry node now sends to the new owner directly: it goes with the hand-off class.
+    forward(target, p, target.equals(owner)
+        && (first || views.ownedJustBefore(key, loop.nanoTime(), maxHoldNanos)));
+  }
+
+  private static boolean passed(String visited, String node) {
+    for (String v : visited.split(",")) {
+      if (v.equals(node)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Whether {@code p} must wait behind an input of its key held here that goes before it. An input
+   * coming along the key's path (or back) waits only behind others that came that way: it is older
+   * than whatever entered here while the path was open, which may be waiting for it.
+   */
+  private boolean behindHeld(Pending p) {
+    ArrayDeque<Pending> q = held.get(p.input.key);
+    if (q != null) {
+      boolean old = old(p);
+      for (Pending earlier : q) {
+        if (earlier.before(p) && (!old || (old(earlier) && !earlier.waitsForPath))) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private void submit(Pending p) {
+    long remaining = p.remainingMs(loop.nanoTime());
+    if (remaining < 0) {
+      answer(p, new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent"));
+      return;
+    }
+    if (!p.visited.isEmpty()) {
+      trails.put(p.input, p.visited); // kept if the key is handed off while the input waits
+    }
+    effects.add(() -> {
+      Future<Object> outcome = remaining > 0 ? ferry.submit(p.input, Duration.ofMillis(remaining)) : ferry.submit(p.input);
+      if (!p.visited.isEmpty()) {
+        outcome.onComplete(ar -> trails.remove(p.input));
+      }
+      // Not through Submission.answerTo: an input handed off and come back is submitted here again,
+      // and each submission's outcome must reach its own Pending. An input whose deadline passes
+      // while its batch waits to be written is still left out, and answered 504 when its call ends.
+      outcome.onComplete(p.answer);
+    });
+  }
+
+  private void forward(String target, Pending p, boolean handOff) {
+    long remaining = p.remainingMs(loop.nanoTime());
+    if (remaining < 0) {
+      answer(p, new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent"));
+      return;
+    }
+    LinkedHashMap<String, Integer> path = paths.computeIfAbsent(p.input.key, k -> new LinkedHashMap<>());
+    Integer before = path.remove(target); // re-put: the most recently used target goes last
+    path.put(target, before == null ? 1 : before + 1);
+    String visited = p.visited.isEmpty() ? self : passed(p.visited, self) ? p.visited : p.visited + "," + self;
+    if (tracer != null) {
+      tracer.accept("forward " + p.input.body + " to " + target + " (path " + path + ", owner " + views.owner(p.input.key)
+          + ", returned " + p.returned + ", alongPath " + p.alongPath + ", handedOff " + p.handedOff + ")");
+    }
+    Forward f = new Forward(target, p, Math.min(p.hop + 1, MAX_HOPS), handOff, remaining, visited);
+    open.computeIfAbsent(target, n -> new LinkedHashSet<>()).add(f);
+    effects.add(() -> links.forward(f));
+  }
+
+  /** Handed off, come back, or along the key's path: older than what entered here meanwhile. */
+  private static boolean old(Pending p) {
+    return p.handedOff || p.returned || p.alongPath;
+  }
+
+  /** {@link #pathOf} when the key's inputs are unanswered at more than one node. */
+  private static final String SEVERAL = "";
+
+  /**
+   * The node to follow for {@code key}: the one its inputs are still unanswered at, among those
+   * {@code visited} does not name (an input never goes back along its way); null when there is
+   * none, {@link #SEVERAL} when there are several (then no single way keeps the order: wait).
+   */
+  private String pathOf(String key, String visited) {
+    LinkedHashMap<String, Integer> path = paths.get(key);
+    String via = null;
+    if (path != null) {
+      for (String target : path.keySet()) {
+        if (!passed(visited, target)) {
+          if (via != null) {
+            return SEVERAL;
+          }
+          via = target;
+        }
+      }
+    }
+    return via;
+  }
+
+  /** Whether {@code visited} names a node that {@code key}'s inputs are unanswered at. */
+  private boolean passedPath(String visited, String key) {
+    LinkedHashMap<String, Integer> path = paths.get(key);
+    if (path != null) {
+      for (String target : path.keySet()) {
+        if (passed(visited, target)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private void clearPath(Forward f) {
+    String key = f.pending.input.key;
+    LinkedHashMap<String, Integer> path = paths.get(key);
+    if (path == null) {
+      return; // given up (abandonForwards)
+    }
+    Integer left = path.get(f.target);
+    if (left != null && left > 1) {
+      path.put(f.target, left - 1);
+      return;
+    }
+    path.remove(f.target);
+    if (path.isEmpty()) {
+      paths.remove(key, path);
+    }
+    if (!handingOff.contains(key)) {
+      flush(key); // one way fewer: held inputs may go now
+    }
+  }
+
+  private void hold(Pending p) {
+    hold(p, Long.MAX_VALUE);
+  }
+
+  /** Holds {@code p} until flushed, or until {@code retryMs} pass (then routes it again). */
+  private void hold(Pending p, long retryMs) {
+    ArrayDeque<Pending> q = held.computeIfAbsent(p.input.key, k -> new ArrayDeque<>());
+    insertInOrder(q, p);
+    long now = loop.nanoTime();
+    if (p.holdUntil == 0) {
+      // Bounded from the first hold: routing again after a view change does not extend it.
+      p.holdUntil = p.deadline - now < maxHoldNanos ? p.deadline : now + maxHoldNanos;
+    }
+    long wait = Math.max(1, Math.min(retryMs == Long.MAX_VALUE ? Long.MAX_VALUE : retryMs * 1_000_000, p.holdUntil - now));
+    p.holdTimer = loop.schedule(wait, () -> step(() -> holdEnded(q, p)));
+  }
+
+  private static void insertInOrder(ArrayDeque<Pending> q, Pending p) {
+    if (q.isEmpty() || q.peekLast().before(p)) {
+      q.addLast(p);
+      return;
+    }
+    // A hand-off, or an input whose forward was not delivered, goes before later ones.
+    List<Pending> all = new java.util.ArrayList<>(q);
+    int i = 0;
+    while (i < all.size() && all.get(i).before(p)) {
+      i++;
+    }
+    all.add(i, p);
+    q.clear();
+    q.addAll(all);
+  }
+
+  private void holdEnded(ArrayDeque<Pending> q, Pending p) {
+    if (!q.contains(p)) {
+      return; // flushed meanwhile
+    }
+    p.holdTimer = -1;
+    if (loop.nanoTime() >= p.holdUntil) {
+      q.remove(p);
+      if (q.isEmpty()) {
+        held.remove(p.input.key, q);
+      }
+      answer(p, loop.nanoTime() >= p.deadline
+          ? new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent")
+          : new FerryException(FerryError.CLOSED, "the key's owner could not be reached: membership did not settle in time"));
+      checkLeft();
+      return;
+    }
+    // Its pause is over: it may be sent on once more. The key's other held inputs are routed again
+    // too, in order, so that none waits on a flush that depends on this one moving.
+    p.retry = true;
+    if (!handingOff.contains(p.input.key)) {
+      flush(p.input.key);
+    }
+  }
+
+  private void cancelHold(Pending p) {
+    if (p.holdTimer >= 0) {
+      loop.cancel(p.holdTimer);
+      p.holdTimer = -1;
+    }
+  }
+
+  /** Routes the key's held inputs again, in their order (hand-offs first: accepted before the others). */
+  private void flush(String key) {
+    ArrayDeque<Pending> q = held.remove(key);
+    if (q != null) {
+      for (Pending p : q) {
+        cancelHold(p);
+        route(p);
+      }
+    }
+  }
+
+  private void flushAll() {
+    Set<String> keys = new LinkedHashSet<>(held.keySet());
+    for (String key : keys) {
+      if (views.known() && !handingOff.contains(key)) {
+        flush(key);
+      }
+    }
+  }
+
+  private void failForwardsToNonMembers(Set<String> members) {
+    for (String target : List.copyOf(open.keySet())) {
+      if (!members.contains(target)) {
+        for (Forward f : List.copyOf(open.remove(target))) {
+          // Maybe delivered, maybe sent by the dead node: never sent again, answered CLOSED.
+          answer(f.pending, new FerryException(FerryError.CLOSED, "the key's owner " + target + " left the cluster before answering"));
+          clearPath(f);
+        }
+      }
+    }
+  }
+
+  private void handOffLostKeys() {
+    handOffsOpen++; // so that no release goes out before every lost key was looked at
+    effects.add(() -> ferry.activeKeys().onSuccess(keys -> step(() -> {
+      for (String key : keys) {
+        String owner = views.owner(key);
+        if (owner == null || owner.equals(self) || !handingOff.add(key)) {
+          continue; // ours, or no one to hand to (the last node drains instead), or already going
+        }
+        handOffsOpen++;
+        effects.add(() -> ferry.handOff(key, this::handedOff).onComplete(v -> step(() -> {
+          handingOff.remove(key);
+          handOffsOpen--;
+          flush(key);
+          maybeRelease();
+        })));
+      }
+      handOffsOpen--;
+      maybeRelease();
+    })));
+  }
+
+  /** One waiting input of a key handed off here, routed to whoever owns the key now. */
+  private Future<Object> handedOff(Submission input, Duration remaining) {
+    Promise<Object> answer = Promise.promise();
+    step(() -> {
+      long deadline = remaining == null ? Long.MAX_VALUE : loop.nanoTime() + remaining.toNanos();
+      Pending p = new Pending(input, 0, true, deadline, answer);
+      p.seq = ++arrivals;
+      String trail = trails.remove(input);
+      if (trail != null) {
+        p.visited = trail;
+      }
+      // Not route(): the key is still marked as handing off, and these inputs go before its held ones.
+      String owner = views.owner(input.key);
+      if (owner == null) {
+        answer(p, new FerryException(FerryError.CLOSED, "no node of the cluster serves this address"));
+      } else if (owner.equals(self)) {
+        hold(p); // ownership came back meanwhile: flushed, first, when the hand-off completes
+      } else {
+        String via = pathOf(input.key, ""); // older forwards of the key: follow them
+        forward(via != null && via != SEVERAL ? via : owner, p, true);
+      }
+    });
+    return answer.future().recover(t -> Future.failedFuture(asFerryException(t)));
+  }
+
+  /**
+   * Once no key this node does not own has a call or waiting input here, says so to every node
+   * that may wait for it. Sent after the hand-off forwards to the same node: ordered behind them.
+   */
+  private void maybeRelease() {
+    if (views.known() && !releaseSent && handOffsOpen == 0) {
+      releaseSent = true;
+      String id = views.id();
+      for (String node : views.releaseTargets()) {
+        effects.add(() -> links.release(node, id));
+      }
+    }
+    checkLeft();
+  }
+
+  private void checkLeft() {
+    // Settled: every other node adopted the view without this one, so none routes here any more.
+    if (left != null && abandoned) {
+      Promise<Void> done = left;
+      effects.add(done::tryComplete);
+    } else if (left != null && views.known() && !views.view().contains(self) && views.settled() && handOffsOpen == 0
+        && (!leftIdle || (held.isEmpty() && open.isEmpty()))) {
+      Promise<Void> done = left;
+      effects.add(done::tryComplete);
+    }
+  }
+
+  private void answer(Pending p, Throwable failure) {
+    effects.add(() -> once(p.answer.tryFail(failure)));
+  }
+
+  private void answerWith(Pending p, Object body) {
+    effects.add(() -> once(p.answer.tryComplete(body)));
+  }
+
+  /** Every input is answered exactly once; a second answer is a bug the tests must see. */
+  private static void once(boolean first) {
+    assert first : "an input was answered twice";
+  }
+
+  /** A recipient failure as the FerryException of the same code and text (for hand-off relays). */
+  static Throwable asFerryException(Throwable t) {
+    if (t instanceof ReplyException re && re.failureType() == ReplyFailure.RECIPIENT_FAILURE) {
+      FerryError kind = FerryError.ofCode(re.failureCode());
+      return new FerryException(kind == null ? FerryError.FAILED : kind, re.getMessage());
+    }
+    return t;
+  }
+
+  /** Runs {@code transition}, then the effects it queued (unless an outer transition runs them). */
+  private void step(Runnable transition) {
+    assert loop.inLoop() : "a router runs on its node's loop only";
+    transition.run();
+    if (running) {
+      return;
+    }
+    running = true;
+    try {
+      for (Runnable effect = effects.poll(); effect != null; effect = effects.poll()) {
+        effect.run();
+      }
+    } finally {
+      running = false;
+    }
+  }
+}

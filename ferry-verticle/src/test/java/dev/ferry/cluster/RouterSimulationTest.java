@@ -1,0 +1,577 @@
+package dev.ferry.cluster;
+
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.ferry.PerKeyConfig;
+import dev.ferry.internal.PerKeyFerry;
+import dev.ferry.testing.VirtualLoop;
+import dev.ferry.verticle.Submission;
+import io.vertx.core.AsyncResult;
+import io.vertx.core.Future;
+import io.vertx.core.MultiMap;
+import io.vertx.core.Promise;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Deterministic simulation of several nodes ({@link Router} over a real {@link PerKeyFerry} each)
+ * and routing clients ({@link ClientRouter}) on one virtual loop, with a fake membership and a fake
+ * network: a seeded scheduler picks, step by step, one enabled event: a client or a raw sender
+ * submits, one message is delivered (messages between two parties stay in order, as on the event
+ * bus; across parties they are reordered at will), a node or client adopts the next membership
+ * snapshot (so views change at different moments at each), a downstream call completes or fails,
+ * time moves to the next timer, a node joins, leaves gracefully or crashes.
+ *
+ * <p>Checked (ADR 0055): never two calls in flight for a key (runs without a crash); each routing
+ * client's inputs of a key reach the downstream in the order it submitted them; every input is
+ * sent at most once; once the run quiesces, every request got exactly one answer, nothing is held
+ * or open anywhere. Routing clients and forwarding nodes see no failure in runs without a crash
+ * other than the raw senders' NO_HANDLERS (counted).
+ *
+ * <p>A failure prints its seed; replay one with {@code -Dferry.routersim.seed=N}, run more with
+ * {@code -Dferry.routersim.seeds=N}.
+ */
+class RouterSimulationTest {
+
+  @Test
+  void nodesAndRoutingClientsThroughJoinsLeavesAndCrashes() {
+    String one = System.getProperty("ferry.routersim.seed");
+    int seeds = Integer.getInteger("ferry.routersim.seeds", 1000);
+    long first = one != null ? Long.parseLong(one) : 1;
+    long last = one != null ? first : seeds;
+    Map<String, Long> totals = new java.util.TreeMap<>();
+    for (long seed = first; seed <= last; seed++) {
+      Sim sim = new Sim(seed);
+      try {
+        sim.run();
+      } catch (AssertionError | RuntimeException e) {
+        if (one != null) {
+          sim.trace.forEach(System.out::println);
+        }
+        throw new AssertionError("seed " + seed + " (replay with -Dferry.routersim.seed=" + seed + "): " + e.getMessage()
+            + "\n" + String.join("\n", sim.trace.subList(Math.max(0, sim.trace.size() - 60), sim.trace.size())), e);
+      }
+      sim.outcomes.forEach((k, v) -> totals.merge(k, (long) v, Long::sum));
+    }
+    System.out.println("router simulation, " + (last - first + 1) + " seeds, outcomes: " + totals);
+  }
+
+  /** One simulated cluster. */
+  static final class Sim {
+    final long seed;
+    final Random rnd;
+    final VirtualLoop loop = new VirtualLoop();
+    final boolean crashes;
+    final List<String> trace = new ArrayList<>();
+    /** Traced only when one seed is replayed: building the lines costs more than the run. */
+    final boolean tracing = System.getProperty("ferry.routersim.seed") != null;
+    final Map<String, Integer> outcomes = new java.util.TreeMap<>();
+
+    // The membership truth; each party adopts it later, in order.
+    final Set<String> members = new TreeSet<>();
+    final Set<String> announced = new TreeSet<>();
+    final Map<String, Node> nodes = new LinkedHashMap<>();
+    static final long LINGER_MS = 500;
+    final List<Client> clients = new ArrayList<>();
+    int nextNode;
+
+    /** Messages in flight, FIFO per (from, to) pair. */
+    final Map<String, ArrayDeque<Runnable>> wire = new LinkedHashMap<>();
+
+    // The downstream: open calls, per-key count, and what each sender's inputs did.
+    final List<Call> calls = new ArrayList<>();
+    final Map<String, Integer> openPerKey = new HashMap<>();
+    final Set<String> sentInputs = new HashSet<>();
+    final Map<String, Long> lastSentSeq = new HashMap<>();
+    final List<String> violations = new ArrayList<>();
+    boolean crashed;
+
+    // Every request made, and how often it was answered.
+    final Map<String, Integer> answers = new LinkedHashMap<>();
+    int rawSeq;
+
+    record Call(String node, String key, List<Submission> inputs, Promise<List<Object>> promise) {}
+
+    Sim(long seed) {
+      this.seed = seed;
+      this.rnd = new Random(seed);
+      this.crashes = seed % 5 == 0;
+    }
+
+    void trace(String line) {
+      if (tracing) {
+        trace.add(line);
+      }
+    }
+
+    // ------------------------------------------------------------ parties
+
+    final class Node {
+      final String id;
+      final PerKeyFerry<String, Submission, List<Object>, Object> ferry;
+      final Router router;
+      final ArrayDeque<Runnable> snapshots = new ArrayDeque<>();
+      boolean alive = true;
+      /** Crashed: messages to it are lost (no reply). */
+      boolean crashed;
+      /** Its consumers take messages (public address and node address); after that, NO_HANDLERS. */
+      boolean registered = true;
+      boolean leaving;
+
+      Node(String id) {
+        this.id = id;
+        PerKeyConfig config = PerKeyConfig.builder().maxInFlightBatches(2).maxBatchSize(3)
+            .callTimeout(Duration.ofMillis(1_000)).build();
+        ferry = new PerKeyFerry<>(loop, config, (Submission s) -> s.key, null, null,
+            (key, inputs) -> call(this, key, inputs), (in, ok) -> in.body);
+        router = new Router(loop, id, ferry, 1_000, new Router.Links() {
+          @Override
+          public void forward(Router.Forward f) {
+            Submission s = f.pending.input;
+            Node from = Node.this;
+            trace(loop.nowMillis() + " fwd " + from.id + ">" + f.target + " " + s.body + " hop=" + f.hop + " handoff=" + f.handOff + " visited=" + f.visited);
+            request(from.id, f.target, f.remainingMs + 3_000, to -> {
+              Promise<Object> answer = Promise.promise();
+              to.router.accept(resubmit(s, f.remainingMs), f.hop, f.handOff, f.visited, answer);
+              return answer.future();
+            }, ar -> from.router.forwarded(f, ar), () -> from.alive);
+          }
+
+
+          @Override
+          public void release(String node, String viewId) {
+            // (releases are not traced)
+            Node from = Node.this;
+            request(from.id, node, 10_000, to -> {
+              to.router.released(from.id, viewId);
+              return Future.succeededFuture();
+            }, ar -> { }, () -> from.alive);
+          }
+        });
+        if (tracing) {
+          router.tracer = t -> trace(loop.nowMillis() + " " + id + ": " + t);
+        }
+      }
+    }
+
+    final class Client {
+      final String id;
+      final ClientRouter router;
+      final ArrayDeque<Runnable> snapshots = new ArrayDeque<>();
+      int submitted;
+      int open;
+
+      Client(String id) {
+        this.id = id;
+        router = new ClientRouter(loop, s -> {
+          Submission input = (Submission) s.request.payload;
+          trace(loop.nowMillis() + " send " + this.id + ">" + s.target + " " + input.body);
+          request(this.id, s.target, s.sendTimeoutMs, to -> {
+            Promise<Object> answer = Promise.promise();
+            to.router.accept(resubmit(input, s.timeoutMs), 0, false, null, answer);
+            return answer.future();
+          }, ar -> Client.this.router.sent(s, ar), () -> true);
+        });
+      }
+    }
+
+    static Submission resubmit(Submission s, long timeoutMs) {
+      MultiMap h = MultiMap.caseInsensitiveMultiMap().add(Submission.KEY, s.key);
+      if (timeoutMs > 0) {
+        h.add(Submission.TIMEOUT_MS, Long.toString(timeoutMs));
+      }
+      try {
+        return Submission.parse(h, s.body);
+      } catch (Submission.BadInput e) {
+        throw new AssertionError(e);
+      }
+    }
+
+    static Submission input(String key, String body, long timeoutMs) {
+      return resubmit(parseOrFail(key, body), timeoutMs);
+    }
+
+    private static Submission parseOrFail(String key, String body) {
+      try {
+        return Submission.parse(MultiMap.caseInsensitiveMultiMap().add(Submission.KEY, key), body);
+      } catch (Submission.BadInput e) {
+        throw new AssertionError(e);
+      }
+    }
+
+    // ------------------------------------------------------------ the network
+
+    /**
+     * A request from {@code from} to node {@code to}: delivered later (in order on the pair); a node
+     * that does not take messages any more answers NO_HANDLERS, a crashed one never answers (the
+     * sender's send timeout does); the reply travels back on the reverse pair.
+     */
+    void request(String from, String to, long sendTimeoutMs, java.util.function.Function<Node, Future<Object>> handle,
+        java.util.function.Consumer<AsyncResult<Object>> onReply, java.util.function.BooleanSupplier senderAlive) {
+      boolean[] done = new boolean[1];
+      long timer = loop.schedule(sendTimeoutMs * 1_000_000, () -> {
+        if (!done[0] && senderAlive.getAsBoolean()) {
+          done[0] = true;
+          onReply.accept(Future.failedFuture(new ReplyException(ReplyFailure.TIMEOUT, "send timeout")));
+        }
+      });
+      java.util.function.Consumer<AsyncResult<Object>> reply = ar -> enqueue(to, from, () -> {
+        if (!done[0] && senderAlive.getAsBoolean()) {
+          done[0] = true;
+          loop.cancel(timer);
+          onReply.accept(ar);
+        }
+      });
+      enqueue(from, to, () -> {
+        Node n = nodes.get(to);
+        if (n == null || n.crashed) {
+          return; // lost with the node: the sender's timeout, or the member's removal, answers
+        }
+        if (!n.registered) {
+          reply.accept(Future.failedFuture(new ReplyException(ReplyFailure.NO_HANDLERS, "no handlers")));
+          return;
+        }
+        handle.apply(n).onComplete(ar -> {
+          if (n.alive) {
+            reply.accept(ar.failed() ? Future.failedFuture(onTheWire(ar.cause())) : ar);
+          }
+        });
+      });
+    }
+
+    /** A failure as the event bus carries it: a FerryVerticle's answer is a recipient failure with its code. */
+    static Throwable onTheWire(Throwable t) {
+      if (t instanceof ReplyException) {
+        return t;
+      }
+      if (t instanceof dev.ferry.FerryException fe) {
+        return new ReplyException(ReplyFailure.RECIPIENT_FAILURE, fe.code(), fe.getMessage());
+      }
+      return new ReplyException(ReplyFailure.RECIPIENT_FAILURE, 502, String.valueOf(t));
+    }
+
+    void enqueue(String from, String to, Runnable delivery) {
+      wire.computeIfAbsent(from + ">" + to, k -> new ArrayDeque<>()).add(delivery);
+    }
+
+    boolean deliverOne() {
+      List<String> pairs = new ArrayList<>();
+      wire.forEach((k, q) -> {
+        if (!q.isEmpty()) {
+          pairs.add(k);
+        }
+      });
+      if (pairs.isEmpty()) {
+        return false;
+      }
+      wire.get(pairs.get(rnd.nextInt(pairs.size()))).poll().run();
+      return true;
+    }
+
+    // ------------------------------------------------------------ membership
+
+    void publish() {
+      Set<String> m = Set.copyOf(members);
+      Set<String> a = Set.copyOf(announced);
+      for (Node n : nodes.values()) {
+        if (n.alive) {
+          n.snapshots.add(() -> n.router.snapshot(m, a));
+        }
+      }
+      for (Client c : clients) {
+        c.snapshots.add(() -> c.router.snapshot(m, a));
+      }
+    }
+
+    boolean adoptOne() {
+      List<ArrayDeque<Runnable>> waiting = new ArrayList<>();
+      nodes.values().forEach(n -> {
+        if (n.alive && !n.snapshots.isEmpty()) {
+          waiting.add(n.snapshots);
+        }
+      });
+      clients.forEach(c -> {
+        if (!c.snapshots.isEmpty()) {
+          waiting.add(c.snapshots);
+        }
+      });
+      if (waiting.isEmpty()) {
+        return false;
+      }
+      waiting.get(rnd.nextInt(waiting.size())).poll().run();
+      return true;
+    }
+
+    void join() {
+      String id = "n" + nextNode++;
+      Node n = new Node(id);
+      nodes.put(id, n);
+      members.add(id);
+      announced.add(id);
+      trace(loop.nowMillis() + " join " + id);
+      // (views: each party's adoption is traced in publish order)
+      publish();
+    }
+
+    void leave(Node n) {
+      n.leaving = true;
+      trace(loop.nowMillis() + " leave " + n.id);
+      announced.remove(n.id);
+      publish();
+      n.router.leaving(false).onComplete(ar -> {
+        // Everyone routes by a view without it: stop taking messages, finish what arrived, go.
+        trace(loop.nowMillis() + " unregistered " + n.id);
+        n.registered = false;
+        n.router.leaving(true).onComplete(ar2 -> {
+          n.router.close();
+          n.ferry.drain(Duration.ofMillis(1_000)).onComplete(v -> loop.schedule(LINGER_MS * 1_000_000, () -> {
+            // Its unregistration has reached everyone (it lingered): it closes and leaves the members.
+            trace(loop.nowMillis() + " gone " + n.id);
+            n.alive = false;
+            members.remove(n.id);
+            publish();
+          }));
+        });
+      });
+    }
+
+    void crash(Node n) {
+      trace(loop.nowMillis() + " crash " + n.id);
+      crashed = true;
+      n.crashed = true;
+      n.alive = false;
+      n.registered = false;
+      n.ferry.close();
+      members.remove(n.id);
+      announced.remove(n.id);
+      publish();
+    }
+
+    // ------------------------------------------------------------ the downstream
+
+    Future<List<Object>> call(Node node, String key, List<Submission> inputs) {
+      int open = openPerKey.merge(key, 1, Integer::sum);
+      if (open > 1 && !crashed) {
+        violations.add("two calls in flight for key " + key + " (the second from " + node.id + ")");
+      }
+      for (Submission s : inputs) {
+        String body = (String) s.body;
+        if (!sentInputs.add(body)) {
+          violations.add("input " + body + " sent twice");
+        }
+        int colon = body.lastIndexOf(':');
+        String sender = body.substring(0, colon);
+        long seq = Long.parseLong(body.substring(colon + 1));
+        if (sender.startsWith("c")) {
+          Long last = lastSentSeq.put(sender, seq);
+          if (last != null && last > seq) {
+            violations.add("input " + body + " reached the downstream after " + sender + ":" + last);
+          }
+        }
+      }
+      Promise<List<Object>> p = Promise.promise();
+      calls.add(new Call(node.id, key, inputs, p));
+      trace(loop.nowMillis() + " call " + node.id + " " + key + " " + inputs.stream().map(s -> s.body).toList());
+      return p.future();
+    }
+
+    boolean completeOne() {
+      if (calls.isEmpty()) {
+        return false;
+      }
+      Call c = calls.remove(rnd.nextInt(calls.size()));
+      openPerKey.merge(c.key, -1, Integer::sum);
+      if (rnd.nextInt(10) == 0) {
+        c.promise.fail(new RuntimeException("downstream failed on purpose"));
+      } else {
+        c.promise.complete(List.of());
+      }
+      return true;
+    }
+
+    // ------------------------------------------------------------ senders
+
+    /**
+     * Client c's inputs of one key carry "c<i>/<key>:<seq>" with seq counting per (client, key), so
+     * that the downstream can check each client's order per key.
+     */
+    final Map<String, Long> clientKeySeq = new HashMap<>();
+
+    void clientSubmits(Client c) {
+      String key = "k" + rnd.nextInt(6);
+      long seq = clientKeySeq.merge(c.id + "/" + key, 1L, Long::sum);
+      String body = c.id + "/" + key + ":" + seq;
+      long timeoutMs = rnd.nextInt(8) == 0 ? 200 + rnd.nextInt(2_000) : 0;
+      long now = loop.nanoTime();
+      Promise<Object> answer = Promise.promise();
+      answers.put(body, 0);
+      c.open++;
+      answer.future().onComplete(ar -> {
+        c.open--;
+        answered(body, ar, true);
+      });
+      c.router.submit(new ClientRouter.Request(key, input(key, body, 0),
+          timeoutMs > 0 ? now + timeoutMs * 1_000_000 : Long.MAX_VALUE, now + 20_000L * 1_000_000, answer));
+    }
+
+    void rawSends() {
+      List<Node> registered = nodes.values().stream().filter(n -> n.alive && n.registered && !n.leaving).toList();
+      if (registered.isEmpty()) {
+        return;
+      }
+      Node entry = registered.get(rnd.nextInt(registered.size()));
+      String key = "k" + rnd.nextInt(6);
+      String body = "raw/" + key + ":" + rawSeq++;
+      answers.put(body, 0);
+      request("raw", entry.id, 20_000, to -> {
+        Promise<Object> answer = Promise.promise();
+        to.router.accept(input(key, body, 0), 0, false, null, answer);
+        return answer.future();
+      }, ar -> answered(body, ar, false), () -> true);
+    }
+
+    void answered(String body, AsyncResult<Object> ar, boolean routing) {
+      int n = answers.merge(body, 1, Integer::sum);
+      if (n > 1) {
+        violations.add(body + " answered twice");
+      }
+      String what = (routing ? "routing " : "raw ") + (ar.succeeded() ? "ok" : kind(ar.cause()));
+      if (ar.failed()) {
+        trace(loop.nowMillis() + " answer " + body + ": " + what + " " + ar.cause().getMessage());
+      }
+      outcomes.merge(what, 1, Integer::sum);
+    }
+
+    static String kind(Throwable t) {
+      if (t instanceof ReplyException re) {
+        return re.failureType() == ReplyFailure.RECIPIENT_FAILURE ? "code " + re.failureCode() : re.failureType().toString();
+      }
+      if (t instanceof dev.ferry.FerryException fe) {
+        return "ferry " + fe.kind();
+      }
+      return t.getClass().getSimpleName();
+    }
+
+    // ------------------------------------------------------------ the run
+
+    void run() {
+      int initial = 2 + rnd.nextInt(2);
+      for (int i = 0; i < initial; i++) {
+        join();
+      }
+      for (int i = 0; i < 2; i++) {
+        clients.add(new Client("c" + i));
+      }
+      publish();
+      int changes = 1 + rnd.nextInt(3);
+      for (int step = 0; step < 600; step++) {
+        int choice = rnd.nextInt(100);
+        if (choice < 30) {
+          Client c = clients.get(rnd.nextInt(clients.size()));
+          if (c.open < 6) {
+            clientSubmits(c);
+          }
+        } else if (choice < 35) {
+          rawSends();
+        } else if (choice < 60) {
+          deliverOne();
+        } else if (choice < 72) {
+          adoptOne();
+          trace(loop.nowMillis() + " adopted: " + nodes.values().stream().filter(n -> n.alive).map(n -> n.id + n.router.view()).toList()
+              + " " + clients.stream().map(c -> c.id + c.router.view()).toList());
+        } else if (choice < 85) {
+          completeOne();
+        } else if (choice < 88 && idleWire()) {
+          advance(); // time passes only while no message is on its way: messages take far less than a timer
+        } else if (choice == 88 && changes > 0) {
+          changes--;
+          membershipChange();
+        }
+        check();
+      }
+      // Quiesce: no new work; let every message, snapshot, call and timer run out.
+      for (int i = 0; i < 200_000; i++) {
+        if (!(adoptOne() || deliverOne() || completeOne() || advance())) {
+          break;
+        }
+        check();
+      }
+      check();
+      answers.forEach((body, n) -> {
+        if (n != 1) {
+          violations.add(body + " answered " + n + " times");
+        }
+      });
+      for (Node n : nodes.values()) {
+        if (n.alive && (n.router.heldCount() > 0 || n.router.openForwards() > 0)) {
+          violations.add(n.id + " still holds " + n.router.heldCount() + " and has " + n.router.openForwards() + " open forwards");
+        }
+      }
+      for (Client c : clients) {
+        if (c.router.activeKeys() > 0) {
+          violations.add(c.id + " still has " + c.router.activeKeys() + " active keys");
+        }
+      }
+      if (!crashed) {
+        outcomes.forEach((what, n) -> {
+          // Allowed: served, a failed batch (502), the caller's own deadline (504, or before sending).
+          if (what.startsWith("routing ") && !Set.of("routing ok", "routing code 502", "routing code 504",
+              "routing ferry TIMEOUT").contains(what)) {
+            violations.add(n + " x " + what + " in a run without a crash");
+          }
+        });
+      }
+      check();
+    }
+
+    boolean idleWire() {
+      return wire.values().stream().allMatch(ArrayDeque::isEmpty)
+          && nodes.values().stream().allMatch(n -> !n.alive || n.snapshots.isEmpty())
+          && clients.stream().allMatch(c -> c.snapshots.isEmpty());
+    }
+
+    boolean advance() {
+      long next = loop.nextTimerAt();
+      if (next < 0) {
+        return false;
+      }
+      for (Node n : nodes.values()) {
+        if (n.alive) {
+          trace(loop.nowMillis() + "   " + n.router.describe());
+        }
+      }
+      loop.advance(Math.max(0, next - loop.nanoTime()));
+      return true;
+    }
+
+    void membershipChange() {
+      List<Node> alive = nodes.values().stream().filter(n -> n.alive && !n.leaving).toList();
+      int what = rnd.nextInt(3);
+      if (what == 0 || alive.size() <= 1) {
+        join();
+      } else if (what == 1 || !crashes) {
+        leave(alive.get(rnd.nextInt(alive.size())));
+      } else {
+        crash(alive.get(rnd.nextInt(alive.size())));
+      }
+    }
+
+    void check() {
+      if (!violations.isEmpty()) {
+        fail(String.join("; ", violations));
+      }
+    }
+  }
+}
