@@ -113,6 +113,17 @@ class ClusterProcessIT {
         .replace("<properties>", "<properties>\n    <property name=\"hazelcast.heartbeat.interval.seconds\">1</property>"
             + "\n    <property name=\"hazelcast.max.no.heartbeat.seconds\">5</property>");
     assertTrue(xml.contains(cluster.clusterName), "cluster.xml changed shape: no cluster-name to replace");
+    // The harness's member (this JVM) takes a port block of its own; the processes must join it there.
+    StringBuilder members = new StringBuilder();
+    for (int port = cluster.portBase; port < cluster.portBase + 10; port++) {
+      members.append("<member>127.0.0.1:").append(port).append("</member>");
+    }
+    String moved = xml.replace("<port auto-increment=\"true\" port-count=\"20\">5701</port>",
+            "<port auto-increment=\"true\" port-count=\"10\">" + cluster.portBase + "</port>")
+        .replace("<member>127.0.0.1</member>", members.toString());
+    assertTrue(moved.contains(":" + cluster.portBase + "<") && moved.contains(">" + cluster.portBase + "</port>"),
+        "cluster.xml changed shape: no port or member to move to the harness's block");
+    xml = moved;
     Path file = work.resolve("cluster.xml");
     Files.writeString(file, xml);
     return file;

@@ -41,7 +41,7 @@ final class ClusterHarness implements AutoCloseable {
    * the machine (which take 5701-5720 first) never leave this cluster's members unable to find
    * each other.
    */
-  private final int portBase = 20_000 + new java.util.Random().nextInt(400) * 100;
+  final int portBase = 20_000 + new java.util.Random().nextInt(400) * 100;
   final List<Vertx> nodes = new java.util.concurrent.CopyOnWriteArrayList<>();
   final List<Context> clients = new java.util.concurrent.CopyOnWriteArrayList<>();
 
