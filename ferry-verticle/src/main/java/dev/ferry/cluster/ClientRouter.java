@@ -108,8 +108,7 @@ final class ClientRouter {
   private final Set<String> leaving = new HashSet<>();
   private boolean known;
   private long arrivals;
-  private final ArrayDeque<Runnable> effects = new ArrayDeque<>();
-  private boolean running;
+  private final EffectQueue effects = new EffectQueue();
 
   ClientRouter(Loop loop, Links links) {
     this.loop = loop;
@@ -302,17 +301,7 @@ final class ClientRouter {
 
   private void step(Runnable transition) {
     assert loop.inLoop() : "a routing client runs on its loop only";
-    transition.run();
-    if (running) {
-      return;
-    }
-    running = true;
-    try {
-      for (Runnable effect = effects.poll(); effect != null; effect = effects.poll()) {
-        effect.run();
-      }
-    } finally {
-      running = false;
-    }
+    effects.step(transition);
   }
+
 }

@@ -123,8 +123,7 @@ final class Router {
   private boolean leftIdle;
   private boolean closed;
 
-  private final ArrayDeque<Runnable> effects = new ArrayDeque<>();
-  private boolean running;
+  private final EffectQueue effects = new EffectQueue();
   /** For a simulation's trace: what this router decided, in words. */
   java.util.function.Consumer<String> tracer;
 
@@ -714,17 +713,7 @@ final class Router {
   /** Runs {@code transition}, then the effects it queued (unless an outer transition runs them). */
   private void step(Runnable transition) {
     assert loop.inLoop() : "a router runs on its node's loop only";
-    transition.run();
-    if (running) {
-      return;
-    }
-    running = true;
-    try {
-      for (Runnable effect = effects.poll(); effect != null; effect = effects.poll()) {
-        effect.run();
-      }
-    } finally {
-      running = false;
-    }
+    effects.step(transition);
   }
+
 }
