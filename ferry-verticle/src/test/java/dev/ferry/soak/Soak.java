@@ -164,6 +164,9 @@ final class Soak {
     // Event-bus callers first: their answers need a live Vert.x.
     ebLoad.stop();
     ebLoad.awaitAnswers(round);
+    for (String v : await(down.awaitedTwice())) {
+      find(round, "event-bus downstream: " + v);
+    }
     // Then close Vert.x under the library load: every library caller must still be answered.
     List<Ferry<?, ?>> last = owner.ferries;
     Thread.sleep(r.nextInt(200));
@@ -421,6 +424,10 @@ final class Soak {
   static final class Downstream extends VerticleBase {
     final List<String> violations = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final VerticleCalls verticleCalls;
+    /** The verticle's last call per key, while this consumer has not answered it; on its loop only. */
+    private final Map<String, Message<JsonObject>> unanswered = new java.util.HashMap<>();
+    /** Replies sent to requests the verticle should have been over with, until refused; on its loop only. */
+    private final Map<Future<Message<Object>>, String> stillAwaited = new java.util.HashMap<>();
     /** Library keys ("ferry:key") whose call has not completed. */
     private final Set<String> open = ConcurrentHashMap.newKeySet();
     private final ThreadLocal<Random> random;
@@ -440,31 +447,74 @@ final class Soak {
       String key = body.getString("key");
       JsonArray inputs = body.getJsonArray("inputs");
       VerticleCalls.Call call = verticleCalls.arrived(key, inputs);
+      askWhetherStillAwaited(key, unanswered.put(key, m));
       switch (Fault.pick(random.get())) {
         case HANG -> { } // never answered: open until the verticle's send timeout gives it up
         case ERROR -> {
-          verticleCalls.answered(key, call); // whatever Vert.x makes of a throwing consumer
+          answered(key, call, m); // whatever Vert.x makes of a throwing consumer
           throw new StackOverflowError("soak: the downstream throws an Error");
         }
         case FAIL -> {
-          verticleCalls.answered(key, call);
+          answered(key, call, m);
           m.fail(500, "soak: the downstream failed");
         }
         case GARBAGE -> {
-          verticleCalls.answered(key, call);
+          answered(key, call, m);
           m.reply(random.get().nextBoolean() ? new JsonObject().put("outcomes", new JsonArray())
               : new JsonObject().put("nonsense", 1));
         }
         // Late: maybe after the send timeout; open until answered either way.
         case LATE -> vertx.setTimer(1 + random.get().nextInt(800), t -> {
-          verticleCalls.answered(key, call);
+          answered(key, call, m);
           m.reply(outcomes(random.get(), inputs));
         });
         default -> vertx.setTimer(1 + random.get().nextInt(5), t -> {
-          verticleCalls.answered(key, call);
+          answered(key, call, m);
           m.reply(outcomes(random.get(), inputs));
         });
       }
+    }
+
+    private void answered(String key, VerticleCalls.Call call, Message<JsonObject> m) {
+      verticleCalls.answered(key, call);
+      unanswered.remove(key, m);
+    }
+
+    /**
+     * The exact check, for the event bus and within one verticle instance: a key's call arrived
+     * while this downstream had not answered the key's previous one. The verticle may send it only
+     * once that previous request is over for it, and Vert.x removes a request's reply handler the
+     * moment it is over (answer or send timeout), before anything hears of it. So a reply to the
+     * previous request now must find no handler (NO_HANDLERS, decided as it is sent); one that is
+     * delivered means the verticle was still waiting for that call: two calls in flight for the
+     * key, with no timing at all. An undeploy removes the instance's reply handlers too, so across
+     * a redeploy {@link VerticleCalls} is the check.
+     */
+    private void askWhetherStillAwaited(String key, Message<JsonObject> previous) {
+      if (previous == null) {
+        return;
+      }
+      Future<Message<Object>> asked = previous.replyAndRequest(new JsonObject().put("soak", "still waiting?"),
+          new DeliveryOptions().setSendTimeout(TimeUnit.MINUTES.toMillis(10)));
+      stillAwaited.put(asked, key);
+      asked.onComplete(ar -> {
+        if (ar.failed() && ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS) {
+          stillAwaited.remove(asked);
+        }
+      });
+    }
+
+    /**
+     * Read on this consumer's context, once the round's callers were all answered: each reply of
+     * {@link #askWhetherStillAwaited} not refused with NO_HANDLERS reached a live request.
+     */
+    Future<List<String>> awaitedTwice() {
+      Promise<List<String>> found = Promise.promise();
+      context.runOnContext(v -> found.complete(stillAwaited.values().stream()
+          .map(k -> "key " + k + " had two calls in flight: a call arrived while the verticle still waited for the"
+              + " answer to the key's previous call (its request's reply handler was still there)")
+          .toList()));
+      return found.future();
     }
 
     /** The library side: the same faults, and an Error thrown straight out of the call. */
