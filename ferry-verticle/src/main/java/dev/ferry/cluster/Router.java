@@ -654,7 +654,10 @@ final class Router {
       } else if (owner.equals(self)) {
         hold(p); // ownership came back meanwhile: flushed, first, when the hand-off completes
       } else {
-        String via = pathOf(input.key, ""); // older forwards of the key: follow them
+        // Older forwards of the key: follow them, except back along the input's own way (as in
+        // route()): an input handed off here from a node it passed would otherwise go back there
+        // while the same sender's next input, also arrived from there, goes to the owner directly.
+        String via = pathOf(input.key, p.visited);
         forward(via != null && via != SEVERAL ? via : owner, p, true);
       }
     });
