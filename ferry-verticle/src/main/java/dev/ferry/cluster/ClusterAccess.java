@@ -1,12 +1,17 @@
 package dev.ferry.cluster;
 
+import io.vertx.core.Future;
 import io.vertx.core.Handler;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.eventbus.impl.MessageConsumerImpl;
 import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.spi.cluster.ClusterManager;
+import io.vertx.core.spi.cluster.RegistrationInfo;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * ferry-verticle's only door to Vert.x internal API (docs/adr/0092-no-internal-type-in-the-public-api.md),
@@ -18,7 +23,11 @@ import io.vertx.core.spi.cluster.ClusterManager;
  *   <li>the hook a consumer calls for each request it discards once unregistered ({@code
  *       MessageConsumerImpl.discardHandler}, marked "internal API" there): the public API has no
  *       way to answer such a request, which Vert.x otherwise fails with a TIMEOUT that reads as
- *       "may have been delivered" (ADR 0054).
+ *       "may have been delivered" (ADR 0054);
+ *   <li>taking this node's consumers of an address out of the cluster's registrations while they
+ *       keep taking what still reaches them (through the cluster manager's SPI): the public API
+ *       only unregisters a consumer everywhere at once, and a request that reaches a node over the
+ *       cluster after that is dropped without any reply (ADR 0093).
  * </ul>
  * Callable from any thread.
  */
@@ -46,5 +55,31 @@ public final class ClusterAccess {
       return true;
     }
     return false;
+  }
+
+  /**
+   * Removes this node's cluster-wide registrations of {@code address} from the cluster manager,
+   * so that other nodes stop sending its requests here once the removal reaches them, while the
+   * consumers stay registered locally and keep handling whatever still arrives. Local-only
+   * consumers are not touched. A later {@code unregister()} of those consumers finds nothing
+   * left to remove in the cluster, which the cluster manager accepts. {@code vertx} must be
+   * clustered.
+   */
+  public static Future<Void> withdrawRegistrations(Vertx vertx, String address) {
+    ClusterManager manager = ((VertxInternal) vertx).clusterManager();
+    String self = manager.getNodeId();
+    Promise<List<RegistrationInfo>> registrations = Promise.promise();
+    manager.getRegistrations(address, registrations);
+    return registrations.future().compose(all -> {
+      List<Future<Void>> removed = new ArrayList<>();
+      for (RegistrationInfo r : all) {
+        if (self.equals(r.nodeId()) && !r.localOnly()) {
+          Promise<Void> done = Promise.promise();
+          manager.removeRegistration(address, r, done);
+          removed.add(done.future());
+        }
+      }
+      return Future.all(removed).mapEmpty();
+    });
   }
 }
