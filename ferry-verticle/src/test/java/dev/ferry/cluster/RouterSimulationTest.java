@@ -533,6 +533,9 @@ class RouterSimulationTest {
               "routing ferry TIMEOUT").contains(what)) {
             violations.add(n + " x " + what + " in a run without a crash");
           }
+          if (what.startsWith("raw ") && !Set.of("raw ok", "raw code 502", "raw code 504", "raw NO_HANDLERS").contains(what)) {
+            violations.add(n + " x " + what + " in a run without a crash");
+          }
         });
       }
       check();
