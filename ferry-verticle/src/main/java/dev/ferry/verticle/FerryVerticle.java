@@ -126,7 +126,7 @@ public class FerryVerticle extends VerticleBase {
         return Future.failedFuture(unsupported);
       }
     }
-    return Operations.start(vertx, settings, ferry).compose(ops -> {
+    return Operations.start(vertx, settings, ferry, this::onSubmit).compose(ops -> {
       operations = ops;
       submissions = vertx.eventBus().consumer(settings.address(), this::onSubmit);
       answerDiscarded(submissions);
