@@ -132,9 +132,10 @@ class RouterSimulationTest {
 
       Node(String id) {
         this.id = id;
-        // Adaptive dispatch, as when this simulation was written. With fixed slots (the default since
-        // ADR 0013) seed 469 shows an order inversion around a hand-off: open, issue 15.
-        PerKeyConfig config = PerKeyConfig.builder().dispatch(dev.ferry.Dispatch.ADAPTIVE).maxInFlightBatches(2).maxBatchSize(3)
+        // Both dispatch modes, alternating by seed: the routing rules must hold whichever the engine uses.
+        PerKeyConfig config = PerKeyConfig.builder()
+            .dispatch(seed % 2 == 0 ? dev.ferry.Dispatch.FIXED_SLOTS : dev.ferry.Dispatch.ADAPTIVE)
+            .maxInFlightBatches(2).maxBatchSize(3)
             .callTimeout(Duration.ofMillis(1_000)).build();
         ferry = new PerKeyFerry<>(loop, config, (Submission s) -> s.key, null, null,
             (key, inputs) -> call(this, key, inputs), (in, ok) -> in.body);
