@@ -176,11 +176,11 @@ final class Router {
     });
   }
 
-  /** A membership snapshot: live members and announced nodes. */
-  public void snapshot(Set<String> members, Set<String> announced) {
+  /** A membership snapshot: live members, announced nodes and leaving ones ({@link Membership.Snapshot}). */
+  public void snapshot(Set<String> members, Set<String> announced, Set<String> leaving) {
     step(() -> {
       failForwardsToNonMembers(members);
-      if (views.adopt(members, announced, loop.nanoTime())) {
+      if (views.adopt(members, announced, leaving, loop.nanoTime())) {
         releaseSent = false;
         unreachable.clear();
         handOffLostKeys();

@@ -82,6 +82,8 @@ class RouterSimulationTest {
     // The membership truth; each party adopts it later, in order.
     final Set<String> members = new TreeSet<>();
     final Set<String> announced = new TreeSet<>();
+    /** Withdrawn, not closed yet. */
+    final Set<String> leavingNodes = new TreeSet<>();
     final Map<String, Node> nodes = new LinkedHashMap<>();
     static final long LINGER_MS = 500;
     final List<Client> clients = new ArrayList<>();
@@ -285,9 +287,10 @@ class RouterSimulationTest {
     void publish() {
       Set<String> m = Set.copyOf(members);
       Set<String> a = Set.copyOf(announced);
+      Set<String> l = Set.copyOf(leavingNodes);
       for (Node n : nodes.values()) {
         if (n.alive) {
-          n.snapshots.add(() -> n.router.snapshot(m, a));
+          n.snapshots.add(() -> n.router.snapshot(m, a, l));
         }
       }
       for (Client c : clients) {
@@ -329,6 +332,7 @@ class RouterSimulationTest {
       n.leaving = true;
       trace(loop.nowMillis() + " leave " + n.id);
       announced.remove(n.id);
+      leavingNodes.add(n.id);
       publish();
       n.router.leaving(false).onComplete(ar -> {
         // Everyone routes by a view without it: stop taking messages, finish what arrived, go.
@@ -341,6 +345,7 @@ class RouterSimulationTest {
             trace(loop.nowMillis() + " gone " + n.id);
             n.alive = false;
             members.remove(n.id);
+            leavingNodes.remove(n.id);
             publish();
           }));
         });
