@@ -134,7 +134,10 @@ class RouterSimulationTest {
 
       Node(String id) {
         this.id = id;
-        PerKeyConfig config = PerKeyConfig.builder().maxInFlightBatches(2).maxBatchSize(3)
+        // Both dispatch modes, alternating by seed: the routing rules must hold whichever the engine uses.
+        PerKeyConfig config = PerKeyConfig.builder()
+            .dispatch(seed % 2 == 0 ? dev.ferry.Dispatch.FIXED_SLOTS : dev.ferry.Dispatch.ADAPTIVE)
+            .maxInFlightBatches(2).maxBatchSize(3)
             .callTimeout(Duration.ofMillis(1_000)).build();
         ferry = new PerKeyFerry<>(loop, config, (Submission s) -> s.key, null, null,
             (key, inputs) -> call(this, key, inputs), (in, ok) -> in.body);
