@@ -10,9 +10,10 @@ import java.util.Set;
 /**
  * The bounds of a {@link Ferry#perKey per-key ferry}: immutable, validated once when built.
  *
- * <p>Defaults: {@code dispatch} {@link Dispatch#ADAPTIVE adaptive}, {@code pinnedLimit} none (the
- * call limit is learned), {@code maxBatchSize} 100, {@code maxBatchWeight} unbounded, {@code
- * maxInFlightBatches} 256, {@code maxQueueing} 10000, {@code maxQueuedWeight} unbounded, {@code
+ * <p>Defaults: {@code dispatch} {@link Dispatch#FIXED_SLOTS fixed-slots} (ADR 0013), {@code
+ * pinnedLimit} none (adaptive only: the call limit is learned), {@code maxBatchSize} 100, {@code
+ * maxBatchWeight} unbounded, {@code maxInFlightBatches} 16 with fixed slots and 256 (the ceiling of
+ * the learned limit) with adaptive dispatch, {@code maxQueueing} 10000, {@code maxQueuedWeight} unbounded, {@code
  * maxBatchDelay} zero (batches form on completion, no timer), {@code directIdleKeys} true, {@code
  * callTimeout} 30 s, {@code drainTimeout} 10 s. An invalid config never builds: {@link InvalidConfigException} names every
  * violated field with its value and rule.
@@ -20,9 +21,12 @@ import java.util.Set;
 public final class PerKeyConfig extends FerryBounds {
   private static final Set<String> JSON_FIELDS = jsonFields();
 
-  /** Per key, {@code maxInFlightBatches} is the ceiling of a learned limit: high enough for a large pool. */
-  public static final int DEFAULT_MAX_IN_FLIGHT = 256;
-  private static final Limits DEFAULTS = perKeyDefaults();
+  /** The default {@code maxInFlightBatches} with fixed slots (the default mode): the seeds' 16 batch slots. */
+  public static final int DEFAULT_MAX_IN_FLIGHT = 16;
+  /** The default {@code maxInFlightBatches} with adaptive dispatch: the ceiling of a learned limit, high enough for a large pool. */
+  public static final int DEFAULT_ADAPTIVE_CEILING = 256;
+  private static final Limits FIXED_DEFAULTS = defaults(DEFAULT_MAX_IN_FLIGHT);
+  private static final Limits ADAPTIVE_DEFAULTS = defaults(DEFAULT_ADAPTIVE_CEILING);
 
   private final boolean directIdleKeys;
   private final Dispatch dispatch;
@@ -72,14 +76,14 @@ public final class PerKeyConfig extends FerryBounds {
   }
 
   private static PerKeyConfig read(JsonObject json, ConfigCheck check) {
-    Limits limits = Limits.read(json, DEFAULTS, check);
-    Boolean direct = check.readBoolean(json, "directIdleKeys");
     String mode = check.readString(json, "dispatch");
-    Dispatch dispatch = mode == null ? Dispatch.ADAPTIVE : Dispatch.fromJson(mode);
+    Dispatch dispatch = mode == null ? Dispatch.FIXED_SLOTS : Dispatch.fromJson(mode);
     if (dispatch == null) {
       check.violation("dispatch = \"" + mode + "\": must be \"adaptive\" or \"fixed-slots\"");
-      dispatch = Dispatch.ADAPTIVE;
+      dispatch = Dispatch.FIXED_SLOTS;
     }
+    Limits limits = Limits.read(json, dispatch == Dispatch.ADAPTIVE ? ADAPTIVE_DEFAULTS : FIXED_DEFAULTS, check);
+    Boolean direct = check.readBoolean(json, "directIdleKeys");
     Integer pinned = check.readInt(json, "pinnedLimit");
     PerKeyConfig config = new PerKeyConfig(limits, direct == null || direct, dispatch, pinned == null ? 0 : pinned);
     config.check(check);
@@ -125,7 +129,7 @@ public final class PerKeyConfig extends FerryBounds {
     return directIdleKeys;
   }
 
-  /** The dispatch mode (ADR 0011). */
+  /** The dispatch mode (ADR 0011, 0013). */
   public Dispatch dispatch() {
     return dispatch;
   }
@@ -156,9 +160,9 @@ public final class PerKeyConfig extends FerryBounds {
     return ((limits.hashCode() * 31 + Boolean.hashCode(directIdleKeys)) * 31 + dispatch.hashCode()) * 31 + pinnedLimit;
   }
 
-  private static Limits perKeyDefaults() {
+  private static Limits defaults(int maxInFlightBatches) {
     Limits.Draft draft = new Limits.Draft();
-    draft.maxInFlightBatches = DEFAULT_MAX_IN_FLIGHT;
+    draft.maxInFlightBatches = maxInFlightBatches;
     return draft.toLimits();
   }
 
@@ -173,7 +177,7 @@ public final class PerKeyConfig extends FerryBounds {
   /** Builds a {@link PerKeyConfig}; {@link #build()} validates every field at once. */
   public static final class Builder extends FerryBounds.Builder<Builder> {
     private boolean directIdleKeys = true;
-    private Dispatch dispatch = Dispatch.ADAPTIVE;
+    private Dispatch dispatch = Dispatch.FIXED_SLOTS;
     private int pinnedLimit;
 
     private Builder() {
@@ -191,7 +195,10 @@ public final class PerKeyConfig extends FerryBounds {
       return this;
     }
 
-    /** The dispatch mode (default {@link Dispatch#ADAPTIVE}). */
+    /**
+     * The dispatch mode (default {@link Dispatch#FIXED_SLOTS}). Unless {@code maxInFlightBatches}
+     * is set, it also picks that default: 16 slots, or a ceiling of 256 for the adaptive limit.
+     */
     public Builder dispatch(Dispatch value) {
       dispatch = value;
       return this;
@@ -210,7 +217,10 @@ public final class PerKeyConfig extends FerryBounds {
       ConfigCheck check = new ConfigCheck();
       if (dispatch == null) {
         check.violation("dispatch = null: must be ADAPTIVE or FIXED_SLOTS");
-        dispatch = Dispatch.ADAPTIVE;
+        dispatch = Dispatch.FIXED_SLOTS;
+      }
+      if (!draft.maxInFlightBatchesSet) {
+        draft.maxInFlightBatches = dispatch == Dispatch.ADAPTIVE ? DEFAULT_ADAPTIVE_CEILING : DEFAULT_MAX_IN_FLIGHT;
       }
       PerKeyConfig config = new PerKeyConfig(draft.toLimits(), directIdleKeys, dispatch, pinnedLimit);
       config.check(check);

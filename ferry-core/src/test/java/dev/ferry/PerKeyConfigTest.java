@@ -16,9 +16,9 @@ class PerKeyConfigTest {
     PerKeyConfig c = PerKeyConfig.defaults();
     assertEquals(100, c.maxBatchSize());
     assertEquals(Long.MAX_VALUE, c.maxBatchWeight());
-    assertEquals(256, c.maxInFlightBatches(), "the ceiling of the learned limit");
-    assertEquals(Dispatch.ADAPTIVE, c.dispatch());
-    assertEquals(0, c.pinnedLimit(), "the limit is learned");
+    assertEquals(16, c.maxInFlightBatches(), "the seeds' 16 batch slots");
+    assertEquals(Dispatch.FIXED_SLOTS, c.dispatch(), "ADR 0013: fixed slots until adaptive dispatch wins");
+    assertEquals(0, c.pinnedLimit());
     assertEquals(10_000, c.maxQueueing());
     assertEquals(Long.MAX_VALUE, c.maxQueuedWeight());
     assertEquals(Duration.ZERO, c.maxBatchDelay());
@@ -90,6 +90,22 @@ class PerKeyConfigTest {
   }
 
   @Test
+  void maxInFlightBatchesDefaultsByModeUnlessSet() {
+    assertEquals(256, PerKeyConfig.builder().dispatch(Dispatch.ADAPTIVE).build().maxInFlightBatches(),
+        "adaptive: a ceiling high enough for a large pool");
+    assertEquals(16, PerKeyConfig.builder().dispatch(Dispatch.FIXED_SLOTS).build().maxInFlightBatches());
+    assertEquals(5, PerKeyConfig.builder().maxInFlightBatches(5).dispatch(Dispatch.ADAPTIVE).build().maxInFlightBatches(),
+        "a value set is kept, whatever the mode");
+    assertEquals(256, PerKeyConfig.fromJson(new JsonObject().put("dispatch", "adaptive")).maxInFlightBatches());
+    assertEquals(16, PerKeyConfig.fromJson(new JsonObject()).maxInFlightBatches());
+    assertEquals(40, PerKeyConfig.fromJson(new JsonObject().put("dispatch", "adaptive").put("maxInFlightBatches", 40))
+        .maxInFlightBatches());
+    PerKeyConfig adaptive = PerKeyConfig.builder().dispatch(Dispatch.ADAPTIVE).build();
+    assertEquals(adaptive, adaptive.toBuilder().build());
+    assertEquals(adaptive, PerKeyConfig.fromJson(adaptive.toJson()));
+  }
+
+  @Test
   void theDispatchModeAndAPinnedLimitReadFromJsonAndRoundTrip() {
     PerKeyConfig c = PerKeyConfig.fromJson(new JsonObject().put("dispatch", "adaptive").put("pinnedLimit", 8)
         .put("maxInFlightBatches", 32));
@@ -108,7 +124,7 @@ class PerKeyConfigTest {
         new JsonObject().put("dispatch", "fast").put("pinnedLimit", 300)));
     String m = e.getMessage();
     assertTrue(m.contains("dispatch = \"fast\": must be \"adaptive\" or \"fixed-slots\""), m);
-    assertTrue(m.contains("pinnedLimit = 300: must be >= 1 and <= maxInFlightBatches (256)"), m);
+    assertTrue(m.contains("pinnedLimit = 300: must be >= 1 and <= maxInFlightBatches (16)"), m);
     InvalidConfigException fixed = assertThrows(InvalidConfigException.class, () -> PerKeyConfig.builder()
         .dispatch(Dispatch.FIXED_SLOTS).pinnedLimit(4).build());
     assertTrue(fixed.getMessage().contains("pinnedLimit = 4: only with dispatch \"adaptive\""), fixed.getMessage());

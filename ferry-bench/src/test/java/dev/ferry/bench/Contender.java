@@ -48,13 +48,14 @@ interface Contender {
   /**
    * The contenders the adaptive-dispatch issue names, each given only the scenario's batch limit
    * and, where it is the tuning under test, the pool size: Ferry with every default but {@code
-   * maxBatchSize}; the seeds' fixed-slots mode with fixed 1 ms and 5 ms delays (at the seeds'
+   * maxBatchSize} (fixed slots since ADR 0013), and the same with adaptive dispatch; the seeds' fixed-slots mode with fixed 1 ms and 5 ms delays (at the seeds'
    * default of 16 slots) and with direct calls off and as many slots as connections; unbatched;
    * Reactor.
    */
   static List<Contender> adaptiveSet() {
     List<Contender> all = new java.util.ArrayList<>(List.of(
         perKey("ferry", shape -> PerKeyConfig.builder().maxBatchSize(shape.maxBatchSize())),
+        perKey("ferry adaptive", shape -> PerKeyConfig.builder().dispatch(Dispatch.ADAPTIVE).maxBatchSize(shape.maxBatchSize())),
         perKey("fixed 1ms", shape -> fixedSlots(shape).maxInFlightBatches(16).maxBatchDelay(Duration.ofMillis(1))),
         perKey("fixed 5ms", shape -> fixedSlots(shape).maxInFlightBatches(16).maxBatchDelay(Duration.ofMillis(5))),
         perKey("fixed direct off", shape -> fixedSlots(shape).maxInFlightBatches(shape.maxInFlightBatches())
@@ -62,7 +63,7 @@ interface Contender {
         unbatched(), reactor(Duration.ofMillis(1))));
     if (ShapeVsLoad.withHold) {
       // The Nagle question (ADR 0011): adaptive dispatch, but a lane that is not full waits up to 1 ms for company.
-      all.add(1, perKey("ferry hold 1ms", shape -> PerKeyConfig.builder().maxBatchSize(shape.maxBatchSize())
+      all.add(2, perKey("ferry hold 1ms", shape -> PerKeyConfig.builder().dispatch(Dispatch.ADAPTIVE).maxBatchSize(shape.maxBatchSize())
           .maxBatchDelay(Duration.ofMillis(1))));
     }
     return all;

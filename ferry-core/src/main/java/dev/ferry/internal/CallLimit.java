@@ -21,6 +21,14 @@ import java.util.Arrays;
  * one round runs at 60% of the limit and its class means replace the floors, so a queue never
  * becomes the floor and a downstream that got slower for good is learned.
  *
+ * <p>Latency can rise for reasons that are not a queue (batches that grew, a busy machine, a cache
+ * that misses), so every cut is a trial judged by throughput: the inputs per second the round after
+ * next delivers (by Little's law: calls in flight x inputs per call / latency). A cut that held
+ * calls back and cost more than {@link #LOSS} of them, without latency over floor rising (it rises
+ * when the downstream itself slows), is undone for one round; if the old limit delivers again, the
+ * cut stays undone, the floors move up to what calls take now and the tolerance widens by half its
+ * base (up to {@link #MAX_TOLERANCE}); each cut that holds narrows it by {@link #LOSS} again.
+ *
  * <h2>Invariants</h2>
  * {@code 1 <= limit() <= max}; floors are positive or absent; a pinned limit never moves.
  *
@@ -40,6 +48,14 @@ public final class CallLimit {
   static final double DEEP_CUT = 0.8;
   /** Rounds in a row whose latency over floor exceeds what our own calls could cause, before the floors rebase. */
   static final int ROUNDS_NOT_OURS = 5;
+  /** A cut after which the limit holds calls back and fewer inputs per second arrive than this share less is undone. */
+  static final double LOSS = 0.1;
+  /** The tolerance never rises above this: latency 5x its floor is queueing, whatever was learned. */
+  static final double MAX_TOLERANCE = 4.0;
+  /** A trial cut: judged by the inputs per second of the round after next. */
+  private static final int CUT = -1;
+  /** A cut undone for one round, to tell whether the cut or the downstream cost throughput. */
+  private static final int UNDONE = -2;
 
   private static final int CLASSES = 32;
 
@@ -74,6 +90,21 @@ public final class CallLimit {
   private int sampleCount;
   private final long[] classSize = new long[CLASSES];
   private final int[] classCount = new int[CLASSES];
+
+  // Trials: a change of limit that throughput judges (the inputs delivered per second in the next
+  // judged round against the round that made the change).
+  /** 0: none, {@link #CUT} or {@link #UNDONE}. */
+  private int trial;
+  private int trialFrom;
+  private double trialRate;
+  private double rateBeforeCut;
+  private double trialRatio;
+  /**
+   * How far above its floor the median call may be before it counts as queueing: starts at
+   * {@link #TOLERANCE}, rises when a cut made on latency cost throughput (that latency is this
+   * downstream's normal), falls back when cuts hold.
+   */
+  private double tolerance = TOLERANCE;
 
   // The floor re-measurement.
   private long nextFloorRound;
@@ -172,6 +203,10 @@ public final class CallLimit {
       endFloorRound(now);
       return;
     }
+    // Inputs per nano the round's calls delivered, by Little's law (calls in flight x inputs per
+    // call / latency): what the limit bought, when it held calls back. Counting completions per
+    // unit of time instead is off by the calls that end together at a round's edge.
+    double rate = deliveredRate();
     if (settling && failures == 0) {
       // The round after a cut: its calls queued behind those started before the cut. Not judged.
       settling = false;
@@ -225,11 +260,11 @@ public final class CallLimit {
     // The median call's latency over its floor: queueing at the downstream delays every call
     // alike, while a stall of this loop or a slow outlier delays a few; the median sees the first.
     double ratio = known > 0 ? medianRatio() : 1;
-    boolean inflated = ratio > 1 + TOLERANCE;
+    boolean inflated = ratio > 1 + tolerance;
     // Calls queued behind our own calls wait at most for the calls ahead of them: latency over
     // floor beyond the calls in flight (even with one connection) is not our queue (a loop that
     // answers late, a slower downstream). Such rounds never cut the limit; lasting, they rebase.
-    boolean queueing = inflated && ratio <= meanInFlight * (1 + TOLERANCE);
+    boolean queueing = inflated && ratio <= meanInFlight * (1 + tolerance);
     roundsNotOurs = inflated && !queueing && failures == 0 ? roundsNotOurs + 1 : 0;
     if (roundsNotOurs >= ROUNDS_NOT_OURS) {
       roundsNotOurs = 0;
@@ -237,6 +272,45 @@ public final class CallLimit {
       rebaseFloors(ratio);
       newRound(now);
       return;
+    }
+    if (trial != 0 && failures == 0) {
+      int kind = trial;
+      trial = 0;
+      if (kind == CUT && heldBack && rate < (1 - LOSS) * trialRate && ratio <= trialRatio) {
+        // The cut held calls back and fewer inputs per second came through, while latency over
+        // floor did not rise (it does when the downstream itself slows down: a pool that shrank).
+        // The cut probably cost them: the downstream was serving those calls, not queueing them
+        // (a batch that grew, a busy machine, a cache that misses). The old limit comes back for
+        // one round to make sure (the load itself may have changed).
+        trial = UNDONE;
+        int cutTo = limit;
+        setLimit(trialFrom);
+        trialFrom = cutTo;
+        rateBeforeCut = trialRate;
+        trialRate = rate;
+        settling = true;
+        newRound(now);
+        return;
+      }
+      if (kind == UNDONE && rate <= (rateBeforeCut + trialRate) / 2) {
+        // No better with the old limit: the downstream slowed down, the cut stands.
+        setLimit(trialFrom);
+        settling = true;
+        newRound(now);
+        return;
+      }
+      if (kind == UNDONE) {
+        // The old limit delivers most of what it did before the cut: the cut cost throughput.
+        // The latency that made it is this downstream's normal at this load, not a queue: the
+        // floors move up to what calls take now, and the tolerance widens (noise this large
+        // must not read as queueing again).
+        cutting = false;
+        rebaseFloors(ratio);
+        tolerance = Math.min(MAX_TOLERANCE, tolerance + TOLERANCE / 2);
+      } else {
+        // The cut held (it cost nothing, or the downstream slowed): latency is trusted a little more.
+        tolerance = Math.max(TOLERANCE, tolerance * (1 - LOSS));
+      }
     }
     if (cutting && known > 0 && failures == 0) {
       // Cuts in a row, judged together: our own queue shrinks with the calls in flight (Little's
@@ -253,6 +327,7 @@ public final class CallLimit {
         // The cuts did not bring latency down: it was not our queue (a slower downstream, a busy
         // machine). The floors move up to what calls take now, and the limit comes back.
         cutting = false;
+        trial = 0;
         rebaseFloors(ratio);
         setLimit(limitBeforeCuts);
         newRound(now);
@@ -260,11 +335,12 @@ public final class CallLimit {
       }
     }
     if (failures > 0) {
+      trial = 0;
       setLimit(limit - Math.max(1, limit / 10));
       slowStart = false;
     } else if (queueing) {
       double gradient = 1 / ratio;
-      int target = (int) Math.ceil(meanInFlight * gradient * (1 + TOLERANCE));
+      int target = (int) Math.ceil(meanInFlight * gradient * (1 + tolerance));
       if (!cutting || ratio > ratioAtFirstCut) {
         // A streak is judged from its worst point: a queue that grew meanwhile (a pool that
         // shrank) starts it afresh.
@@ -273,6 +349,11 @@ public final class CallLimit {
         ratioAtFirstCut = ratio;
         inFlightAtFirstCut = meanInFlight;
       }
+      // Every cut is a trial, judged by the inputs per second of the round after next.
+      trial = CUT;
+      trialFrom = limit;
+      trialRate = rate;
+      trialRatio = ratio;
       setLimit(Math.min(limit - 1, target));
       slowStart = false;
       settling = true;
@@ -280,6 +361,7 @@ public final class CallLimit {
       setLimit(slowStart ? 2 * limit : limit + Math.max(1, limit / 8));
     }
     if (heldBack && now - nextFloorRound >= 0) {
+      trial = 0;
       floorRound = true;
       limitBeforeFloorRound = limit;
       setLimit((int) (limit * FLOOR_ROUND_SHARE));
@@ -301,6 +383,20 @@ public final class CallLimit {
     setLimit(limitBeforeFloorRound);
     nextFloorRound = now + FLOOR_PERIOD_NANOS;
     newRound(now);
+  }
+
+  /** Inputs per nano: mean calls in flight x mean inputs per call / mean latency, over the round's successful calls. */
+  private double deliveredRate() {
+    if (sampleCount == 0) {
+      return 0;
+    }
+    double inputs = 0;
+    double latency = 0;
+    for (int i = 0; i < sampleCount; i++) {
+      inputs += sampleSize[i];
+      latency += sampleLatency[i];
+    }
+    return inFlightSum / (double) samples * inputs / latency;
   }
 
   /** The median over the round's samples (those with a floor) of latency / floor; 1 with none. */

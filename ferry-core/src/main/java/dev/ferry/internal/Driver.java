@@ -92,7 +92,8 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
   /**
    * The ferry's owner is closing: the verticle whose context it is bound to undeploys, or its
    * Vert.x closes (issue 12, issue 13 item 11). The ferry drains for its config's {@code
-   * drainTimeout}, then every caller still waiting or in flight is answered CLOSED; {@code done}
+   * drainTimeout}, then every caller still waiting is answered CLOSED and every caller of a call
+   * still in flight FAILED (ADR 0064); {@code done}
    * runs once it is closed. Any thread.
    */
   private void ownerClosing(Runnable done) {

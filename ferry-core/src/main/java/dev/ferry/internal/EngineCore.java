@@ -242,8 +242,8 @@ abstract class EngineCore<K, I> {
   /**
    * The owner (the verticle whose context this is, or Vert.x) is closing: drain for at most {@code
    * timeoutNanos} (the config's {@code drainTimeout}; a drain already running is cut short to it),
-   * then close, and answer the callers of calls still in flight CLOSED rather than wait for calls
-   * that may never complete. The engine then says it is closed ({@link Effects#closed}) at once.
+   * then close, and answer the callers of calls still in flight FAILED (their inputs were sent and
+   * may have been applied, as at a call timeout) rather than wait for calls that may never complete. The engine then says it is closed ({@link Effects#closed}) at once.
    */
   public final void ownerClosing(long timeoutNanos) {
     assert loop.inLoop();
@@ -281,7 +281,9 @@ abstract class EngineCore<K, I> {
       if (ownerClosing) {
         callTimeouts.abandonAll(batch -> {
           for (Entry<K, I> e : batch.entries) {
-            settle(e, FerryError.CLOSED, "the ferry's owner closed while this input's call was in flight"
+            // Sent, then given up: FAILED (502), as for a call timeout; CLOSED (503) is only ever
+            // the answer for an input that was never sent (ADR 0064).
+            settle(e, FerryError.FAILED, "the ferry's owner closed while this input's call was in flight"
                 + " (it may have been applied)");
           }
         });

@@ -125,6 +125,8 @@ public record Limits(
     public Duration maxBatchDelay = DEFAULTS.maxBatchDelay;
     public Duration callTimeout = DEFAULTS.callTimeout;
     public Duration drainTimeout = DEFAULTS.drainTimeout;
+    /** Whether {@link #maxInFlightBatches} was set by the user (its default may depend on other fields). */
+    public boolean maxInFlightBatchesSet;
 
     public Draft() {}
 
@@ -137,6 +139,7 @@ public record Limits(
       maxBatchDelay = from.maxBatchDelay;
       callTimeout = from.callTimeout;
       drainTimeout = from.drainTimeout;
+      maxInFlightBatchesSet = true;
     }
 
     public Limits toLimits() {

@@ -140,7 +140,7 @@ class PerKeyEngineAdaptiveTest extends PerKeyEngineTest {
 
     @Test
     void aLearnedLimitStartsAtOneAndGrowsWhileTheDownstreamKeepsItsLatency() {
-      PerKeyHarness h = new PerKeyHarness(PerKeyConfig.builder().maxInFlightBatches(64).build());
+      PerKeyHarness h = new PerKeyHarness(PerKeyConfig.builder().dispatch(Dispatch.ADAPTIVE).maxInFlightBatches(64).build());
       assertEquals(1, h.ferry.metrics().callLimit());
       // 32 keys always have work; each call takes 2 ms whatever the concurrency: no queueing.
       for (int k = 0; k < 32; k++) {

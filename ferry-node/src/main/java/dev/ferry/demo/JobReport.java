@@ -104,9 +104,6 @@ public record JobReport(
           f.accountsChecked(), runs.stream().anyMatch(r -> r.accountsUnverifiable() > 0)
               ? ", less those with a 502 reply, which may or may not be written" : "");
     }
-    if (options.compare() && runs.stream().noneMatch(r -> r.label().equals(MainJob.SEEDS_MODE))) {
-      out.println("seeds' mode: not run (this engine has a single dispatch mode)");
-    }
     out.printf(Locale.ROOT, "targets (Ferry run): quiet p99 / quiet p50 = %.1f (at most 3 on an idle machine); quiet p50 / store round trip = %.1f (at most 2)%n",
         quietTailRatio(), quietToRoundTripRatio());
   }

@@ -1,7 +1,6 @@
 package dev.ferry.demo;
 
 import dev.ferry.FerryException;
-import dev.ferry.PerKeyConfig;
 import dev.ferry.examples.Accounts;
 import dev.ferry.store.StoreService;
 import dev.ferry.verticle.FerryClient;
@@ -37,7 +36,7 @@ import java.util.concurrent.TimeUnit;
  *       one-input round trip is measured alone, the yardstick for the quiet keys' latency;
  *   <li>the measured runs offer the same load ({@link Load}: a bulk import on a few hot accounts,
  *       quiet traffic on many others), through {@code dev.ferry.verticle.FerryVerticle} with the
- *       default config, through it with the seeds' dispatch mode when the engine has modes, and
+ *       default config (fixed slots), through it with adaptive dispatch (ADR 0013), and
  *       straight to the store, one call per input;
  *   <li>after each run the database is checked against every acknowledged operation and emptied;
  *       a progress line is printed while a run goes, a side-by-side table at the end, and an HTML
@@ -55,8 +54,8 @@ public final class MainJob {
   static final int CONNECTIONS = 8;
   static final String SUBMIT_ADDRESS = "ferry.submit";
   static final String METRICS_ADDRESS = "ferry.metrics";
-  /** The run through Ferry with the seeds' dispatch ({@code fixed-slots}), when the engine has modes. */
-  static final String SEEDS_MODE = "seeds' mode";
+  /** The run through Ferry with {@code "dispatch": "adaptive"} and its own default ceiling, beside the default. */
+  static final String ADAPTIVE_RUN = "adaptive";
   /** One-input calls made one at a time to measure the store's round trip. */
   static final int ROUND_TRIP_PROBES = 200;
 
@@ -100,15 +99,6 @@ public final class MainJob {
         .put("downstream", new JsonObject().put("type", "eventbus").put("address", STORE_ADDRESS));
   }
 
-  /**
-   * Whether the per-key engine has dispatch modes (the adaptive limit, with the seeds' fixed slots
-   * kept as {@code "dispatch": "fixed-slots"}): then the job also runs the seeds' mode, for
-   * comparison.
-   */
-  static boolean hasDispatchModes() {
-    return PerKeyConfig.defaults().toJson().containsKey("dispatch");
-  }
-
   /** Runs the job with its own Vert.x instance and database, prints to {@code out}, and reports. */
   public static JobReport run(JobOptions options, PrintStream out) throws Exception {
     Vertx vertx = Vertx.vertx();
@@ -147,9 +137,9 @@ public final class MainJob {
       List<RunReport> runs = new ArrayList<>();
       runs.add(job.throughFerry("Ferry", options.duration(), ferryConfig()));
       if (options.compare()) {
-        if (hasDispatchModes()) {
-          runs.add(job.throughFerry(SEEDS_MODE, options.duration(), ferryConfig().put("dispatch", "fixed-slots")));
-        }
+        JsonObject adaptive = ferryConfig().put("dispatch", "adaptive");
+        adaptive.remove("maxInFlightBatches");
+        runs.add(job.throughFerry(ADAPTIVE_RUN, options.duration(), adaptive));
         runs.add(job.unbatched("unbatched", options.duration()));
       }
 

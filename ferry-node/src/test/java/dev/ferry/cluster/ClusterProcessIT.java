@@ -31,9 +31,13 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Three {@code java -jar target/ferry.jar -cluster} processes on loopback, plus this JVM as a
- * member that only sends and hosts the downstream. One process is killed with SIGKILL under
- * load: every request still gets a reply or a failure, and the two survivors take its keys and
- * keep serving. Run by failsafe after {@code package} (the jar must exist).
+ * member that only sends and hosts the downstream. Under load from routing clients and raw
+ * senders, a rolling restart (each process stopped with SIGTERM, a graceful leave, and started
+ * again, one after another) fails no routing request, gives raw senders nothing but served
+ * requests and immediate NO_HANDLERS, never has two calls in flight for a key and keeps each
+ * routing client's per-key order. Then one process is killed with SIGKILL under load: every
+ * request still gets a reply or a failure, and the two survivors take its keys and keep serving.
+ * Run by failsafe after {@code package} (the jar must exist).
  */
 class ClusterProcessIT {
   private final ClusterHarness cluster = new ClusterHarness();
@@ -66,9 +70,57 @@ class ClusterProcessIT {
     }
     HazelcastClusterManager cm = (HazelcastClusterManager) ((VertxInternal) client).clusterManager();
     IMap<String, Boolean> announced = cm.getHazelcastInstance().getMap("__ferry.nodes." + ClusterHarness.SUBMIT);
-    List<String> ids = awaitAnnounced(announced, 3);
+    List<String> ids = awaitAnnounced(announced, 3, List.of());
     awaitSettled(client, ids);
-    ids = byProcess(ids, downstream);
+    ids = byProcess(ids, downstream, "whoami-");
+
+    // A rolling restart under load: each process stopped with SIGTERM (the launcher's shutdown
+    // hook closes Vert.x: a graceful leave), then started again, one after another.
+    dev.ferry.verticle.FerryClient routed = dev.ferry.verticle.FerryClient.routing(client);
+    Load rolling = new Load(cluster, 23);
+    for (int k = 0; k < 24; k++) {
+      rolling.routing(0, routed, "roll-" + k).sender(0, ClusterHarness.SUBMIT, "roll-" + k, false);
+    }
+    rolling.send(400, 20);
+    for (int i = 0; i < 3; i++) {
+      String leaver = ids.get(i);
+      Process stopping = processes.get(i);
+      stopping.destroy(); // SIGTERM
+      while (stopping.isAlive()) {
+        rolling.send(8, 8); // about 400 requests a second: load, without starving the starting JVMs
+        ClusterHarness.sleep(20);
+      }
+      // 143: the JVM's exit status after SIGTERM once its shutdown hooks (Vert.x's close) ran.
+      int status = exitCode(stopping);
+      assertTrue(status == 143 || status == 0, "node " + i + " exited with " + status + " on SIGTERM; logs in " + work);
+      processes.set(i, launch(jar, hazelcast, i, "restart"));
+      List<String> before = ids;
+      java.util.concurrent.CompletableFuture<List<String>> back = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+        List<String> now = awaitAnnounced(announced, 3, List.of(leaver));
+        awaitSettled(client, now);
+        return now;
+      });
+      while (!back.isDone()) {
+        rolling.send(8, 8);
+        ClusterHarness.sleep(20);
+      }
+      List<String> now = back.get();
+      String joined = now.stream().filter(id -> !before.contains(id)).findFirst().orElseThrow();
+      List<String> next = new ArrayList<>(before);
+      next.set(i, joined);
+      ids = next;
+    }
+    rolling.send(400, 20);
+    Map<String, Integer> rolled = rolling.outcomes(60);
+    System.out.println("ClusterProcessIT outcomes through a rolling restart (SIGTERM, start again, three times): " + rolled);
+    // Routing clients: every request served. Raw senders: served, or NO_HANDLERS at once (never
+    // delivered); never a timeout, never 503 (ADR 0056, 0093).
+    rolled.forEach((kind, n) -> assertTrue(kind.equals("routing ok") || kind.equals("raw ok") || kind.startsWith("raw NO_HANDLERS"),
+        () -> "outcome " + kind + " through the rolling restart: " + rolled + " " + rolling.samples));
+    assertEquals(List.of(), downstream.violations(), "two calls in flight for a key through the rolling restart");
+    assertEquals(List.of(), downstream.reorders(), "a routing client's inputs out of order through the rolling restart");
+    await(routed.close());
+    ids = byProcess(ids, downstream, "whoami-again-");
 
     Load load = new Load(cluster, 17);
     for (int k = 0; k < 30; k++) {
@@ -99,7 +151,7 @@ class ClusterProcessIT {
     assertEquals(Map.of("ok", 300), after.outcomes(30), () -> after.samples.toString());
     List<String> all = ids;
     long victimKeysServed = downstream.calls().stream()
-        .filter(c -> victim.equals(Rendezvous.owner(c.key(), all)) && c.node() != 2).count();
+        .filter(c -> c.key().startsWith("crash-") && victim.equals(Rendezvous.owner(c.key(), all)) && c.node() != 2).count();
     assertTrue(victimKeysServed > 0, "no survivor served a key of the killed node");
   }
 
@@ -129,7 +181,20 @@ class ClusterProcessIT {
     return file;
   }
 
+  private static int exitCode(Process p) {
+    try {
+      return p.waitFor();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError(e);
+    }
+  }
+
   private Process launch(File jar, Path hazelcast, int i) throws IOException {
+    return launch(jar, hazelcast, i, "");
+  }
+
+  private Process launch(File jar, Path hazelcast, int i, String generation) throws IOException {
     JsonObject conf = new JsonObject()
         .put("downstream", new JsonObject().put("type", "eventbus").put("address", SharedDownstream.address(i)))
         // Roomy: on a loaded CI machine a 5 s call timeout turned slow round trips to the
@@ -146,17 +211,18 @@ class ClusterProcessIT {
     }
     cmd.addAll(List.of("-Xmx256m", "-Dvertx.hazelcast.config=" + hazelcast,
         "-jar", jar.getAbsolutePath(), "-cluster", "-cluster-host", "127.0.0.1", "-conf", confFile.toString()));
-    File log = work.resolve("node-" + i + ".log").toFile();
+    File log = work.resolve("node-" + i + generation + ".log").toFile();
     return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log).start();
   }
 
-  private List<String> awaitAnnounced(IMap<String, Boolean> announced, int n) throws Exception {
+  /** The announced node ids, once there are {@code n} of them and none of {@code gone}. */
+  private List<String> awaitAnnounced(IMap<String, Boolean> announced, int n, List<String> gone) {
     // Generous: three Hazelcast JVMs start in parallel on a shared 2-core CI machine (seen: 50 s
     // to STARTED under load). A node that dies is caught at once below, so this only bounds a hang.
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(240);
     while (true) {
       List<String> ids = await(client().executeBlocking(() -> new ArrayList<>(announced.keySet())));
-      if (ids.size() >= n) {
+      if (ids.size() >= n && ids.stream().noneMatch(gone::contains)) {
         return ids;
       }
       for (Process p : processes) {
@@ -167,17 +233,17 @@ class ClusterProcessIT {
       if (System.nanoTime() > deadline) {
         fail("only " + ids.size() + " ferry nodes announced; logs in " + work);
       }
-      Thread.sleep(200);
+      ClusterHarness.sleep(200);
     }
   }
 
   /** Node ids ordered by process index: each node calls down.<i>, so one input owned by it tells. */
-  private List<String> byProcess(List<String> ids, SharedDownstream downstream) {
+  private List<String> byProcess(List<String> ids, SharedDownstream downstream, String prefix) {
     String[] ordered = new String[ids.size()];
     for (String id : ids) {
       String key = null;
       for (int k = 0; key == null; k++) {
-        key = id.equals(Rendezvous.owner("whoami-" + k, ids)) ? "whoami-" + k : null;
+        key = id.equals(Rendezvous.owner(prefix + k, ids)) ? prefix + k : null;
       }
       await(cluster.send(0, ClusterHarness.SUBMIT, key, "?"));
       String owned = key;

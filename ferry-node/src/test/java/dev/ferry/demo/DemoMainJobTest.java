@@ -32,20 +32,18 @@ class DemoMainJobTest {
     assertEquals(JobOptions.StoreKind.PG, options.store());
     Outcome o = run(options);
 
-    // Ferry, the seeds' dispatch mode when the engine has modes, and the run without Ferry
-    assertEquals(MainJob.hasDispatchModes() ? 3 : 2, o.job.runs().size(), o.printed);
+    // Ferry with the defaults (fixed slots), with adaptive dispatch, and the run without Ferry
+    assertEquals(3, o.job.runs().size(), o.printed);
     RunReport ferry = o.job.ferry();
     assertAnsweredAndConsistent(ferry, options, o.printed);
     // Every input that was not refused by the ferry itself was carried to the store, exactly once.
     assertEquals(ferry.inputs() - ferry.rejected() - ferry.other(), ferry.carried(), o.printed);
     assertEquals(ferry.calls(), ferry.busyCalls() + ferry.quietCalls(), o.printed);
 
-    if (MainJob.hasDispatchModes()) {
-      RunReport seeds = o.job.runs().get(1);
-      assertEquals(MainJob.SEEDS_MODE, seeds.label());
-      assertAnsweredAndConsistent(seeds, options, o.printed);
-      assertEquals(seeds.calls(), seeds.busyCalls() + seeds.quietCalls(), o.printed);
-    }
+    RunReport adaptive = o.job.runs().get(1);
+    assertEquals(MainJob.ADAPTIVE_RUN, adaptive.label());
+    assertAnsweredAndConsistent(adaptive, options, o.printed);
+    assertEquals(adaptive.calls(), adaptive.busyCalls() + adaptive.quietCalls(), o.printed);
     RunReport unbatched = o.job.runs().get(o.job.runs().size() - 1);
     assertEquals("unbatched", unbatched.label());
     assertAnsweredAndConsistent(unbatched, options, o.printed);

@@ -1,14 +1,35 @@
 package dev.ferry.cluster;
 
+import io.vertx.core.Future;
+import io.vertx.core.Handler;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.eventbus.impl.MessageConsumerImpl;
 import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.spi.cluster.ClusterManager;
+import io.vertx.core.spi.cluster.RegistrationInfo;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
- * ferry-verticle's only door to Vert.x internal API: the cluster manager of a clustered Vert.x,
- * which Vert.x 5 exposes only through {@code VertxInternal.clusterManager()} (no public accessor,
- * and the launcher builds the Vert.x, so the application never holds the manager itself). Kept in
- * this one class so an upgrade has one place to look. Callable from any thread.
+ * ferry-verticle's only door to Vert.x internal API (docs/adr/0092-no-internal-type-in-the-public-api.md),
+ * kept in this one class so an upgrade has one place to look:
+ * <ul>
+ *   <li>the cluster manager of a clustered Vert.x, which Vert.x 5 exposes only through {@code
+ *       VertxInternal.clusterManager()} (no public accessor, and the launcher builds the Vert.x,
+ *       so the application never holds the manager itself);
+ *   <li>the hook a consumer calls for each request it discards once unregistered ({@code
+ *       MessageConsumerImpl.discardHandler}, marked "internal API" there): the public API has no
+ *       way to answer such a request, which Vert.x otherwise fails with a TIMEOUT that reads as
+ *       "may have been delivered" (ADR 0054);
+ *   <li>taking this node's consumers of an address out of the cluster's registrations while they
+ *       keep taking what still reaches them (through the cluster manager's SPI): the public API
+ *       only unregisters a consumer everywhere at once, and a request that reaches a node over the
+ *       cluster after that is dropped without any reply (ADR 0093).
+ * </ul>
+ * Callable from any thread.
  */
 public final class ClusterAccess {
   private ClusterAccess() {}
@@ -21,5 +42,44 @@ public final class ClusterAccess {
   /** This node's id in the cluster; {@code vertx} must be clustered. */
   public static String nodeId(Vertx vertx) {
     return ((VertxInternal) vertx).clusterManager().getNodeId();
+  }
+
+  /**
+   * Has {@code consumer} pass each request it discards (it arrived, or was still queued, after
+   * {@code unregister()}) to {@code discarded}, which may be called on any thread. False when this
+   * Vert.x's consumers have no such hook: then Vert.x's own answer stays.
+   */
+  public static <T> boolean onDiscarded(MessageConsumer<T> consumer, Handler<Message<T>> discarded) {
+    if (consumer instanceof MessageConsumerImpl<T> impl) {
+      impl.discardHandler(discarded);
+      return true;
+    }
+    return false;
+  }
+
+  /**
+   * Removes this node's cluster-wide registrations of {@code address} from the cluster manager,
+   * so that other nodes stop sending its requests here once the removal reaches them, while the
+   * consumers stay registered locally and keep handling whatever still arrives. Local-only
+   * consumers are not touched. A later {@code unregister()} of those consumers finds nothing
+   * left to remove in the cluster, which the cluster manager accepts. {@code vertx} must be
+   * clustered.
+   */
+  public static Future<Void> withdrawRegistrations(Vertx vertx, String address) {
+    ClusterManager manager = ((VertxInternal) vertx).clusterManager();
+    String self = manager.getNodeId();
+    Promise<List<RegistrationInfo>> registrations = Promise.promise();
+    manager.getRegistrations(address, registrations);
+    return registrations.future().compose(all -> {
+      List<Future<Void>> removed = new ArrayList<>();
+      for (RegistrationInfo r : all) {
+        if (self.equals(r.nodeId()) && !r.localOnly()) {
+          Promise<Void> done = Promise.promise();
+          manager.removeRegistration(address, r, done);
+          removed.add(done.future());
+        }
+      }
+      return Future.all(removed).mapEmpty();
+    });
   }
 }

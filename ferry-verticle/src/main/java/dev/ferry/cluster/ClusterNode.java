@@ -41,6 +41,7 @@ public final class ClusterNode implements Router.Links {
   static final String HANDOFF = "ferry-handoff";
 
   private final Vertx vertx;
+  private final Context context;
   private final String address;
   private final long callTimeoutMs;
   private final BiConsumer<Message<Object>, AsyncResult<Object>> reply;
@@ -52,6 +53,7 @@ public final class ClusterNode implements Router.Links {
   private ClusterNode(Vertx vertx, Context context, String address, PerKeyFerry<String, Submission, ?, Object> ferry,
       long callTimeoutMs, BiConsumer<Message<Object>, AsyncResult<Object>> reply, Membership membership) {
     this.vertx = vertx;
+    this.context = context;
     this.address = address;
     this.callTimeoutMs = callTimeoutMs;
     this.reply = reply;
@@ -167,10 +169,11 @@ public final class ClusterNode implements Router.Links {
   }
 
   /**
-   * How long a leaving node refuses requests at its node address (NO_HANDLERS, sent again by
-   * routing clients and nodes) before it unregisters its consumers: Vert.x's clustered event bus
-   * silently drops a request that reaches a node after the consumer was unregistered (no reply at
-   * all), so the consumers stay until nobody routes here any more.
+   * How long a leaving node keeps its consumers after it took them out of the cluster's
+   * registrations: requests that other members routed here before the removal reached them
+   * still arrive meanwhile, and Vert.x's clustered event bus silently drops a request that
+   * reaches a node after its consumer was unregistered (no reply at all), so the consumers stay
+   * until nobody routes here any more (docs/adr/0093-a-leave-that-drops-nothing.md).
    */
   static final long LINGER_MS = 2_000;
 
@@ -178,21 +181,29 @@ public final class ClusterNode implements Router.Links {
   private boolean refusing;
 
   /**
-   * Graceful leave (docs/adr/0056-a-leave-that-fails-nobody.md): withdraws this node from the
-   * view; once every other node routes by a view without it (their releases arrived) and every
-   * key was handed over, refuses requests at its node address with NO_HANDLERS for {@link
-   * #LINGER_MS} while still forwarding what reaches the public address; then stops consuming
-   * ({@code stopPublic} and the node address) and waits for the forwards of what arrived before.
-   * Forwards still open after {@code maxWaitMs} are answered CLOSED.
+   * Graceful leave (docs/adr/0056-a-leave-that-fails-nobody.md, 0093-a-leave-that-drops-nothing.md):
+   * withdraws this node from the view and takes its public consumer out of the cluster's
+   * registrations (raw senders stop picking this node; what they sent before is still taken and
+   * forwarded); once every other node routes by a view without it (their releases arrived) and
+   * every key was handed over, refuses requests at its node address with NO_HANDLERS and takes
+   * that consumer out of the registrations too, lingers {@link #LINGER_MS} while both consumers
+   * still take what arrives, then unregisters them ({@code stopPublic} and the node address) and
+   * waits for the forwards of what arrived before. Forwards still open after {@code maxWaitMs}
+   * are answered CLOSED.
    */
   public Future<Void> leave(long maxWaitMs, Supplier<Future<?>> stopPublic) {
     long timer = vertx.setTimer(Math.max(1, maxWaitMs),
         t -> router.abandonForwards("this node left the cluster before the key's owner answered"));
     Future<Void> left = router.leaving(false);
+    Future<Void> publicWithdrawn = withdraw(address);
     return membership.withdraw()
+        .compose(v -> publicWithdrawn)
         .compose(v -> left)
         .compose(v -> {
           refusing = true;
+          return withdraw(FerryClient.nodeAddress(address, self));
+        })
+        .compose(v -> {
           Promise<Void> lingered = Promise.promise();
           vertx.setTimer(LINGER_MS, t -> lingered.complete());
           return lingered.future();
@@ -200,6 +211,23 @@ public final class ClusterNode implements Router.Links {
         .compose(v -> Future.join(stopPublic.get(), nodeConsumer.unregister()))
         .compose(v -> router.leaving(true))
         .onComplete(ar -> vertx.cancelTimer(timer));
+  }
+
+  /**
+   * Takes this node's consumers of {@code at} out of the cluster's registrations (they stay
+   * registered here); completes on this node's context, and succeeds even if that failed (then
+   * the unregistration later does it, as before: logged).
+   */
+  private Future<Void> withdraw(String at) {
+    Promise<Void> done = Promise.promise();
+    ClusterAccess.withdrawRegistrations(vertx, at).onComplete(ar -> context.runOnContext(v -> {
+      if (ar.failed()) {
+        LOG.log(Level.WARNING, "ferry: could not withdraw the registrations of {0} before leaving: {1}",
+            at, LogText.escape(ar.cause()));
+      }
+      done.complete();
+    }));
+    return done.future();
   }
 
   /**

@@ -81,14 +81,17 @@ final class Router {
     public final long remainingMs;
     /** The nodes it has passed, this one last, comma-separated (it carries them along). */
     public final String visited;
+    /** It goes back to a node it had come through (a back trip: see {@link Router#backTrips}). */
+    final boolean back;
 
-    Forward(String target, Pending pending, int hop, boolean handOff, long remainingMs, String visited) {
+    Forward(String target, Pending pending, int hop, boolean handOff, long remainingMs, String visited, boolean back) {
       this.target = target;
       this.pending = pending;
       this.hop = hop;
       this.handOff = handOff;
       this.remainingMs = remainingMs;
       this.visited = visited;
+      this.back = back;
     }
   }
 
@@ -113,6 +116,12 @@ final class Router {
    * the most recently used last: the key's "path" (ADR 0053, 0055).
    */
   private final Map<String, LinkedHashMap<String, Integer>> paths = new HashMap<>();
+  /**
+   * Per key, how many of {@link #paths}' forwards went back to a node the input had come
+   * through. An input that arrives from such a node may have left it before the one sent back
+   * got there: it is not "along the path" and does not go around it, but waits for it.
+   */
+  private final Map<String, Map<String, Integer>> backTrips = new HashMap<>();
   /** Nodes that answered a forward with NO_HANDLERS since the last view change. */
   private final Set<String> unreachable = new HashSet<>();
   private long arrivals;
@@ -248,6 +257,7 @@ final class Router {
       }
       open.clear();
       paths.clear();
+      backTrips.clear();
       abandoned = true;
       if (left != null) {
         left.tryComplete();
@@ -351,6 +361,14 @@ final class Router {
       return;
     }
     // Hand-offs follow the path too: consecutive ones of a key may meet different views here.
+    if (!p.returned && backTripTo(key, p.visited)) {
+      // An input sent back to a node this one came through is still unanswered: this one may
+      // have left that node before the other got there, so it waits for it (not for the rest of
+      // the path).
+      p.waitsForPath = true;
+      hold(p);
+      return;
+    }
     String via = pathOf(key, p.visited);
     if (via == SEVERAL) {
       hold(p); // routed again when one of those ways is clear
@@ -452,7 +470,11 @@ final class Router {
       tracer.accept("forward " + p.input.body + " to " + target + " (path " + path + ", owner " + views.owner(p.input.key)
           + ", returned " + p.returned + ", alongPath " + p.alongPath + ", handedOff " + p.handedOff + ")");
     }
-    Forward f = new Forward(target, p, Math.min(p.hop + 1, MAX_HOPS), handOff, remaining, visited);
+    boolean back = passed(p.visited, target);
+    if (back) {
+      backTrips.computeIfAbsent(p.input.key, k -> new HashMap<>()).merge(target, 1, Integer::sum);
+    }
+    Forward f = new Forward(target, p, Math.min(p.hop + 1, MAX_HOPS), handOff, remaining, visited, back);
     open.computeIfAbsent(target, n -> new LinkedHashSet<>()).add(f);
     effects.add(() -> links.forward(f));
   }
@@ -486,11 +508,32 @@ final class Router {
     return via;
   }
 
-  /** Whether {@code visited} names a node that {@code key}'s inputs are unanswered at. */
+  /**
+   * Whether {@code visited} names a node that {@code key}'s inputs are unanswered at, other than by
+   * a back trip (an input from there may have left before the one sent back arrived).
+   */
   private boolean passedPath(String visited, String key) {
     LinkedHashMap<String, Integer> path = paths.get(key);
     if (path != null) {
       for (String target : path.keySet()) {
+        if (passed(visited, target) && !backTrip(key, target)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private boolean backTrip(String key, String target) {
+    Map<String, Integer> trips = backTrips.get(key);
+    return trips != null && trips.containsKey(target);
+  }
+
+  /** Whether one of {@code key}'s back trips went to a node {@code visited} names. */
+  private boolean backTripTo(String key, String visited) {
+    Map<String, Integer> trips = backTrips.get(key);
+    if (trips != null && !visited.isEmpty()) {
+      for (String target : trips.keySet()) {
         if (passed(visited, target)) {
           return true;
         }
@@ -501,6 +544,17 @@ final class Router {
 
   private void clearPath(Forward f) {
     String key = f.pending.input.key;
+    boolean backTripOver = false;
+    if (f.back) {
+      Map<String, Integer> trips = backTrips.get(key);
+      if (trips != null && trips.merge(f.target, -1, Integer::sum) <= 0) {
+        trips.remove(f.target);
+        backTripOver = true;
+        if (trips.isEmpty()) {
+          backTrips.remove(key);
+        }
+      }
+    }
     LinkedHashMap<String, Integer> path = paths.get(key);
     if (path == null) {
       return; // given up (abandonForwards)
@@ -508,6 +562,9 @@ final class Router {
     Integer left = path.get(f.target);
     if (left != null && left > 1) {
       path.put(f.target, left - 1);
+      if (backTripOver && !handingOff.contains(key)) {
+        flush(key); // what waited for that back trip may go now
+      }
       return;
     }
     path.remove(f.target);
@@ -654,7 +711,10 @@ final class Router {
       } else if (owner.equals(self)) {
         hold(p); // ownership came back meanwhile: flushed, first, when the hand-off completes
       } else {
-        String via = pathOf(input.key, ""); // older forwards of the key: follow them
+        // Older forwards of the key: follow them, except back along the input's own way (as in
+        // route()): an input handed off here from a node it passed would otherwise go back there
+        // while the same sender's next input, also arrived from there, goes to the owner directly.
+        String via = pathOf(input.key, p.visited);
         forward(via != null && via != SEVERAL ? via : owner, p, true);
       }
     });

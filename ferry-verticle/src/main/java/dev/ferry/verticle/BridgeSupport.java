@@ -1,7 +1,12 @@
 package dev.ferry.verticle;
 
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.bridge.BridgeEventType;
 import io.vertx.ext.bridge.BridgeOptions;
 import io.vertx.ext.bridge.PermittedOptions;
 import io.vertx.ext.eventbus.bridge.tcp.TcpEventBusBridge;
@@ -11,12 +16,22 @@ import java.util.function.Supplier;
  * The TCP event-bus bridge of {@link Operations}, apart so that Operations loads without the
  * optional vertx-tcp-eventbus-bridge jar: only loaded when the config asks for a bridge and
  * {@link OptionalJars} has found it. Runs on the verticle's context.
+ *
+ * <p>Clustered, a bridge client's inputs enter the cluster at this node, in the order they came
+ * over its socket: each send to the submit address is delivered local-only (the bridge's own
+ * {@code localOnly} header, set here whatever the client sent), to a local-only consumer of that
+ * address, which hands it to this node's router like any input of the public address. Without
+ * that, the clustered event bus would spread one client's inputs over every node (round robin),
+ * each taking its own path to the key's owner. The local consumer stays until the bridge is
+ * closed, so that a leaving node still forwards its bridge clients' inputs after it stopped
+ * taking the public address's (docs/guide/clustering.md, "What each path guarantees").
  */
 final class BridgeSupport {
   private BridgeSupport() {}
 
-  /** Listens; the future holds the bridge's closer. */
-  static Future<Supplier<Future<?>>> listen(Vertx vertx, VerticleConfig settings, OpsConfig.Bridge b) {
+  /** Listens; the future holds the bridge's closer. {@code entry} takes the inputs of the submit address. */
+  static Future<Supplier<Future<?>>> listen(Vertx vertx, VerticleConfig settings, OpsConfig.Bridge b,
+      Handler<Message<Object>> entry) {
     // Only what a client needs may come in: submit (and metrics or health when asked). Replies
     // to a client's own requests travel back without any outbound permission.
     BridgeOptions options = new BridgeOptions()
@@ -27,7 +42,30 @@ final class BridgeSupport {
     if (b.permitHealth()) {
       options.addInboundPermitted(new PermittedOptions().setAddress(settings.ops().healthAddress()));
     }
-    return TcpEventBusBridge.create(vertx, options).listen(b.endpoint().port(), b.endpoint().host())
-        .map(bridge -> bridge::close);
+    if (!vertx.isClustered()) {
+      return TcpEventBusBridge.create(vertx, options).listen(b.endpoint().port(), b.endpoint().host())
+          .map(bridge -> bridge::close);
+    }
+    MessageConsumer<Object> local = vertx.eventBus().localConsumer(settings.address(), entry);
+    Discarded.answer(local, true, "the bridge entry at " + settings.address());
+    String submit = settings.address();
+    // The bridge reads the headers after this handler ran, and completes the send at once when
+    // the event is completed inline: the socket's order is kept.
+    Handler<io.vertx.ext.eventbus.bridge.tcp.BridgeEvent> atThisNode = event -> {
+      JsonObject raw = event.getRawMessage();
+      if (event.type() == BridgeEventType.SEND && raw != null && submit.equals(raw.getString("address"))) {
+        JsonObject headers = raw.getJsonObject("headers");
+        if (headers == null) {
+          headers = new JsonObject();
+          raw.put("headers", headers);
+        }
+        //XX headers.put("localOnly", true);
+      }
+      event.complete(true);
+    };
+    return local.completion()
+        .compose(v -> TcpEventBusBridge.create(vertx, options, null, atThisNode).listen(b.endpoint().port(), b.endpoint().host()))
+        .<Supplier<Future<?>>>map(bridge -> () -> bridge.close().eventually(local::unregister))
+        .recover(e -> local.unregister().transform(v -> Future.failedFuture(e)));
   }
 }

@@ -1,10 +1,10 @@
 package dev.ferry.verticle;
 
 import dev.ferry.FerryError;
+import dev.ferry.cluster.ClusterAccess;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
-import io.vertx.core.eventbus.impl.MessageConsumerImpl;
 
 /**
  * Answers requests that the event bus discards at a consumer being unregistered.
@@ -16,19 +16,17 @@ import io.vertx.core.eventbus.impl.MessageConsumerImpl;
  * answered here instead, synchronously in Vert.x's discard hook (Vert.x's own TIMEOUT reply
  * follows ours and is ignored by the sender): 503 on a node alone, whose ferry is closed by then
  * (ADR 0021); clustered, NO_HANDLERS, which clients and forwarding nodes treat as "not delivered,
- * send again" (ADR 0054). The hook is Vert.x internal API; on a consumer without it the old
- * behaviour stays. Thread-safe: a failure reply may be sent from any thread.
+ * send again" (ADR 0054). The hook is Vert.x internal API, reached through {@link ClusterAccess}
+ * (the module's one adapter); on a consumer without it the old behaviour stays. Thread-safe: a failure reply may be sent from any thread.
  */
 public final class Discarded {
   private Discarded() {}
 
   /** Installs the answer on {@code consumer}; {@code what} names the ferry or node in the message. */
   public static void answer(MessageConsumer<?> consumer, boolean clustered, String what) {
-    if (consumer instanceof MessageConsumerImpl<?> impl) {
-      impl.discardHandler(clustered
-          ? m -> m.reply(new ReplyException(ReplyFailure.NO_HANDLERS,
-              what + " stopped consuming before this request was handled; it was not delivered"))
-          : m -> m.fail(FerryError.CLOSED.code(), what + " is closed"));
-    }
+    ClusterAccess.onDiscarded(consumer, clustered
+        ? m -> m.reply(new ReplyException(ReplyFailure.NO_HANDLERS,
+            what + " stopped consuming before this request was handled; it was not delivered"))
+        : m -> m.fail(FerryError.CLOSED.code(), what + " is closed"));
   }
 }

@@ -38,7 +38,9 @@ import java.util.List;
  * context, and both consumers are registered from it, so all state is touched from one thread.
  *
  * <p>Undeploying drains: new submissions get 503, waiting inputs are still sent for up to {@code
- * drainTimeoutMs}, what remains gets 503, and {@link #stop()} completes after the last call. The
+ * drainTimeoutMs}, what remains gets 503, and {@link #stop()} completes after the last call in
+ * flight ended (each within its timeout: undeploy takes at most {@code drainTimeoutMs} plus the
+ * call timeout, and never cuts a call, ADR 0064). The
  * consumer is unregistered only after the drain, so that late arrivals get a 503 from the ferry
  * rather than NO_HANDLERS (docs/adr/0021-unregister-after-drain.md).
  */
@@ -124,7 +126,7 @@ public class FerryVerticle extends VerticleBase {
         return Future.failedFuture(unsupported);
       }
     }
-    return Operations.start(vertx, settings, ferry).compose(ops -> {
+    return Operations.start(vertx, settings, ferry, this::onSubmit).compose(ops -> {
       operations = ops;
       submissions = vertx.eventBus().consumer(settings.address(), this::onSubmit);
       answerDiscarded(submissions);
@@ -181,17 +183,15 @@ public class FerryVerticle extends VerticleBase {
   }
 
   /**
-   * Sends what waits for up to {@code drainTimeoutMs}; then closes the ferry (what still waits gets
-   * 503) and the downstream, which fails every call still in flight (502), so that the undeploy
-   * ends at the drain deadline whatever the downstream does (docs/adr/0061-undeploy-ends-at-drain-deadline.md).
+   * Sends what waits for up to {@code drainTimeoutMs}; then closes the ferry: what still waits gets
+   * 503, and calls still in flight run on until they end, each within its own timeout (the
+   * downstream's, {@code callTimeoutMs} by default), so that their callers get their real outcome
+   * and a redeployed verticle never sends a key's next call while this one's is still running
+   * (docs/adr/0064-undeploy-waits-for-calls-in-flight.md). The downstream is closed only after the
+   * last call ended, with nothing left open.
    */
   private Future<Void> drain() {
-    long drainMs = settings.drainTimeoutMs();
-    long cut = vertx.setTimer(Math.max(1, drainMs), t -> {
-      ferry.close();
-      downstream.close();
-    });
-    return ferry.drain(Duration.ofMillis(drainMs)).onComplete(ar -> vertx.cancelTimer(cut));
+    return ferry.drain(Duration.ofMillis(settings.drainTimeoutMs()));
   }
 
   /**

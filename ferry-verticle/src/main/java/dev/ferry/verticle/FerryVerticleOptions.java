@@ -148,13 +148,17 @@ public final class FerryVerticleOptions {
 
   public String getAddress() { return address != null ? address : VerticleConfig.DEFAULT_ADDRESS; }
   public String getMetricsAddress() { return metricsAddress != null ? metricsAddress : VerticleConfig.DEFAULT_METRICS_ADDRESS; }
-  /** {@code "adaptive"} (default) or {@code "fixed-slots"} (docs/guide/per-key.md). */
-  public String getDispatch() { return dispatch != null ? dispatch : "adaptive"; }
+  /** {@code "fixed-slots"} (default) or {@code "adaptive"} (docs/guide/per-key.md). */
+  public String getDispatch() { return dispatch != null ? dispatch : "fixed-slots"; }
   /** A call limit fixed by hand instead of learned, or 0 for none (the default). */
   public int getPinnedLimit() { return pinnedLimit != null ? pinnedLimit : defaults().pinnedLimit(); }
   public int getMaxBatchSize() { return maxBatchSize != null ? maxBatchSize : defaults().maxBatchSize(); }
   public long getMaxBatchWeight() { return maxBatchWeight != null ? maxBatchWeight : defaults().maxBatchWeight(); }
-  public int getMaxInFlightBatches() { return maxInFlightBatches != null ? maxInFlightBatches : defaults().maxInFlightBatches(); }
+  /** Set, or the default of the dispatch mode in force: 16 slots with fixed slots, a ceiling of 256 with adaptive. */
+  public int getMaxInFlightBatches() {
+    return maxInFlightBatches != null ? maxInFlightBatches
+        : "adaptive".equals(getDispatch()) ? PerKeyConfig.DEFAULT_ADAPTIVE_CEILING : PerKeyConfig.DEFAULT_MAX_IN_FLIGHT;
+  }
   public int getMaxQueueing() { return maxQueueing != null ? maxQueueing : defaults().maxQueueing(); }
   public long getMaxQueuedWeight() { return maxQueuedWeight != null ? maxQueuedWeight : defaults().maxQueuedWeight(); }
   public long getMaxBatchDelayMs() { return maxBatchDelayMs != null ? maxBatchDelayMs : defaults().maxBatchDelay().toMillis(); }

@@ -3,7 +3,9 @@ package dev.ferry.verticle;
 import dev.ferry.Ferry;
 import dev.ferry.internal.Probe;
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.healthchecks.HealthChecks;
@@ -40,20 +42,24 @@ public final class Operations {
     this.health = HealthChecks.create(vertx);
   }
 
-  /** Starts everything the config asks for; fails if an endpoint cannot listen. */
-  public static Future<Operations> start(Vertx vertx, VerticleConfig settings, Ferry<?, ?> ferry) {
+  /**
+   * Starts everything the config asks for; fails if an endpoint cannot listen. {@code submitEntry}
+   * handles the bridge's inputs of the submit address when clustered (they enter at this node).
+   */
+  public static Future<Operations> start(Vertx vertx, VerticleConfig settings, Ferry<?, ?> ferry,
+      Handler<Message<Object>> submitEntry) {
     Operations ops = new Operations(vertx, settings);
     // A port already taken fails the start: undo whatever did start.
     Future<Void> begun;
     try {
-      begun = ops.begin(ferry);
+      begun = ops.begin(ferry, submitEntry);
     } catch (RuntimeException e) { // a named metrics registry that does not exist
       begun = Future.failedFuture(e);
     }
     return begun.map(ops).recover(e -> ops.stop().transform(v -> Future.failedFuture(e)));
   }
 
-  private Future<Void> begin(Ferry<?, ?> ferry) {
+  private Future<Void> begin(Ferry<?, ?> ferry, Handler<Message<Object>> submitEntry) {
     String name = settings.address();
     if (ferry instanceof Probe.Observable observable) {
       Runnable stopObserving = observable.observe(new Probe() {
@@ -90,7 +96,7 @@ public final class Operations {
           .onSuccess(server -> stops.add(server::close)));
     }
     if (settings.ops().bridge() != null) {
-      started.add(BridgeSupport.listen(vertx, settings, settings.ops().bridge()).onSuccess(stops::add));
+      started.add(BridgeSupport.listen(vertx, settings, settings.ops().bridge(), submitEntry).onSuccess(stops::add));
     }
     return Future.all(started).mapEmpty();
   }

@@ -27,6 +27,8 @@ final class EbRecorder {
     final int index;
     final String key;
     final JsonArray inputs;
+    /** When the call reached this downstream ({@link System#nanoTime()}). */
+    final long arrivedAt = System.nanoTime();
     private final Message<Object> message;
     private boolean answered;
 
@@ -62,6 +64,14 @@ final class EbRecorder {
     void fail(int code, String text) {
       over();
       message.fail(code, text);
+    }
+
+    /**
+     * The sender gave up on this call (the test knows it did: its verticle undeployed, say): it no
+     * longer counts as in flight, and it is never answered.
+     */
+    void abandoned() {
+      over();
     }
 
     private void over() {

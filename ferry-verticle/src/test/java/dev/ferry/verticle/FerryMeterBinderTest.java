@@ -57,7 +57,8 @@ class FerryMeterBinderTest {
     VirtualLoop loop = new VirtualLoop();
     RecordingDownstream<String, String> down = new RecordingDownstream<>(loop);
     PerKeyFerry<String, String, List<String>, String> ferry = new PerKeyFerry<>(loop,
-        PerKeyConfig.builder().maxInFlightBatches(8).build(), s -> s, null, null, down, (in, r) -> in);
+        PerKeyConfig.builder().dispatch(dev.ferry.Dispatch.ADAPTIVE).maxInFlightBatches(8).build(), s -> s, null, null,
+        down, (in, r) -> in);
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     FerryMeterBinder.bind(ferry, registry, "orders");
     loop.runPending();

@@ -2,6 +2,7 @@ package dev.ferry.verticle;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vertx.core.Future;
 import io.vertx.core.eventbus.Message;
@@ -38,7 +39,7 @@ class FerryVerticleDrainTest extends VerticleTestBase {
   }
 
   @Test
-  void atTheDrainTimeoutWhatWaitsGets503AndCallsInFlightAreCutWith502() {
+  void atTheDrainTimeoutWhatWaitsGets503AndTheUndeployWaitsForTheCallInFlightWhoseCallerGetsItsOutcome() {
     String id = deploy(config(new JsonObject().put("drainTimeoutMs", 150)));
     Future<Message<Object>> inFlight = send("k", 0);
     EbRecorder.Call held = await(downstream.call(0));
@@ -46,15 +47,47 @@ class FerryVerticleDrainTest extends VerticleTestBase {
     Future<Message<Object>> w2 = send("k", 2);
     admitted(3);
     Future<Void> undeploy = vertx.undeploy(id);
-    // The key's call is held past the drain timeout: its waiting inputs can never leave, and the
-    // call itself is cut, so the undeploy ends at the drain deadline (ADR 0061), long before the
-    // 30 s call timeout.
+    // The key's call is held past the drain timeout: its waiting inputs can never leave, so they
+    // get 503 at the drain deadline.
     assertEquals(503, code(w1));
     assertEquals(503, code(w2));
-    assertEquals(502, code(inFlight));
+    // The call itself is not cut (ADR 0064, superseding 0061's cut with 502): the undeploy waits
+    // for it, so that a redeployed verticle cannot call the key while it still runs, and its
+    // caller gets the downstream's real answer.
+    assertFalse(undeploy.isComplete(), "the undeploy completed with a call still in flight");
+    assertFalse(inFlight.isComplete(), "the caller of a call in flight was answered before the call ended");
+    held.echo();
     await(undeploy);
-    held.echo(); // too late: nobody is left to answer
+    assertEquals(0, body(inFlight));
     assertEquals(1, downstream.count());
+  }
+
+  @Test
+  void aRedeployedVerticleCallsAKeyOnlyAfterTheOldVerticlesCallEndedAtItsCallTimeout() {
+    long callTimeoutMs = 2_000;
+    JsonObject config = config(new JsonObject().put("drainTimeoutMs", 0).put("callTimeoutMs", callTimeoutMs));
+    String id = deploy(config);
+    long sentAt = System.nanoTime();
+    Future<Message<Object>> first = send("k", "first");
+    EbRecorder.Call hung = await(downstream.call(0)); // never answered: the downstream hangs
+    // Undeploy (drainTimeoutMs 0) and redeploy at once, as a rolling restart does.
+    String again = await(vertx.undeploy(id).compose(v -> vertx.deployVerticle("dev.ferry.verticle.FerryVerticle",
+        new io.vertx.core.DeploymentOptions().setConfig(config))));
+    // The old verticle gave the call up at its call timeout (502), not before: only then did its
+    // undeploy end. The downstream may still be working on it; the new verticle's call for the key
+    // must not come earlier than that, exactly as within one verticle (ADR 0005).
+    assertEquals(502, code(first));
+    hung.abandoned();
+    Future<Message<Object>> next = send("k", "next");
+    EbRecorder.Call second = await(downstream.call(1));
+    // The old call's send timeout was armed after sentAt, and a timer never fires early: a sound
+    // bound whatever the machine's speed. Cutting the call at the drain deadline (0 ms) broke it.
+    assertTrue(second.arrivedAt - sentAt >= java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(callTimeoutMs),
+        "the redeployed verticle called the key " + (second.arrivedAt - sentAt) / 1_000_000
+            + " ms after the old call was sent, before the old call's timeout of " + callTimeoutMs + " ms");
+    second.echo();
+    assertEquals("next", body(next));
+    await(vertx.undeploy(again));
   }
 
   @Test

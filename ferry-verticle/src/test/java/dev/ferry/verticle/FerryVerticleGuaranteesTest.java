@@ -15,8 +15,8 @@ class FerryVerticleGuaranteesTest extends VerticleTestBase {
 
   @Test
   void batchesFormOnCompletionOneKeyInOrderWithinSize() {
-    // Adaptive dispatch with the limit pinned (a learned one starts at 1 and would hold b's first back).
-    deploy(config(new JsonObject().put("maxBatchSize", 3).put("pinnedLimit", 16)));
+    // The default dispatch (fixed slots): idle keys' first inputs go direct, beside the batch slots.
+    deploy(config(new JsonObject().put("maxBatchSize", 3)));
     Future<Message<Object>> first = send("a", 0);
     EbRecorder.Call direct = await(downstream.call(0));
     List<Future<Message<Object>>> rest = new ArrayList<>();
