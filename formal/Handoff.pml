@@ -129,6 +129,7 @@ bool pretry[NPEND];       /* Pending#retry */
 bool ppace[NPEND];        /* held with a pause (RETRY_MS) */
 byte paseq[NPEND];        /* Pending#seq: arrival number at its node */
 byte pft[NPEND];          /* the target of its open forward */
+bool pback[NPEND];        /* ... a back trip (Forward#back) */
 
 /* held order (Pending#before): hand-offs first, then arrival at the node */
 #define okey(p) ((pho[p] -> 0 : 64) + paseq[p])
@@ -149,6 +150,7 @@ bool hoff[NN];            /* handingOff has the key */
 byte hoOpen[NN];          /* handOffsOpen */
 byte unr[NN];             /* unreachable */
 byte pc[NN * 3];          /* paths: open forwards of the key per target */
+byte bt[NN * 3];          /* Router#backTrips: those that went back to a node the input came through */
 byte arr[NN];             /* arrivals */
 bool leaving[NN];         /* leave started (announcement withdrawn) */
 bool refusing[NN];        /* ClusterNode#refusing */
@@ -191,7 +193,7 @@ bool crashed;
 
 /* scratch (hidden: every event is one atomic step) */
 hidden byte zrOwn, zrVia, zrTgt, zrq, zrb, zri, zqi, zfj, zfb, zhx, zdx, zdc, zci, zsi,
-  zss, zsnv, zsch, zmt, zei, ztt, zwx, zwk, zff, zeng;
+  zss, zsnv, zsch, zmt, zei, ztt, zwx, zwk, zff, zeng, zbo, zbk;
 hidden int zdm;
 
 #define conv ((dead[A] || vi[A] == pub) && (dead[B] || vi[B] == pub) && cvi == pub)
@@ -221,7 +223,7 @@ inline netSend(sf, st, sk, sa, sb) {
 inline freeP(p) {
   pst[p] = FREE; pup[p] = 0; pupid[p] = 0; psnd[p] = 0; pvis[p] = 0;
   phop[p] = 0; pho[p] = 0; pret[p] = 0; palong[p] = 0; pwp[p] = 0;
-  pretry[p] = 0; ppace[p] = 0; paseq[p] = 0; pft[p] = 0
+  pretry[p] = 0; ppace[p] = 0; paseq[p] = 0; pft[p] = 0; pback[p] = 0
 }
 
 /* the one outcome of pending p, to whoever it came from */
@@ -236,13 +238,15 @@ inline answerP(p) {
 
 /* Router#hold: into the key's held queue (ordered by okey) */
 inline hold(p, paced) {
-  pst[p] = HELD; ppace[p] = paced; pft[p] = 0
+  pst[p] = HELD; ppace[p] = paced; pft[p] = 0; pback[p] = 0
 }
 
 /* Router#forward */
 inline forward(n, t, p, cls) {
   pc[(n) * 3 + (t)]++;
   pst[p] = FWDD; pft[p] = t;
+  pback[p] = (pvis[p] >> (t)) & 1;
+  bt[(n) * 3 + (t)] = bt[(n) * 3 + (t)] + pback[p];
   zff = (phop[p] < 2 -> phop[p] + 1 : 2);
   zff = zff | ((cls) << 2) | ((pvis[p] | (1 << (n))) << 3) | (zeng << 7);
   netSend(n, t, FWD, p, zff);
@@ -265,6 +269,10 @@ inline pathOf(n, vis) {
 }
 
 #define pathMask(n) ((pc[(n) * 3 + 0] > 0) | ((pc[(n) * 3 + 1] > 0) << 1))
+/* Router#passedPath leaves out the targets with a back trip open */
+#define pathNoBack(n) (((pc[(n) * 3 + 0] > 0) && bt[(n) * 3 + 0] == 0) | (((pc[(n) * 3 + 1] > 0) && bt[(n) * 3 + 1] == 0) << 1))
+/* Router#backTripTo: a back trip of the key open to a node vis names */
+#define backTripTo(n, vis) (((bt[(n) * 3 + 0] > 0) | ((bt[(n) * 3 + 1] > 0) << 1)) & (vis))
 
 /* Router#behindHeld: zrb = 1 when a held input of the key goes before p */
 inline behindHeld(n, p) {
@@ -325,7 +333,7 @@ inline route(n, p) {
   :: else -> skip
   fi;
   if
-  :: psnd[p] && !pret[p] && !palong[p] && (pvis[p] & pathMask(n)) != 0 -> palong[p] = 1
+  :: psnd[p] && !pret[p] && !palong[p] && (pvis[p] & pathNoBack(n)) != 0 -> palong[p] = 1
   :: else -> skip
   fi;
   pwp[p] = 0;
@@ -339,6 +347,8 @@ inline route(n, p) {
         zrOwn = owner(vw[n]);
         if
         :: zrOwn == NONE -> answerP(p)                    /* CLOSED */
+        :: zrOwn != NONE && !pret[p] && backTripTo(n, pvis[p]) != 0 ->
+           pwp[p] = 1; hold(p, 0)                       /* waits for the back trip */
         :: else ->
            pathOf(n, pvis[p]);
            if
@@ -453,13 +463,20 @@ inline maybeRelease(n) {
   checkLeft(n)
 }
 
-/* Router#clearPath: one forward to t answered */
-inline clearPath(n, t) {
+/* Router#clearPath: one forward to t answered (back: it was a back trip) */
+inline clearPath(n, t, back) {
+  zbo = 0;
+  if
+  :: back -> bt[(n) * 3 + (t)]--; zbo = (bt[(n) * 3 + (t)] == 0)
+  :: else -> skip
+  fi;
   pc[(n) * 3 + (t)]--;
   if
   :: pc[(n) * 3 + (t)] == 0 && !hoff[n] -> flush(n)
+  :: pc[(n) * 3 + (t)] > 0 && zbo && !hoff[n] -> flush(n)   /* what waited for the back trip */
   :: else -> skip
-  fi
+  fi;
+  zbo = 0
 }
 
 /* Router#handedOff: one waiting input of the key handed off by the engine
@@ -473,7 +490,7 @@ inline handedOff(n, p) {
   :: zrOwn == NONE -> answerP(p)
   :: zrOwn == n -> hold(p, 0)                  /* ownership came back meanwhile */
   :: else ->
-     pathOf(n, 0);
+     pathOf(n, pvis[p]);
      if
      :: zrVia != NONE && zrVia != SEVERAL -> zrTgt = zrVia
      :: else -> zrTgt = zrOwn
@@ -505,7 +522,7 @@ inline snapshot(n, s) {
   :: zsi < pslot(n + 1, 0, 0) ->
      if
      :: pst[zsi] == FWDD && !((mem[s] >> pft[zsi]) & 1) ->
-        ztt = pft[zsi]; answerP(zsi); clearPath(n, ztt)
+        ztt = pft[zsi]; zbk = pback[zsi]; answerP(zsi); clearPath(n, ztt, zbk); zbk = 0
      :: else -> skip
      fi;
      zsi++
@@ -613,11 +630,12 @@ end:
           /* Router#forwarded: ignored unless its forward is still open */
           if
           :: pst[a] == FWDD && pft[a] == m ->
+             zbk = pback[a];
              if
              :: b == GONE -> unr[n] = unr[n] | (1 << m); pretry[a] = 0; hold(a, 1)
              :: else -> answerP(a)                       /* relayed unchanged */
              fi;
-             clearPath(n, m);
+             clearPath(n, m, zbk);
              checkLeft(n)
           :: else -> skip
           fi
