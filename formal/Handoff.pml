@@ -480,11 +480,12 @@ inline clearPath(n, t, back) {
 }
 
 /* Router#handedOff: one waiting input of the key handed off by the engine
- * (a new Pending of hand-off class; its answer answers the original one) */
+ * (a new Pending of hand-off class with the place and the visited nodes of
+ * the one submitted; its answer answers the original one) */
 inline handedOff(n, p) {
   pho[p] = 1; phop[p] = 0; psnd[p] = 0; pret[p] = 0; palong[p] = 0;
   pwp[p] = 0; pretry[p] = 0; ppace[p] = 0;
-  arr[n]++; PROP(modelBound, arr[n] < 64); paseq[p] = arr[n];
+  /* paseq[p] kept: its place is where it arrived here (Router#submitted) */
   zrOwn = owner(vw[n]);
   if
   :: zrOwn == NONE -> answerP(p)
