@@ -115,6 +115,10 @@ final class Overhead implements Scenario {
         .shouldFailOnError(true);
     if (keys != null) {
       options.param("keys", keys);
+      if (!keys.equals("1")) {
+        // The downstream's share does not depend on the keys: measured once, with the hot key.
+        options.exclude("downstreamShare");
+      }
     }
     if (jvmArg != null) {
       options.jvmArgsAppend(jvmArg);
@@ -183,6 +187,16 @@ final class Overhead implements Scenario {
           String.format("median %.0f ns vs bare echo %.0f ns = %.2fx (floor %.2fx)", cpuFerry, cpuEcho,
               cpuFerry / cpuEcho, cpuFerry / (cpuEcho * (1 + 1 / meanBatch))),
           "-", "-", "-"));
+      double cpuShare = score.getOrDefault("cpu:downstreamShare/" + keys, Double.NaN);
+      if (hot && !Double.isNaN(cpuShare)) {
+        // Where the ferry's CPU per input goes: the caller's own request (one echo), the
+        // downstream's share (its request per batch, its outcomes, Vert.x copying them back), and
+        // what remains, which is the ferry's own.
+        rows.add(new Row(id(), "event-loop CPU per input, breakdown, " + label,
+            String.format("echo %.0f ns + downstream's share %.0f ns + ferry's own %.0f ns; ferry within %.2fx of echo + share",
+                cpuEcho, cpuShare, cpuFerry - cpuEcho - cpuShare, cpuFerry / (cpuEcho + cpuShare)),
+            "-", "-", "-"));
+      }
       if (hot) {
         rows.add(new Row(id(), "ferry.submit per input against its floor, " + label,
             String.format("%.0f ns vs floor %.0f ns (1 + 1/%.1f echoes) = %.2fx", ferry, floor, meanBatch, ferry / floor),
