@@ -92,24 +92,7 @@ public final class Submission implements Completable<Object> {
 
   /** Checks one request's headers and body. */
   public static Submission parse(MultiMap headers, Object body) throws BadInput {
-    // One pass over the headers (usually just "key") rather than four lookups, each hashing its
-    // name case-insensitively; the first value of a name counts, as with MultiMap.get.
-    String key = null;
-    String id = null;
-    String t = null;
-    String o = null;
-    for (java.util.Map.Entry<String, String> header : headers) {
-      String name = header.getKey();
-      if (key == null && isName(name, KEY)) {
-        key = header.getValue();
-      } else if (id == null && isName(name, ID)) {
-        id = header.getValue();
-      } else if (t == null && isName(name, TIMEOUT_MS)) {
-        t = header.getValue();
-      } else if (o == null && isName(name, ORDER)) {
-        o = header.getValue();
-      }
-    }
+    String key = headers.get(KEY);
     if (key == null || key.isEmpty()) {
       throw new BadInput("the \"key\" header is missing or empty");
     }
@@ -121,34 +104,19 @@ public final class Submission implements Completable<Object> {
           + body.getClass().getSimpleName());
     }
     long timeoutMs = 0;
+    String t = headers.get(TIMEOUT_MS);
     if (t != null) {
       timeoutMs = parseLong(t, TIMEOUT_MS);
       if (timeoutMs < 1 || timeoutMs > VerticleConfig.MAX_MS) {
         throw new BadInput("the \"timeout-ms\" header must be a whole number of ms >= 1 and <= " + VerticleConfig.MAX_MS);
       }
     }
+    String o = headers.get(ORDER);
     long order = o == null ? Long.MAX_VALUE : parseLong(o, ORDER);
     // Beyond about 146 years a deadline is none: nanoTime differences stay free of overflow.
     long deadline = timeoutMs > 0 && timeoutMs <= Long.MAX_VALUE / 2_000_000
         ? System.nanoTime() + timeoutMs * 1_000_000 : Long.MAX_VALUE;
-    return new Submission(key, id, body, order, timeoutMs, deadline);
-  }
-
-  /** Whether a header's name is {@code lowerCaseName}, ignoring ASCII case (as MultiMap.get does). */
-  private static boolean isName(String name, String lowerCaseName) {
-    if (name.length() != lowerCaseName.length()) {
-      return false;
-    }
-    for (int i = 0; i < name.length(); i++) {
-      char c = name.charAt(i);
-      if (c >= 'A' && c <= 'Z') {
-        c = (char) (c + ('a' - 'A'));
-      }
-      if (c != lowerCaseName.charAt(i)) {
-        return false;
-      }
-    }
-    return true;
+    return new Submission(key, headers.get(ID), body, order, timeoutMs, deadline);
   }
 
   /** The {@code {"id", "input"}} object sent downstream for this input. */
