@@ -309,21 +309,22 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
    */
   protected final boolean onLoopOrRefused(Runnable transition) {
     if (loop.inLoop()) {
-      transition.run();
-      published.publish();
-      runEffects();
+      step(transition);
       return true;
     }
     try {
-      loop.execute(() -> {
-        transition.run();
-        published.publish();
-        runEffects();
-      });
+      loop.execute(() -> step(transition));
       return true;
     } catch (java.util.concurrent.RejectedExecutionException gone) {
       return false;
     }
+  }
+
+  /** One transition on the loop: the transition, the metrics it changed, then the effects it queued. */
+  private void step(Runnable transition) {
+    transition.run();
+    published.publish();
+    runEffects();
   }
 
   private void runEffects() {

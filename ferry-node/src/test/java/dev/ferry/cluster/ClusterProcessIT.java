@@ -221,7 +221,9 @@ class ClusterProcessIT {
     // to STARTED under load). A node that dies is caught at once below, so this only bounds a hang.
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(240);
     while (true) {
-      List<String> ids = await(client().executeBlocking(() -> new ArrayList<>(announced.keySet())));
+      // TRUE: announced; FALSE: withdrawn and leaving (not in anyone's view).
+      List<String> ids = await(client().executeBlocking(() -> announced.entrySet().stream()
+          .filter(e -> Boolean.TRUE.equals(e.getValue())).map(Map.Entry::getKey).collect(java.util.stream.Collectors.toList())));
       if (ids.size() >= n && ids.stream().noneMatch(gone::contains)) {
         return ids;
       }

@@ -78,7 +78,7 @@ public final class ClusterNode implements Router.Links {
   public Future<Void> start() {
     nodeConsumer = vertx.eventBus().consumer(FerryClient.nodeAddress(address, self), this::onNode);
     Discarded.answer(nodeConsumer, true, "node " + self);
-    return nodeConsumer.completion().compose(v -> membership.start(s -> router.snapshot(s.members(), s.announced())));
+    return nodeConsumer.completion().compose(v -> membership.start(s -> router.snapshot(s.members(), s.announced(), s.leaving())));
   }
 
   /** An input that arrived at the public address (already parsed). */

@@ -8,6 +8,7 @@ import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.map.IMap;
 import com.hazelcast.map.listener.EntryAddedListener;
 import com.hazelcast.map.listener.EntryRemovedListener;
+import com.hazelcast.map.listener.EntryUpdatedListener;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -15,6 +16,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.spi.cluster.ClusterManager;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import java.util.HashSet;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.function.Consumer;
@@ -99,10 +101,16 @@ final class HazelcastMembership implements Membership {
   }
 
   /** Entry listener for the announcement map; a named class since it implements two interfaces. */
-  private final class Changes implements EntryAddedListener<String, Boolean>, EntryRemovedListener<String, Boolean> {
+  private final class Changes implements EntryAddedListener<String, Boolean>, EntryRemovedListener<String, Boolean>,
+      EntryUpdatedListener<String, Boolean> {
     @Override
     public void entryAdded(EntryEvent<String, Boolean> event) {
       changed(null);
+    }
+
+    @Override
+    public void entryUpdated(EntryEvent<String, Boolean> event) {
+      changed(null); // announced -> leaving
     }
 
     @Override
@@ -136,7 +144,13 @@ final class HazelcastMembership implements Membership {
           members.add(id);
         }
       }
-      return new Snapshot(Set.copyOf(members), Set.copyOf(announced.keySet()));
+      // TRUE: announced; FALSE: withdrawn, leaving (ADR 0095).
+      Set<String> on = new HashSet<>();
+      Set<String> leaving = new HashSet<>();
+      for (Map.Entry<String, Boolean> e : announced.entrySet()) {
+        (Boolean.TRUE.equals(e.getValue()) ? on : leaving).add(e.getKey());
+      }
+      return new Snapshot(Set.copyOf(members), Set.copyOf(on), Set.copyOf(leaving));
     }).onComplete(ar -> {
       if (ar.succeeded() && !closed) {
         listener.accept(ar.result());
@@ -152,7 +166,8 @@ final class HazelcastMembership implements Membership {
       return Future.succeededFuture(); // never started
     }
     return vertx.<Void>executeBlocking(() -> {
-      announced.remove(self);
+      // Still listed, as leaving: a node joining now must wait for this one's release too.
+      announced.put(self, Boolean.FALSE);
       return null;
     }).compose(v -> refresh());
   }

@@ -12,8 +12,11 @@ import java.util.function.Consumer;
  */
 interface Membership {
 
-  /** Live members and announced Ferry nodes (Vert.x node ids), both immutable. */
-  record Snapshot(Set<String> members, Set<String> announced) {}
+  /**
+   * Live members, announced Ferry nodes, and Ferry nodes that withdrew their announcement but have
+   * not closed yet (leaving: they may still hold calls), as Vert.x node ids, all immutable.
+   */
+  record Snapshot(Set<String> members, Set<String> announced, Set<String> leaving) {}
 
   /** This node's Vert.x node id. */
   String self();
@@ -21,9 +24,12 @@ interface Membership {
   /** Starts listening, announces this node, and completes once the first snapshot was delivered. */
   Future<Void> start(Consumer<Snapshot> listener);
 
-  /** Withdraws the announcement; completes once the snapshot without this node was delivered. */
+  /**
+   * Withdraws the announcement (the node is then leaving until {@link #close}); completes once the
+   * snapshot without this node was delivered.
+   */
   Future<Void> withdraw();
 
-  /** Stops listening (the announcement should have been withdrawn already). */
+  /** Removes this node from the Ferry nodes altogether and stops listening. */
   Future<Void> close();
 }

@@ -105,7 +105,7 @@ final class Router {
   /** Per key, the inputs held here, in the order they go ({@link Pending#before}). */
   private final Map<String, ArrayDeque<Pending>> held = new LinkedHashMap<>();
   /** The nodes each input submitted to the local ferry had passed, for a hand-off to carry on. */
-  private final Map<Submission, String> trails = new java.util.IdentityHashMap<>();
+  private final Map<Submission, Pending> submitted = new java.util.IdentityHashMap<>();
   private final Set<String> handingOff = new HashSet<>();
   private int handOffsOpen;
   private boolean releaseSent;
@@ -176,11 +176,11 @@ final class Router {
     });
   }
 
-  /** A membership snapshot: live members and announced nodes. */
-  public void snapshot(Set<String> members, Set<String> announced) {
+  /** A membership snapshot: live members, announced nodes and leaving ones ({@link Membership.Snapshot}). */
+  public void snapshot(Set<String> members, Set<String> announced, Set<String> leaving) {
     step(() -> {
       failForwardsToNonMembers(members);
-      if (views.adopt(members, announced, loop.nanoTime())) {
+      if (views.adopt(members, announced, leaving, loop.nanoTime())) {
         releaseSent = false;
         unreachable.clear();
         handOffLostKeys();
@@ -441,14 +441,15 @@ final class Router {
       answer(p, new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent"));
       return;
     }
-    if (!p.visited.isEmpty()) {
-      trails.put(p.input, p.visited); // kept if the key is handed off while the input waits
+    // Kept while it waits in the ferry: if the key is handed off meanwhile, the input goes on with
+    // the nodes it passed and its place among the key's inputs here.
+    submitted.put(p.input, p);
+    if (tracer != null) {
+      tracer.accept("submit " + p.input.body);
     }
     effects.add(() -> {
       Future<Object> outcome = remaining > 0 ? ferry.submit(p.input, Duration.ofMillis(remaining)) : ferry.submit(p.input);
-      if (!p.visited.isEmpty()) {
-        outcome.onComplete(ar -> trails.remove(p.input));
-      }
+      outcome.onComplete(ar -> submitted.remove(p.input, p));
       // Not through Submission.answerTo: an input handed off and come back is submitted here again,
       // and each submission's outcome must reach its own Pending. An input whose deadline passes
       // while its batch waits to be written is still left out, and answered 504 when its call ends.
@@ -699,10 +700,12 @@ final class Router {
     step(() -> {
       long deadline = remaining == null ? Long.MAX_VALUE : loop.nanoTime() + remaining.toNanos();
       Pending p = new Pending(input, 0, true, deadline, answer);
-      p.seq = ++arrivals;
-      String trail = trails.remove(input);
-      if (trail != null) {
-        p.visited = trail;
+      // Its place is where it arrived here, before anything that arrived while it waited in the
+      // ferry (a fresh number would put it behind those if ownership came back meanwhile).
+      Pending before = submitted.remove(input);
+      p.seq = before != null ? before.seq : ++arrivals;
+      if (before != null) {
+        p.visited = before.visited;
       }
       // Not route(): the key is still marked as handing off, and these inputs go before its held ones.
       String owner = views.owner(input.key);

@@ -22,6 +22,8 @@ final class Views {
   private String id = "";
   private long since;
   private Set<String> members = Set.of();
+  /** Ferry nodes that have not closed: announced or leaving. Only they can still hold a call. */
+  private Set<String> ferries = Set.of();
   /** Views seen since the last settled one, that one first: anyone owning a key in them may hold it. */
   private final List<List<String>> unsettled = new ArrayList<>();
   /** Nodes whose release of the current view has not arrived; keys gained since settling wait for it. */
@@ -38,21 +40,37 @@ final class Views {
     this.self = self;
   }
 
+  /** {@link #adopt(Set, Set, Set, long)} with no node leaving. */
+  boolean adopt(Set<String> liveMembers, Set<String> announced, long now) {
+    return adopt(liveMembers, announced, Set.of(), now);
+  }
+
   /**
    * Takes a membership snapshot (at {@code now}, System.nanoTime()); returns true when the view
-   * changed. The view is the announced nodes that are live members, sorted.
+   * changed. The view is the announced nodes that are live members, sorted; {@code leaving} are
+   * nodes that withdrew but have not closed (they may still hold calls for keys they owned).
    */
-  boolean adopt(Set<String> liveMembers, Set<String> announced, long now) {
+  boolean adopt(Set<String> liveMembers, Set<String> announced, Set<String> leaving, long now) {
     members = Set.copyOf(liveMembers);
+    Set<String> open = new HashSet<>(announced);
+    open.addAll(leaving);
+    ferries = Set.copyOf(open);
     TreeSet<String> live = new TreeSet<>(announced);
     live.retainAll(members);
     List<String> next = List.copyOf(live);
     boolean changed = !known || !next.equals(view);
     if (changed) {
       if (!known) {
-        // Before this node joined, the others owned every key: wait for all of them.
-        List<String> before = new ArrayList<>(next);
-        before.remove(self);
+        // Before this node joined, the others owned every key: wait for all of them, the ones
+        // leaving too (a leaving node may still have a call for a key this node now owns).
+        TreeSet<String> others = new TreeSet<>(next);
+        for (String n : leaving) {
+          if (members.contains(n)) {
+            others.add(n);
+          }
+        }
+        others.remove(self);
+        List<String> before = new ArrayList<>(others);
         unsettled.add(List.copyOf(before));
       }
       known = true;
@@ -82,6 +100,7 @@ final class Views {
       relevant.addAll(v);
     }
     relevant.retainAll(members); // a crashed node is not waited for
+    relevant.retainAll(ferries); // nor one whose ferry closed (it holds nothing)
     relevant.remove(self);
     relevant.removeAll(releases.getOrDefault(id, Set.of()));
     awaiting = relevant;

@@ -96,7 +96,8 @@ public final class Operations {
           .onSuccess(server -> stops.add(server::close)));
     }
     if (settings.ops().bridge() != null) {
-      started.add(BridgeSupport.listen(vertx, settings, settings.ops().bridge(), submitEntry).onSuccess(stops::add));
+      started.add(BridgeSupport.listen(vertx, settings, settings.ops().bridge(), submitEntry,
+          settings.drainTimeoutMs() + 2 * settings.perKey().callTimeout().toMillis()).onSuccess(stops::add));
     }
     return Future.all(started).mapEmpty();
   }

@@ -124,6 +124,92 @@ class ClusterMembershipTest {
   }
 
   @Test
+  void aBridgeClientOfALeavingNodeLosesNoReplyAndIsRefusedAtOnceOnceTheBridgeCloses() throws Exception {
+    int port;
+    try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      port = free.getLocalPort();
+    }
+    for (int i = 0; i < 2; i++) {
+      cluster.start();
+    }
+    downstream = new SharedDownstream(cluster.nodes.get(1), 12, 3);
+    await(downstream.listen(2));
+    cluster.deploy(cluster.nodes.get(0), ClusterHarness.config(SharedDownstream.address(0),
+        new JsonObject().put("bridge", new JsonObject().put("host", "127.0.0.1").put("port", port))));
+    cluster.deploy(cluster.nodes.get(1), ClusterHarness.config(SharedDownstream.address(1), new JsonObject()));
+    cluster.awaitSettled(0, 1);
+    // One socket to node 0's bridge pipelines inputs of 4 keys until the bridge refuses one; node 0
+    // leaves meanwhile. The bridge reads in order: once closing, it refuses what it reads (an error
+    // frame without a reply address), then closes once what it took was answered. So the inputs
+    // with a reply must be exactly the first ones sent, each a success, followed by refused ones.
+    java.util.concurrent.ConcurrentMap<Integer, String> answers = new java.util.concurrent.ConcurrentHashMap<>();
+    java.util.concurrent.atomic.AtomicInteger sent = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicInteger refused = new java.util.concurrent.atomic.AtomicInteger();
+    try (java.net.Socket socket = new java.net.Socket("127.0.0.1", port)) {
+      socket.setSoTimeout(60_000);
+      java.io.DataOutputStream out = new java.io.DataOutputStream(new java.io.BufferedOutputStream(socket.getOutputStream()));
+      java.io.DataInputStream in = new java.io.DataInputStream(new java.io.BufferedInputStream(socket.getInputStream()));
+      Thread reader = new Thread(() -> {
+        try {
+          while (true) {
+            byte[] frame = new byte[in.readInt()];
+            in.readFully(frame);
+            JsonObject reply = new JsonObject(io.vertx.core.buffer.Buffer.buffer(frame));
+            String to = reply.getString("address");
+            if ("err".equals(reply.getString("type")) && to == null) {
+              refused.incrementAndGet(); // a refused send carries no reply address
+            } else {
+              answers.put(Integer.parseInt(to.substring(2)), reply.getString("type"));
+            }
+          }
+        } catch (java.io.IOException end) {
+          // the bridge closed the socket
+        }
+      });
+      reader.start();
+      Future<Void> leaving = null;
+      try {
+        for (int n = 0; refused.get() == 0 && n < 400_000; n++) {
+          String key = "bridge-leave-" + (n % 4);
+          byte[] frame = new JsonObject().put("type", "send").put("address", ClusterHarness.SUBMIT)
+              .put("headers", new JsonObject().put("key", key)).put("body", new JsonObject().put("s", "b").put("n", n))
+              .put("replyAddress", "r-" + n).encode().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+          out.writeInt(frame.length);
+          out.write(frame);
+          sent.incrementAndGet();
+          if (n % 20 == 19) {
+            out.flush();
+            ClusterHarness.sleep(5);
+          }
+          if (n == 400) {
+            leaving = cluster.nodes.get(0).close();
+          }
+        }
+        out.flush();
+      } catch (java.io.IOException closed) {
+        // the bridge closed while this was writing: later frames were never read
+      }
+      reader.join(60_000);
+      assertTrue(leaving != null && refused.get() > 0, "the bridge never refused a send (sent " + sent.get() + ")");
+      await(leaving);
+    }
+    int replied = answers.size();
+    List<String> wrong = new ArrayList<>();
+    for (Map.Entry<Integer, String> a : answers.entrySet()) {
+      if (a.getKey() >= replied || !a.getValue().equals("message")) {
+        wrong.add(a.getKey() + ": " + a.getValue());
+      }
+    }
+    System.out.println("bridge client of a leaving node: " + replied + " replies, " + refused.get() + " refused, "
+        + sent.get() + " sent");
+    // A hole before the last reply would be an input taken and never answered (its reply lost when
+    // the socket closed); a failure reply would be a failed input.
+    assertEquals(List.of(), wrong.subList(0, Math.min(wrong.size(), 20)), wrong.size() + " inputs lost or failed");
+    assertEquals(List.of(), downstream.violations());
+    assertEquals(List.of(), downstream.reorders());
+  }
+
+  @Test
   void aNodeThatJoinsUnderLoadNeverOverlapsTheCallsOfTheKeysItTakes() throws Exception {
     startNodes(2, 4, new JsonObject());
     Load load = new Load(cluster, 5);

@@ -83,7 +83,7 @@ class ClusterViewsTest {
     // c joins and takes one of a's keys; then c withdraws before anyone settled.
     a.adopt(ABC, ABC, 1);
     String viaC = key("a", V_AB, "c", V_ABC);
-    a.adopt(ABC, AB, 2); // c is still a live member: it may still have a call for the key
+    a.adopt(ABC, AB, Set.of("c"), 2); // c is leaving, not closed: it may still have a call for the key
     assertEquals("a", a.owner(viaC));
     assertTrue(a.gated(viaC));
     assertEquals(Set.of("b", "c"), a.releaseTargets(), "c, in an unsettled view, may wait for a's release");
@@ -91,6 +91,35 @@ class ClusterViewsTest {
     assertTrue(a.gated(viaC), "still waiting for c");
     a.released("c", "a,b");
     assertFalse(a.gated(viaC));
+    assertTrue(a.settled());
+  }
+
+  @Test
+  void aJoiningNodeWaitsForALeavingNodeItNeverSawAnnounced() {
+    // c joins while b is leaving (withdrawn, not closed): b may still have a call for a key that
+    // c owns now, so c waits for b's release too.
+    Views c = new Views("c");
+    c.adopt(ABC, Set.of("a", "c"), Set.of("b"), 0);
+    String fromB = key("b", V_AB, "c", List.of("a", "c"));
+    assertTrue(c.gated(fromB));
+    c.released("a", "a,c");
+    assertTrue(c.gated(fromB), "b's release is still missing");
+    c.released("b", "a,c");
+    assertFalse(c.gated(fromB));
+    assertTrue(c.settled());
+  }
+
+  @Test
+  void aNodeWhoseFerryClosedIsNotWaitedForThoughItStaysAMember() {
+    Views a = new Views("a");
+    a.adopt(AB, AB, 0);
+    a.released("b", "a,b");
+    a.adopt(ABC, ABC, 1);
+    a.released("b", "a,b,c");
+    a.adopt(ABC, AB, Set.of("c"), 2); // c leaving
+    a.released("b", "a,b");
+    assertFalse(a.settled(), "c is leaving: it may still hold a call");
+    a.adopt(ABC, AB, Set.of(), 3); // c's ferry closed; its Vert.x stays in the cluster
     assertTrue(a.settled());
   }
 }
