@@ -26,7 +26,9 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * EventBusCost}). Target: {@code ferry.submit} within {@value #EVENT_BUS_TARGET}× the bare echo for a
  * hot key, and within {@value #EVENT_BUS_TARGET}× its floor of 1 + 1/(mean batch) echoes, judged on
  * the ratio of medians over {@value #EVENT_BUS_FORKS} forks × {@value #EVENT_BUS_ITERATIONS}
- * iterations (the idle-keys row, with no verdict, gets one fork of 3).
+ * iterations (the idle-keys row, with no verdict, gets one fork of 3). With the hot key, {@code
+ * EventBusCost.downstreamShare} also measures what the downstream alone costs per input, so the
+ * table can split the ferry's CPU into the echo, the downstream's share and the ferry's own.
  */
 final class Overhead implements Scenario {
   static final double EVENT_BUS_TARGET = 1.3;
