@@ -66,9 +66,18 @@ public class EventBusCost {
   public static class LoopCpu {
     public long loopCpuNs;
     public long inputs;
+    /**
+     * Bytes the event loop allocated: unlike time, the same on a loaded machine as on a quiet one,
+     * so a change's effect on this figure needs no side-by-side run to be trusted.
+     */
+    public long loopAllocBytes;
   }
 
   private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+  /** HotSpot's per-thread allocation counter, when the JVM has it (null otherwise: not recorded). */
+  private static final com.sun.management.ThreadMXBean ALLOCATIONS =
+      THREADS instanceof com.sun.management.ThreadMXBean hotspot && hotspot.isThreadAllocatedMemorySupported()
+          ? hotspot : null;
   private long loopThread;
 
   private Vertx vertx;
@@ -77,6 +86,10 @@ public class EventBusCost {
   private DeliveryOptions[] byKey;
   private final DeliveryOptions plain = new DeliveryOptions();
   private final JsonObject body = new JsonObject().put("amount", 1);
+  /** Batches per N inputs in {@link #downstreamShare}: 12 of about 85, the ferry's mean batch. */
+  static final int BATCHES = 12;
+  private final java.util.List<JsonObject> batchRequests = new java.util.ArrayList<>();
+  private final DeliveryOptions local = new DeliveryOptions().setCodecName(dev.ferry.verticle.LocalCodec.NAME);
 
   @Setup
   public void setUp() throws Exception {
@@ -99,6 +112,14 @@ public class EventBusCost {
     CompletableFuture<Long> thread = new CompletableFuture<>();
     sender.runOnContext(v -> thread.complete(Thread.currentThread().getId()));
     loopThread = thread.join();
+    for (int b = 0; b < BATCHES; b++) {
+      int size = N / BATCHES + (b < N % BATCHES ? 1 : 0);
+      JsonArray inputs = new JsonArray();
+      for (int i = 0; i < size; i++) {
+        inputs.add(new JsonObject().put("id", null).put("input", body.copy()));
+      }
+      batchRequests.add(new JsonObject().put("key", "key-0").put("inputs", inputs));
+    }
     byKey = new DeliveryOptions[keys];
     for (int k = 0; k < keys; k++) {
       byKey[k] = new DeliveryOptions().addHeader("key", "key-" + k);
@@ -158,12 +179,42 @@ public class EventBusCost {
     });
   }
 
+  /**
+   * The downstream's own share of an input: batch requests of the ferry's shape ({@link
+   * #BATCHES} of them for N inputs, about the ferry's mean batch of 85), built once and sent
+   * straight to the echoing downstream, uncopied as the ferry sends them. What it measures (the
+   * request per batch, the downstream building its outcomes, Vert.x copying them back) is paid by
+   * any batching client of this downstream; {@code ferrySubmit} minus {@code bareEcho} minus this
+   * is what the ferry itself adds.
+   */
+  @Benchmark
+  @OperationsPerInvocation(N)
+  public int downstreamShare(LoopCpu cpu) {
+    return onSender(cpu, done -> {
+      int[] left = {N};
+      for (JsonObject request : batchRequests) {
+        int size = request.getJsonArray("inputs").size();
+        bus.request(DOWNSTREAM, request, local).onComplete(ar -> {
+          if (ar.failed()) {
+            done.completeExceptionally(ar.cause());
+          } else if ((left[0] -= size) == 0) {
+            done.complete(N);
+          }
+        });
+      }
+    });
+  }
+
   private int onSender(LoopCpu cpu, java.util.function.Consumer<CompletableFuture<Integer>> work) {
     long before = THREADS.getThreadCpuTime(loopThread);
+    long allocatedBefore = ALLOCATIONS == null ? 0 : ALLOCATIONS.getThreadAllocatedBytes(loopThread);
     CompletableFuture<Integer> done = new CompletableFuture<>();
     sender.runOnContext(v -> work.accept(done));
     int n = done.join();
     cpu.loopCpuNs += THREADS.getThreadCpuTime(loopThread) - before;
+    if (ALLOCATIONS != null) {
+      cpu.loopAllocBytes += ALLOCATIONS.getThreadAllocatedBytes(loopThread) - allocatedBefore;
+    }
     cpu.inputs += n;
     return n;
   }

@@ -26,7 +26,9 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * EventBusCost}). Target: {@code ferry.submit} within {@value #EVENT_BUS_TARGET}× the bare echo for a
  * hot key, and within {@value #EVENT_BUS_TARGET}× its floor of 1 + 1/(mean batch) echoes, judged on
  * the ratio of medians over {@value #EVENT_BUS_FORKS} forks × {@value #EVENT_BUS_ITERATIONS}
- * iterations (the idle-keys row, with no verdict, gets one fork of 3).
+ * iterations (the idle-keys row, with no verdict, gets one fork of 3). With the hot key, {@code
+ * EventBusCost.downstreamShare} also measures what the downstream alone costs per input, so the
+ * table can split the ferry's CPU into the echo, the downstream's share and the ferry's own.
  */
 final class Overhead implements Scenario {
   static final double EVENT_BUS_TARGET = 1.3;
@@ -115,6 +117,10 @@ final class Overhead implements Scenario {
         .shouldFailOnError(true);
     if (keys != null) {
       options.param("keys", keys);
+      if (!keys.equals("1")) {
+        // The downstream's share does not depend on the keys: measured once, with the hot key.
+        options.exclude("downstreamShare");
+      }
     }
     if (jvmArg != null) {
       options.jvmArgsAppend(jvmArg);
@@ -183,6 +189,16 @@ final class Overhead implements Scenario {
           String.format("median %.0f ns vs bare echo %.0f ns = %.2fx (floor %.2fx)", cpuFerry, cpuEcho,
               cpuFerry / cpuEcho, cpuFerry / (cpuEcho * (1 + 1 / meanBatch))),
           "-", "-", "-"));
+      double cpuShare = score.getOrDefault("cpu:downstreamShare/" + keys, Double.NaN);
+      if (hot && !Double.isNaN(cpuShare)) {
+        // Where the ferry's CPU per input goes: the caller's own request (one echo), the
+        // downstream's share (its request per batch, its outcomes, Vert.x copying them back), and
+        // what remains, which is the ferry's own.
+        rows.add(new Row(id(), "event-loop CPU per input, breakdown, " + label,
+            String.format("echo %.0f ns + downstream's share %.0f ns + ferry's own %.0f ns; ferry within %.2fx of echo + share",
+                cpuEcho, cpuShare, cpuFerry - cpuEcho - cpuShare, cpuFerry / (cpuEcho + cpuShare)),
+            "-", "-", "-"));
+      }
       if (hot) {
         rows.add(new Row(id(), "ferry.submit per input against its floor, " + label,
             String.format("%.0f ns vs floor %.0f ns (1 + 1/%.1f echoes) = %.2fx", ferry, floor, meanBatch, ferry / floor),

@@ -48,6 +48,14 @@ public final class VirtualLoop implements Loop {
     return id;
   }
 
+  /** What callers' answer handles threw, in order ({@link Loop#report}). */
+  public final java.util.List<Throwable> reported = new java.util.ArrayList<>();
+
+  @Override
+  public void report(Throwable failure) {
+    reported.add(failure);
+  }
+
   @Override
   public void cancel(long timerId) {
     Timer t = live.remove(timerId);

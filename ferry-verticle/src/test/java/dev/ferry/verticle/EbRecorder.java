@@ -31,6 +31,8 @@ final class EbRecorder {
     final long arrivedAt = System.nanoTime();
     private final Message<Object> message;
     private boolean answered;
+    /** Answered by the recorder's auto answer as it arrived (set under the recorder's lock). */
+    private boolean autoAnswered;
 
     Call(int index, String key, JsonArray inputs, Message<Object> message) {
       this.index = index;
@@ -127,6 +129,7 @@ final class EbRecorder {
     JsonObject request = (JsonObject) m.body();
     Call call;
     Promise<Call> waiter;
+    Consumer<Call> answer;
     synchronized (this) {
       call = new Call(calls.size(), request.getString("key"), request.getJsonArray("inputs"), m);
       calls.add(call);
@@ -141,11 +144,15 @@ final class EbRecorder {
         }
       }
       waiter = awaited.remove(call.index);
+      // Read with the call's registration, atomically against releaseAll: a call is answered
+      // either here or by releaseAll, never by both (the test thread may run releaseAll as soon
+      // as the waiter below wakes it).
+      answer = auto;
+      call.autoAnswered = answer != null;
     }
     if (waiter != null) {
       waiter.complete(call);
     }
-    Consumer<Call> answer = auto;
     if (answer != null) {
       answer.accept(call);
     }
@@ -156,10 +163,10 @@ final class EbRecorder {
    * closes) does not wait for calls the test left held.
    */
   void releaseAll() {
-    auto = Call::echo;
     List<Call> held;
     synchronized (this) {
-      held = calls.stream().filter(c -> !c.answered).toList();
+      auto = Call::echo;
+      held = calls.stream().filter(c -> !c.answered && !c.autoAnswered).toList();
     }
     held.forEach(Call::echo);
   }
