@@ -1,72 +1,98 @@
 /*
- * Handoff.pml -- one key changing owner in a cluster, as the code does it:
- * dev.ferry.cluster.ClusterNode (routing, holds, hand-off, release), Views
- * (gating until released), Forwarder (forwards, paths) and
- * PerKeyEngine#handOff (ADRs 0050-0053).
+ * Handoff.pml -- one key changing owner in a cluster, with the routing rule
+ * of the code: dev.ferry.cluster.Router (nodes), ClientRouter (a routing
+ * client), Views (gating until released) and PerKeyEngine#handOff (ADRs
+ * 0051, 0055, 0056, 0057).
  *
- * Three nodes, each with its own event loop (one process per node, plus one
- * for the downstream call of its engine):
- *   A (0) owns the key in view V0 = {A, C}; a join makes V1 = {A, B, C}, in
- *   which B (1) owns it. C (2) never owns it: the caller enters there (a
- *   FerryClient bound to one entry node), so per-key order must hold.
- * Each node adopts V1 at its own moment (B knows no view before it). The
- * messages between two nodes travel on one FIFO channel per direction, as
- * the event bus delivers requests from one sender to one address in order.
+ * Parties: NN nodes (A = 0, B = 1; each one process: its event loop, plus a
+ * process for the downstream call of its engine) and one routing client
+ * (CL), which submits N inputs of the key in order. Messages between two
+ * parties travel on one FIFO channel per direction, as the event bus delivers
+ * one sender's requests to one address in order; across pairs anything goes.
  *
- * Protocol modelled (the code today):
- *   - route (ClusterNode#route): hold while the view is unknown or the key is
- *     being handed off here; follow the key's open forwarding path when it
- *     leads elsewhere than the owner (or hold, if this node is the owner
- *     now); forward to the owner (marked as hand-off class when this node
- *     owned the key just before); hold while gated (Views#gated); else submit
- *     to this node's engine.
- *   - on adopting V1, the old owner hands the key off (PerKeyEngine#handOff:
- *     stop dispatching, wait for the call in flight, then forward the
- *     waiting inputs in order, marked as hand-offs), holds inputs arriving
- *     meanwhile, flushes them once the hand-off is done, and then sends
- *     release(V1) to every node (ClusterNode#maybeRelease), on the same
- *     channel as, and so after, its hand-off forwards;
- *   - a node that gained the key holds its inputs until every live node of
- *     the views since its last settled one released the current view, then
- *     flushes them, hand-offs first (ClusterNode#flush);
- *   - holds expire (2 x callTimeout, or the caller's deadline): the input is
- *     answered CLOSED or TIMEOUT (any time, here);
- *   - the forwarder relays the owner's answer back along the chain; a path
- *     is clear when its last open forward was answered, and then the node
- *     routes the key's held inputs again (Forwarder#onPathClear).
+ * Membership is a list of snapshots S0, S1, S2 (members, announced nodes),
+ * published by the process Env in order; each party adopts a published one
+ * at its own moment (never going back). The view is the announced live nodes;
+ * the key's owner in a view is its highest-ranked node (rendezvous hashing
+ * for one key is a fixed ranking of the nodes). Scenarios (-D):
+ *   (none)  JOIN: S0 = {A} (A owns), S1 = {A, B} (B owns). B knows no view
+ *           before S1 and waits for A's release.
+ *   LEAVE   A leaves gracefully: S0 = {A, B} (A owns), S1 = members {A, B},
+ *           announced {B} (B owns). Once the view without A is adopted and
+ *           released everywhere and A handed its key over, A refuses requests
+ *           at its node address with NO_HANDLERS 410 (ADR 0056; the linger
+ *           outlasts the run: see docs/verification.md).
+ *   CRASH   A crashes: S0 = {A, B} (A owns), S1 = {B}. A stops at the moment
+ *           S1 is published; its call in flight still runs downstream.
+ *   REJOIN  a second view change while the first hand-off is under way: S0 =
+ *           {A} (A owns), S1 = {A, B} (B owns), then B leaves gracefully:
+ *           S2 = members {A, B}, announced {A} (A owns again).
  *
- * Properties: never two calls in flight for the key across the nodes; the
- * old owner starts no call once its hand-off began, and hands off only with
- * no call on the wire; the key's inputs are sent in submission order; every
- * input is answered exactly once, every forward is answered, nothing is left
- * held (PROP names, as in PerKey.pml).
+ * Properties: never two calls in flight for the key outside a crash
+ * (oneCallPerKey; -DSTRICT checks it in a crash too, and must fail); the
+ * routing client's inputs reach the downstream in submission order
+ * (keyOrder); every input is sent at most once (sentOnce); every request is
+ * answered exactly once (exactlyOnce), and once nothing can move, every
+ * request was answered and nothing is held or open at a live node
+ * (stranded, nothingOpen); a node's engine starts no call once its hand-off
+ * began and hands off only with no call in flight (noCallWhileHanding,
+ * handOffAfterCall). modelBound guards the model's own sizes.
  *
- * Not modelled: a crash (ADR 0051 does not claim safety across one); a
- * second membership change; the 100 ms retry pacing (it needs two views that
- * disagree about who owns a key while a node forwards to the owner of its
- * own view; in this join the old and the new owner never send a key back).
+ * Time is nondeterminism: a hold may expire at any moment (unless
+ * -DNO_EXPIRY), a waiting request of the client may pass its deadline at any
+ * moment, a paced retry may end its pause at any moment (at most RB times
+ * before every party adopted the last snapshot), the window of
+ * Views#ownedJustBefore closes at any moment, a call may pass its call
+ * timeout at any moment.
  */
 
 #ifndef N
-#define N 3               /* inputs for the key */
+#define N 3               /* inputs of the routing client, all of one key */
 #endif
 #ifndef MAXB
 #define MAXB 2
 #endif
+#ifndef RB
+#define RB 1              /* paced retries allowed before views converge */
+#endif
 
+#define NN 2
 #define A 0
 #define B 1
-#define C 2
-#define NONE 3
-#define UNK 2             /* view not known yet */
+#define CL NN             /* the routing client, as a party */
+#define NP (NN + 1)
+#define NONE 7
+#define SEVERAL 6
+#define NOSLOT 255
+
+/* snapshots */
+#ifdef REJOIN
+#define NS 3
+#else
+#define NS 2
+#endif
+byte mem[NS];             /* live members (bitmask of nodes) */
+byte ann[NS];             /* announced nodes */
+byte rank0, rank1;        /* the key's ranking of the nodes: owner = first in view */
+#define VIEW(s) (ann[s] & mem[s])
+#define owner(m) ((((m) >> rank0) & 1) -> rank0 : ((((m) >> rank1) & 1) -> rank1 : NONE))
+#define obit(o) ((o) == NONE -> 128 : (1 << (o)))
+byte pub;                 /* last published snapshot */
 
 /* message kinds */
-#define FWD 1             /* an input (with its hop, class and sender) */
-#define REL 2             /* release of V1 */
-#define REP 3             /* the answer to a forward */
+#define REQ 1             /* client -> node: request x */
+#define FWD 2             /* node -> node: a forward of pending a, flags b */
+#define REP 3             /* the outcome for pending (or request) a: b */
+#define REL 4             /* release of view a */
+#define ANS 0             /* an outcome (OK or any failure: one answer) */
+#define GONE 1            /* NO_HANDLERS 410: not delivered, the node leaves */
 
-#ifdef TARGET
+#if defined(TARGET)
 #define PROP(name, c) assert((c) || name != TARGET)
+#define PID(v) = v
+#elif defined(EXCEPT)
+/* every property but one (a known defect's, see docs/verification.md) */
+#define PROP(name, c) assert((c) || name == EXCEPT)
 #define PID(v) = v
 #else
 #define PROP(name, c) assert((c) || name)
@@ -74,350 +100,813 @@
 #endif
 hidden byte oneCallPerKey PID(1), keyOrder PID(2), exactlyOnce PID(3),
   stranded PID(4), noCallWhileHanding PID(5), handOffAfterCall PID(6),
-  forwardsAnswered PID(7), modelBound PID(8);
+  nothingOpen PID(7), modelBound PID(8), sentOnce PID(9), handOffsFirst PID(10);
 
-/* where an input is */
-#define NEW   0
-#define MOVE  1   /* in a message between nodes */
-#define HELD  2   /* held by the cluster layer of node loc[x] */
-#define WAIT  3   /* waiting in the lane of node loc[x]'s engine */
-#define SENT  4   /* in a call */
-#define DONE  5   /* answered (OK, FAILED, TIMEOUT, CLOSED) */
+/* ---- pendings: an input accepted at a node (Pending), slot (n, x, d) ---- */
+#ifndef D
+#define D 2
+#endif
+#define NPEND (NN * N * D)
+#define pslot(n, x, d) (((n) * N + (x)) * D + (d))
+#define pnode(p) ((p) / (N * D))
+#define pinput(p) (((p) / D) % N)
+#define FREE 0
+#define HELD 1            /* in the key's held queue */
+#define FWDD 2            /* forwarded, the forward open */
+#define ENG 3             /* submitted to this node's ferry */
+#define FLUSHING 4        /* taken out of the held queue by a flush */
+byte pst[NPEND];
+byte pup[NPEND];          /* who gets the answer: a node, or CL */
+byte pupid[NPEND];        /* ... and its pending there (CL: the input) */
+bool psnd[NPEND];         /* Pending#sender != null: a node forwarded it here */
+byte pvis[NPEND];         /* Pending#visited, as a bitmask of nodes */
+byte phop[NPEND];
+bool pho[NPEND];          /* Pending#handedOff */
+bool pret[NPEND];         /* Pending#returned */
+bool palong[NPEND];       /* Pending#alongPath */
+bool pwp[NPEND];          /* Pending#waitsForPath */
+bool pretry[NPEND];       /* Pending#retry */
+bool ppace[NPEND];        /* held with a pause (RETRY_MS) */
+byte paseq[NPEND];        /* Pending#seq: arrival number at its node */
+byte pft[NPEND];          /* the target of its open forward */
+bool pback[NPEND];        /* ... a back trip (Forward#back) */
 
-byte st[N];
-byte loc[N];
-bool ho[N];               /* Pending#handedOff: hand-off class */
-byte hop[N];
-byte up[3*N];             /* up[n*N+x]: who forwarded x to n (NONE: the caller) */
-bool fwd[3*N];            /* fwd[n*N+x]: n's forward of x is open */
-bool onPath[3*N];         /* ... and counts on n's path */
+/* held order (Pending#before): hand-offs first, then arrival at the node */
+#define okey(p) ((pho[p] -> 0 : 64) + paseq[p])
+#define OLD(p) (pho[p] || pret[p] || palong[p])
 
-/* node state */
-byte vw[3];               /* the node's view: 0, 1 or UNK */
-bool handingOff[3];       /* ClusterNode#handingOff has the key */
-byte hoOpen[3];           /* ClusterNode#handOffsOpen */
-bool relSent[3];          /* release of the current view sent */
-bool justBefore[3];       /* Views#ownedJustBefore still true */
-bool relGot[3];           /* at B: releases of V1 received, from A and C */
-byte pathTo[3];           /* Forwarder: the key's path, NONE if clear */
-byte pathOpen[3];
-chan held[3] = [N] of { byte };
-chan hin[3] = [N] of { byte };    /* held hand-offs (handedIn) */
+/* ---- node state (Router, Views) ---- */
+byte vi[NN];              /* last snapshot adopted */
+bool kn[NN];              /* Views#known */
+byte vw[NN];              /* the view (bitmask) */
+byte mb[NN];              /* Views#members */
+byte unsN[NN];            /* nodes of the unsettled views */
+byte unsO[NN];            /* owners of the key in the unsettled views (obit) */
+byte aw[NN];              /* Views#awaiting */
+byte rel[NN * 8];         /* releases received, per view id (mask) */
+bool jb[NN];              /* Views#ownedJustBefore, window open */
+bool relSent[NN];
+bool hoff[NN];            /* handingOff has the key */
+byte hoOpen[NN];          /* handOffsOpen */
+byte unr[NN];             /* unreachable */
+byte pc[NN * 3];          /* paths: open forwards of the key per target */
+byte bt[NN * 3];          /* Router#backTrips: those that went back to a node the input came through */
+byte arr[NN];             /* arrivals */
+bool leaving[NN];         /* leave started (announcement withdrawn) */
+bool refusing[NN];        /* ClusterNode#refusing */
+bool dead[NN];
 
-/* each node's engine for the key */
-chan lane[3] = [N] of { byte };
-bool inflight[3];
-bool handing[3];          /* Lane#handOffs != null */
-byte callMem[3];
-bool over[3];             /* the call timeout fired */
+#define known(n) kn[n]
+#define gated(n) (aw[n] != 0 && (unsO[n] & ~(1 << (n))) != 0)
 
-/* the network: net[src*3+dst] */
-chan net[9] = [N+2] of { byte, byte };
+/* ---- each node's engine for the key ---- */
+chan lane[NN] = [N * D] of { byte };
+bool inflight[NN];
+bool handing[NN];         /* Lane#handOffs != null */
+int callMem[NN];          /* the pendings of the call in flight */
+bool over[NN];            /* the call timeout fired */
 
-/* ghost */
-byte wire;                /* calls for the key on the wire, all nodes */
-byte nextSeq;
+/* ---- the routing client (ClientRouter, one key) ---- */
+byte cvi;
+bool ckn;
+byte cvw;                 /* its view */
+byte cleav;               /* nodes that said they are leaving (GONE) */
+byte cunr;                /* unreachable */
+byte cinf;                /* KeyState#inFlight */
+byte ctgt;                /* KeyState#target */
+chan cwait = [N] of { byte };  /* KeyState#waiting, sorted by seq */
+bool cretry;              /* the retry timer is armed */
+byte csnd[N];             /* the node request x is sent to, NONE if none */
+byte cst[N];              /* 0 not submitted, 1 submitted, 2 answered */
+#define cowner (ckn -> owner(cvw & ~cleav) : NONE)
+
+/* ---- the network: net[src * NP + dst] ---- */
+chan net[NP * NP] = [2 * N + 2] of { byte, byte, byte };
+
+/* ---- ghosts ---- */
+byte wire;                /* calls of the key on the downstream */
+byte hoTransit[NN];       /* inputs an engine handed off, on their way to the node */
+byte nextSeq;             /* the client's next input in order */
+bool sent[N];
+byte budget = RB;
+bool crashed;
 
 /* scratch (hidden: every event is one atomic step) */
-hidden byte dx, dm, dc, hcount, owner, via, rn, rk;
+hidden byte zrOwn, zrVia, zrTgt, zrq, zrb, zri, zqi, zfj, zfb, zhx, zdx, zdc, zci, zsi,
+  zss, zsnv, zsch, zmt, zei, ztt, zwx, zwk, zff, zeng, zbo, zbk;
+hidden int zdm;
 
-#define known(n)   (vw[n] != UNK)
-#define ownerOf(n) (vw[n] == 0 -> A : B)
-/* Views#gated at B: the join's views are settled once A and C released V1 */
-#define gated(n)   ((n) == B && !(relGot[A] && relGot[C]))
-#define idle(n)    (!inflight[n] && len(lane[n]) == 0)
+#define conv ((dead[A] || vi[A] == pub) && (dead[B] || vi[B] == pub) && cvi == pub)
 
-inline answer(x) {
-  PROP(exactlyOnce, st[x] != DONE);
-  st[x] = DONE
-}
+/* guards that say exactly when an event can do something (N * D <= 12) */
+#define HAT(n, i) ((i) < N * D && pst[(n) * N * D + (i)] == HELD)
+#define ANYHELD(n) (HAT(n, 0) || HAT(n, 1) || HAT(n, 2) || HAT(n, 3) || HAT(n, 4) || HAT(n, 5) || \
+  HAT(n, 6) || HAT(n, 7) || HAT(n, 8) || HAT(n, 9) || HAT(n, 10) || HAT(n, 11))
+#define PAT(n, i) (HAT(n, i) && ppace[(n) * N * D + (i)])
+#define ANYPACED(n) (PAT(n, 0) || PAT(n, 1) || PAT(n, 2) || PAT(n, 3) || PAT(n, 4) || PAT(n, 5) || \
+  PAT(n, 6) || PAT(n, 7) || PAT(n, 8) || PAT(n, 9) || PAT(n, 10) || PAT(n, 11))
+#define CDEAD(x) ((x) < N && csnd[x] != NONE && dead[csnd[x]])
+#define ANYCDEAD (CDEAD(0) || CDEAD(1) || CDEAD(2) || CDEAD(3))
 
-/* answer x at node n and send the answer back to whoever forwarded it here */
-inline answerAt(n, x) {
-  answer(x);
+/* a message to a crashed node is lost (nobody reads it) */
+inline netSend(sf, st, sk, sa, sb) {
   if
-  :: up[n*N+x] != NONE -> net[n*3+up[n*N+x]]!REP,x
-  :: else -> skip
-  fi
-}
-
-inline hold(n, x) {
-  st[x] = HELD; loc[x] = n;
-  if
-  :: ho[x] -> hin[n]!x
-  :: else -> held[n]!x
-  fi
-}
-
-/* Forwarder#forward */
-inline forward(n, to, x, cls) {
-  fwd[n*N+x] = 1;
-  if
-  :: pathTo[n] == NONE -> pathTo[n] = to; pathOpen[n] = 1; onPath[n*N+x] = 1
-  :: pathTo[n] != NONE && pathTo[n] == to -> pathOpen[n]++; onPath[n*N+x] = 1
-  :: else -> onPath[n*N+x] = 0       /* a hand-off straight to the new owner */
-  fi;
-  ho[x] = cls;
-  hop[x] = (hop[x] < 2 -> hop[x] + 1 : 2);
-  st[x] = MOVE;
-  net[n*3+to]!FWD,x
-}
-
-/* the engine of node n: start a call if the key may leave */
-inline dispatch(n) {
-  if
-  :: !inflight[n] && len(lane[n]) > 0 ->
-     dm = 0; dc = 0;
-     do
-     :: dc < MAXB && len(lane[n]) > 0 ->
-        lane[n]?dx;
-        PROP(keyOrder, dx >= nextSeq);
-        nextSeq = dx + 1;
-        st[dx] = SENT; dm = dm | (1 << dx); dc++
-     :: else -> break
-     od;
-     PROP(noCallWhileHanding, !handing[n]);
-     inflight[n] = 1; callMem[n] = dm; over[n] = 0;
-     wire++;
-     PROP(oneCallPerKey, wire <= 1)
-  :: else -> skip
-  fi
-}
-
-/* PerKeyEngine#admit (one key: an idle key is called at once) */
-inline submit(n, x) {
-  st[x] = WAIT; loc[x] = n;
-  lane[n]!x;
-  dispatch(n)
-}
-
-/* ClusterNode#route */
-inline route(n, x) {
-  owner = ownerOf(n);
-  via = (ho[x] -> NONE : pathTo[n]);
-  if
-  :: !known(n) || handingOff[n] -> hold(n, x)
+  :: (st) < NN && dead[st] -> skip
   :: else ->
-     if
-     :: via != NONE && via != owner ->
-        if
-        :: owner == n -> hold(n, x)               /* wait for them to come back */
-        :: else -> forward(n, via, x, 0)          /* follow them */
-        fi
-     :: else ->
-        /* the 100 ms pacing of ADR 0053 is never needed in this join */
-        PROP(modelBound, owner == n || (owner != up[n*N+x] && hop[x] < 2));
-        if
-        :: owner != n -> forward(n, owner, x, ho[x] || justBefore[n])
-        :: owner == n && gated(n) -> hold(n, x)
-        :: owner == n && !gated(n) -> submit(n, x)
-        fi
-     fi
+     PROP(modelBound, len(net[(sf) * NP + (st)]) < 2 * N + 2);
+     net[(sf) * NP + (st)]!sk, sa, sb
   fi
 }
 
-/* ClusterNode#flush: hand-offs first, then the others, each routed again */
-inline flush(n) {
-  hcount = len(hin[n]);
+/* ---------------------------------------------------------- the router */
+
+inline freeP(p) {
+  pst[p] = FREE; pup[p] = 0; pupid[p] = 0; psnd[p] = 0; pvis[p] = 0;
+  phop[p] = 0; pho[p] = 0; pret[p] = 0; palong[p] = 0; pwp[p] = 0;
+  pretry[p] = 0; ppace[p] = 0; paseq[p] = 0; pft[p] = 0; pback[p] = 0
+}
+
+/* the one outcome of pending p, to whoever it came from */
+inline answerP(p) {
+  PROP(exactlyOnce, pst[p] != FREE);
+  if
+  :: pup[p] == CL -> netSend(pnode(p), CL, REP, pinput(p), ANS)
+  :: else -> netSend(pnode(p), pup[p], REP, pupid[p], ANS)
+  fi;
+  freeP(p)
+}
+
+/* Router#hold: into the key's held queue (ordered by okey) */
+inline hold(p, paced) {
+  pst[p] = HELD; ppace[p] = paced; pft[p] = 0; pback[p] = 0
+}
+
+/* Router#forward */
+inline forward(n, t, p, cls) {
+  pc[(n) * 3 + (t)]++;
+  pst[p] = FWDD; pft[p] = t;
+  pback[p] = (pvis[p] >> (t)) & 1;
+  bt[(n) * 3 + (t)] = bt[(n) * 3 + (t)] + pback[p];
+  zff = (phop[p] < 2 -> phop[p] + 1 : 2);
+  zff = zff | ((cls) << 2) | ((pvis[p] | (1 << (n))) << 3) | (zeng << 7);
+  netSend(n, t, FWD, p, zff);
+  zff = 0
+}
+
+/* Router#pathOf: the one target of the path not in vis; NONE or SEVERAL */
+inline pathOf(n, vis) {
+  zrVia = NONE; zqi = 0;
   do
-  :: hcount > 0 -> hin[n]?rk; route(n, rk); hcount--
-  :: else -> break
-  od;
-  hcount = len(held[n]);
-  do
-  :: hcount > 0 -> held[n]?rk; route(n, rk); hcount--
+  :: zqi < NN ->
+     if
+     :: pc[(n) * 3 + zqi] > 0 && !(((vis) >> zqi) & 1) ->
+        zrVia = (zrVia == NONE -> zqi : SEVERAL)
+     :: else -> skip
+     fi;
+     zqi++
   :: else -> break
   od
 }
 
-/* ClusterNode#maybeRelease: after the hand-offs, on the same channels */
-inline maybeRelease(n) {
-  if
-  :: known(n) && vw[n] == 1 && !relSent[n] && hoOpen[n] == 0 ->
-     relSent[n] = 1;
+#define pathMask(n) ((pc[(n) * 3 + 0] > 0) | ((pc[(n) * 3 + 1] > 0) << 1))
+/* Router#passedPath leaves out the targets with a back trip open */
+#define pathNoBack(n) (((pc[(n) * 3 + 0] > 0) && bt[(n) * 3 + 0] == 0) | (((pc[(n) * 3 + 1] > 0) && bt[(n) * 3 + 1] == 0) << 1))
+/* Router#backTripTo: a back trip of the key open to a node vis names */
+#define backTripTo(n, vis) (((bt[(n) * 3 + 0] > 0) | ((bt[(n) * 3 + 1] > 0) << 1)) & (vis))
+
+/* Router#behindHeld: zrb = 1 when a held input of the key goes before p */
+inline behindHeld(n, p) {
+  zrb = 0; zri = pslot(n, 0, 0);
+  do
+  :: zri < pslot(n + 1, 0, 0) ->
      if
-     :: n != B -> net[n*3+B]!REL,n              /* only B waits for V1 here */
+     :: pst[zri] == HELD && okey(zri) < okey(p) && (!OLD(p) || (OLD(zri) && !pwp[zri])) -> zrb = 1
      :: else -> skip
-     fi
+     fi;
+     zri++
+  :: else -> break
+  od
+}
+
+/* PerKeyEngine#admit and #dispatch for the key */
+inline dispatch(n) {
+  if
+  :: !inflight[n] && len(lane[n]) > 0 ->
+     zdm = 0; zdc = 0;
+     do
+     :: zdc < MAXB && len(lane[n]) > 0 ->
+        lane[n]?zdx;
+        PROP(keyOrder, pinput(zdx) >= nextSeq);
+        nextSeq = pinput(zdx) + 1;
+        PROP(sentOnce, !sent[pinput(zdx)]);
+        sent[pinput(zdx)] = 1;
+        zdm = zdm | (1 << zdx); zdc++
+     :: else -> break
+     od;
+     PROP(noCallWhileHanding, !handing[n]);
+     inflight[n] = 1; callMem[n] = zdm; over[n] = 0;
+     wire++;
+#ifdef STRICT
+     PROP(oneCallPerKey, wire <= 1)
+#else
+     PROP(oneCallPerKey, wire <= 1 || crashed)
+#endif
   :: else -> skip
   fi
 }
 
-/* ClusterNode#handedOff for one entry: forwarded to the owner of the view */
-inline fwdFromEngine(n, x) {
-  owner = ownerOf(n);
-  hop[x] = 0;
-  /* the engine's entry answers the original Pending here, which relays it */
-  forward(n, owner, x, 1)
+inline submit(n, p) {
+  PROP(handOffsFirst, hoTransit[n] == 0);
+  pst[p] = ENG;
+  lane[n]!p;
+  dispatch(n)
 }
 
-/* PerKeyEngine#finishHandOff and ClusterNode#handedOff: the waiting inputs
- * go to the owner in order, then the hand-off is done */
+/* Router#route */
+inline route(n, p) {
+  if
+  :: paseq[p] == 0 -> arr[n]++; PROP(modelBound, arr[n] < 64); paseq[p] = arr[n]
+  :: else -> skip
+  fi;
+  if
+  :: psnd[p] && !pret[p] && ((pvis[p] >> (n)) & 1) -> pret[p] = 1
+  :: else -> skip
+  fi;
+  if
+  :: psnd[p] && !pret[p] && !palong[p] && (pvis[p] & pathNoBack(n)) != 0 -> palong[p] = 1
+  :: else -> skip
+  fi;
+  pwp[p] = 0;
+  if
+  :: !known(n) || hoff[n] -> hold(p, 0)
+  :: else ->
+     behindHeld(n, p);
+     if
+     :: !pretry[p] && zrb -> hold(p, 0)
+     :: else ->
+        zrOwn = owner(vw[n]);
+        if
+        :: zrOwn == NONE -> answerP(p)                    /* CLOSED */
+        :: zrOwn != NONE && !pret[p] && backTripTo(n, pvis[p]) != 0 ->
+           pwp[p] = 1; hold(p, 0)                       /* waits for the back trip */
+        :: else ->
+           pathOf(n, pvis[p]);
+           if
+           :: zrVia == SEVERAL -> hold(p, 0)
+           :: else ->
+              zrTgt = zrOwn; zrq = 0;
+              if
+              :: zrVia != NONE && zrVia != zrOwn ->
+                 if
+                 :: zrOwn == n || ((unr[n] >> zrVia) & 1) -> pwp[p] = 1; hold(p, 0); zrq = 1
+                 :: else -> zrTgt = zrVia                  /* follow the earlier inputs */
+                 fi
+              :: else -> skip
+              fi;
+              if
+              :: zrq -> skip
+              :: !zrq && zrTgt == n ->
+                 if
+                 :: gated(n) -> hold(p, 0)
+                 :: else -> submit(n, p)
+                 fi
+              :: !zrq && zrTgt != n && !pretry[p] && (((pvis[p] >> zrTgt) & 1) || ((unr[n] >> zrTgt) & 1) || phop[p] >= 2) ->
+                 hold(p, 1)                              /* paced: views disagree */
+              :: else ->
+                 pretry[p] = 0;
+                 forward(n, zrTgt, p, zrTgt == zrOwn && (OLD(p) || jb[n]))
+              fi
+           fi
+        fi
+     fi
+  fi;
+  zrq = 0; zrb = 0
+}
+
+/* Router#flush: the held inputs of the key routed again, in their order */
+inline flush(n) {
+  zfj = pslot(n, 0, 0);
+  do
+  :: zfj < pslot(n + 1, 0, 0) ->
+     if
+     :: pst[zfj] == HELD -> pst[zfj] = FLUSHING; ppace[zfj] = 0
+     :: else -> skip
+     fi;
+     zfj++
+  :: else -> break
+  od;
+  do
+  :: true ->
+     zfb = NOSLOT; zfj = pslot(n, 0, 0);
+     do
+     :: zfj < pslot(n + 1, 0, 0) ->
+        if
+        :: pst[zfj] == FLUSHING && (zfb == NOSLOT || okey(zfj) < okey(zfb)) -> zfb = zfj
+        :: else -> skip
+        fi;
+        zfj++
+     :: else -> break
+     od;
+     if
+     :: zfb == NOSLOT -> break
+     :: else -> pst[zfb] = HELD; route(n, zfb)
+     fi
+  od;
+  zfj = 0; zfb = 0
+}
+
+inline flushAll(n) {
+  if
+  :: known(n) && !hoff[n] -> flush(n)
+  :: else -> skip
+  fi
+}
+
+/* Views: awaiting, and settling (the unsettled views collapse to the view) */
+inline recompute(n) {
+  aw[n] = unsN[n] & mb[n] & ~(1 << (n)) & ~rel[(n) * 8 + vw[n]];
+  if
+  :: aw[n] == 0 -> unsN[n] = vw[n]; unsO[n] = obit(owner(vw[n]))
+  :: else -> skip
+  fi
+}
+
+/* ClusterNode#leave: refusing once the view without this node is settled
+ * and every key was handed over (Router#checkLeft) */
+inline checkLeft(n) {
+  if
+  :: leaving[n] && !refusing[n] && known(n) && !((vw[n] >> (n)) & 1) && aw[n] == 0 && hoOpen[n] == 0 ->
+     refusing[n] = 1
+  :: else -> skip
+  fi
+}
+
+/* Router#maybeRelease: after the hand-offs, on the same channels */
+inline maybeRelease(n) {
+  if
+  :: known(n) && !relSent[n] && hoOpen[n] == 0 ->
+     relSent[n] = 1;
+     zmt = (vw[n] | unsN[n]) & mb[n] & ~(1 << (n));
+     ztt = 0;
+     do
+     :: ztt < NN ->
+        if
+        :: (zmt >> ztt) & 1 -> netSend(n, ztt, REL, vw[n], 0)
+        :: else -> skip
+        fi;
+        ztt++
+     :: else -> break
+     od;
+     zmt = 0; ztt = 0
+  :: else -> skip
+  fi;
+  checkLeft(n)
+}
+
+/* Router#clearPath: one forward to t answered (back: it was a back trip) */
+inline clearPath(n, t, back) {
+  zbo = 0;
+  if
+  :: back -> bt[(n) * 3 + (t)]--; zbo = (bt[(n) * 3 + (t)] == 0)
+  :: else -> skip
+  fi;
+  pc[(n) * 3 + (t)]--;
+  if
+  :: pc[(n) * 3 + (t)] == 0 && !hoff[n] -> flush(n)
+  :: pc[(n) * 3 + (t)] > 0 && zbo && !hoff[n] -> flush(n)   /* what waited for the back trip */
+  :: else -> skip
+  fi;
+  zbo = 0
+}
+
+/* Router#handedOff: one waiting input of the key handed off by the engine
+ * (a new Pending of hand-off class; its answer answers the original one) */
+inline handedOff(n, p) {
+  pho[p] = 1; phop[p] = 0; psnd[p] = 0; pret[p] = 0; palong[p] = 0;
+  pwp[p] = 0; pretry[p] = 0; ppace[p] = 0;
+  arr[n]++; PROP(modelBound, arr[n] < 64); paseq[p] = arr[n];
+  zrOwn = owner(vw[n]);
+  if
+  :: zrOwn == NONE -> answerP(p)
+  :: zrOwn == n -> hold(p, 0)                  /* ownership came back meanwhile */
+  :: else ->
+     pathOf(n, pvis[p]);
+     if
+     :: zrVia != NONE && zrVia != SEVERAL -> zrTgt = zrVia
+     :: else -> zrTgt = zrOwn
+     fi;
+     zeng = 1; hoTransit[zrTgt]++;
+     forward(n, zrTgt, p, 1);
+     zeng = 0
+  fi
+}
+
+/* PerKeyEngine#finishHandOff, then the hand-off future's completion */
 inline finishHandOff(n) {
   PROP(handOffAfterCall, !inflight[n]);
   do
-  :: len(lane[n]) > 0 ->
-     lane[n]?rk;
-     /* a new Pending of hand-off class, answered back to this node */
-     fwdFromEngine(n, rk)
+  :: len(lane[n]) > 0 -> lane[n]?zhx; handedOff(n, zhx)
   :: else -> break
   od;
   handing[n] = 0;
-  handingOff[n] = 0; hoOpen[n]--;
+  hoff[n] = 0; hoOpen[n]--;
   flush(n);
   maybeRelease(n)
 }
 
-/* ClusterNode#onSnapshot for the view V1 (and handOffLostKeys) */
-inline adopt(n) {
-  vw[n] = 1;
-  relSent[n] = 0;
-  if
-  :: n == A ->
-     justBefore[n] = 1;
+/* Router#snapshot of snapshot s at node n */
+inline snapshot(n, s) {
+  /* failForwardsToNonMembers */
+  zsi = pslot(n, 0, 0);
+  do
+  :: zsi < pslot(n + 1, 0, 0) ->
      if
-     :: !idle(n) ->                              /* an active key it lost */
-        handingOff[n] = 1; hoOpen[n]++;
+     :: pst[zsi] == FWDD && !((mem[s] >> pft[zsi]) & 1) ->
+        ztt = pft[zsi]; zbk = pback[zsi]; answerP(zsi); clearPath(n, ztt, zbk); zbk = 0
+     :: else -> skip
+     fi;
+     zsi++
+  :: else -> break
+  od;
+  /* Views#adopt */
+  zsnv = VIEW(s);
+  zsch = (!known(n) || zsnv != vw[n]);
+  mb[n] = mem[s];
+  if
+  :: zsch ->
+     if
+     :: !known(n) ->
+        unsN[n] = unsN[n] | (zsnv & ~(1 << (n)));
+        unsO[n] = unsO[n] | obit(owner(zsnv & ~(1 << (n))));
+        jb[n] = 0
+     :: else -> jb[n] = (owner(vw[n]) == n)
+     fi;
+     kn[n] = 1; vw[n] = zsnv;
+     unsN[n] = unsN[n] | zsnv; unsO[n] = unsO[n] | obit(owner(zsnv))
+  :: else -> skip
+  fi;
+  recompute(n);
+  if
+  :: zsch -> relSent[n] = 0; unr[n] = 0; hoOpen[n]++   /* handOffLostKeys */
+  :: else -> skip
+  fi;
+  flushAll(n);
+  maybeRelease(n);
+  /* the activeKeys effect (after the transition's routing decisions) */
+  if
+  :: zsch ->
+     zrOwn = owner(vw[n]);
+     if
+     :: (inflight[n] || len(lane[n]) > 0) && zrOwn != NONE && zrOwn != n && !hoff[n] ->
+        hoff[n] = 1; hoOpen[n]++;
+        hoOpen[n]--; maybeRelease(n);
+        /* ferry.handOff: now if no call is in flight, else when it ends */
         handing[n] = 1;
         if
         :: !inflight[n] -> finishHandOff(n)
-        :: else -> skip                          /* completed finishes it */
-        fi
-     :: else -> skip
-     fi
-  :: else -> skip
-  fi;
-  if
-  :: !handingOff[n] -> flush(n)
-  :: else -> skip
-  fi;
-  maybeRelease(n)
-}
-
-/* the answer to n's forward of x arrives (Forwarder#forward's onComplete) */
-inline replied(n, x) {
-  fwd[n*N+x] = 0;
-  if
-  :: onPath[n*N+x] ->
-     onPath[n*N+x] = 0;
-     pathOpen[n]--;
-     if
-     :: pathOpen[n] == 0 ->
-        pathTo[n] = NONE;
-        if
-        :: !handingOff[n] -> flush(n)
         :: else -> skip
         fi
+     :: else -> hoOpen[n]--; maybeRelease(n)
+     fi
+  :: else -> skip
+  fi;
+  zsi = 0; zsnv = 0; zsch = 0; ztt = 0
+}
+
+/* a forward or request accepted at node m: a new Pending */
+inline accept(am, ax, afrom, aupid, aflags) {
+  zrq = pslot(am, ax, 0);
+  do
+  :: zrq < pslot(am, ax, D - 1) && pst[zrq] != FREE -> zrq++
+  :: else -> break
+  od;
+  PROP(modelBound, pst[zrq] == FREE);
+  pup[zrq] = afrom; pupid[zrq] = aupid;
+  if
+  ::  afrom != CL ->
+     psnd[zrq] = 1; phop[zrq] = (aflags) & 3; pho[zrq] = ((aflags) >> 2) & 1; pvis[zrq] = ((aflags) >> 3) & 15;
+     if
+     :: ((aflags) >> 7) & 1 -> hoTransit[am]--
      :: else -> skip
      fi
   :: else -> skip
   fi;
-  if
-  :: up[n*N+x] != NONE -> net[n*3+up[n*N+x]]!REP,x   /* relayed unchanged */
-  :: else -> skip                                     /* the caller has it */
-  fi
+  pst[zrq] = FLUSHING;           /* being routed */
+  zwk = zrq;
+  route(am, zwk);
+  zwk = 0
 }
 
 /* one node's event loop */
 proctype Node(byte n) {
-  byte m, kind, x;
+  byte m, k, a, b;
 end:
   do
-  /* a message from node m */
+  /* a message from party m */
   :: atomic {
-       nempty(net[0*3+n]) || nempty(net[1*3+n]) || nempty(net[2*3+n]) ->
+       !dead[n] && (nempty(net[0 * NP + n]) || nempty(net[1 * NP + n]) || nempty(net[CL * NP + n])) ->
        if
-       :: net[0*3+n]?kind,x -> m = 0
-       :: net[1*3+n]?kind,x -> m = 1
-       :: net[2*3+n]?kind,x -> m = 2
+       :: net[0 * NP + n]?k, a, b -> m = 0
+       :: net[1 * NP + n]?k, a, b -> m = 1
+       :: net[CL * NP + n]?k, a, b -> m = CL
        fi;
        if
-       :: kind == FWD -> up[n*N+x] = m; route(n, x)
-       :: kind == REL -> relGot[x] = 1;
+       :: k == REQ && refusing[n] -> netSend(n, CL, REP, a, GONE)
+       :: k == REQ && !refusing[n] -> accept(n, a, CL, a, 0)
+       :: k == FWD && refusing[n] ->
           if
-          :: vw[n] == 1 -> flush(n)
+          :: (b >> 7) & 1 -> hoTransit[n]--
+          :: else -> skip
+          fi;
+          netSend(n, m, REP, a, GONE)
+       :: k == FWD && !refusing[n] -> accept(n, pinput(a), m, a, b)
+       :: k == REL ->
+          rel[n * 8 + a] = rel[n * 8 + a] | (1 << m);
+          if
+          :: known(n) && a == vw[n] -> recompute(n); flushAll(n)
           :: else -> skip
           fi
-       :: kind == REP -> replied(n, x)
+       :: k == REP ->
+          /* Router#forwarded: ignored unless its forward is still open */
+          if
+          :: pst[a] == FWDD && pft[a] == m ->
+             zbk = pback[a];
+             if
+             :: b == GONE -> unr[n] = unr[n] | (1 << m); pretry[a] = 0; hold(a, 1)
+             :: else -> answerP(a)                       /* relayed unchanged */
+             fi;
+             clearPath(n, m, zbk);
+             checkLeft(n)
+          :: else -> skip
+          fi
        fi;
-       m = 0; kind = 0; x = 0
+       m = 0; k = 0; a = 0; b = 0
      }
-  /* the membership view V1 reaches this node */
-  :: atomic { vw[n] != 1 -> adopt(n) }
+  /* the next membership snapshot reaches this node */
+  :: atomic {
+       !dead[n] && vi[n] < pub ->
+       if
+       :: true -> zss = vi[n] + 1
+       :: vi[n] + 1 < pub -> zss = pub                    /* an intermediate one skipped */
+       fi;
+       vi[n] = zss;
+       snapshot(n, zss);
+       zss = 0
+     }
   /* Views#ownedJustBefore's window passes */
-  :: atomic { justBefore[n] -> justBefore[n] = 0 }
-  /* a hold expires (2 x callTimeout, or the caller's deadline) */
+  :: atomic { !dead[n] && jb[n] -> jb[n] = 0 }
+  /* a held input's pause (RETRY_MS) ends: it may go on once more */
   :: atomic {
-       nempty(held[n]) -> held[n]?x; answerAt(n, x); x = 0
+       !dead[n] && (conv || budget > 0) && ANYPACED(n) ->
+       zei = pslot(n, 0, 0);
+       do
+       :: zei < pslot(n + 1, 0, 0) && pst[zei] == HELD && ppace[zei] -> break
+       :: zei < pslot(n + 1, 0, 0) -> zei++
+       :: else -> break
+       od;
+       if
+       :: zei < pslot(n + 1, 0, 0) && pst[zei] == HELD && ppace[zei] ->
+          if :: !conv -> budget-- :: else -> skip fi;
+          ppace[zei] = 0; pretry[zei] = 1;
+          if
+          :: !hoff[n] -> flush(n)
+          :: else -> skip
+          fi
+       :: else -> skip
+       fi;
+       zei = 0
      }
+#ifndef NO_EXPIRY
+  /* a hold ends (2 x callTimeout from the first hold, or the caller's
+   * deadline): CLOSED or TIMEOUT */
   :: atomic {
-       nempty(hin[n]) -> hin[n]?x; answerAt(n, x); x = 0
+       !dead[n] && ANYHELD(n) ->
+       zei = pslot(n, 0, 0);
+       do
+       :: zei < pslot(n + 1, 0, 0) && pst[zei] == HELD -> break
+       :: zei < pslot(n + 1, 0, 0) -> zei++
+       :: else -> break
+       od;
+       if
+       :: zei < pslot(n + 1, 0, 0) && pst[zei] == HELD -> answerP(zei); checkLeft(n)
+       :: else -> skip
+       fi;
+       zei = 0
      }
+#endif
   od
 }
 
-/* the downstream call of node n's engine; completion runs on n's loop */
+/* the downstream call of node n's engine; its completion runs on n's loop */
 proctype Call(byte n) {
 end:
   do
   :: atomic {
        inflight[n] ->
        wire--;
-       dx = 0;
-       do
-       :: dx < N ->
-          if
-          :: (callMem[n] >> dx) & 1 && st[dx] == SENT -> answerAt(n, dx)
-          :: else -> skip
-          fi;
-          dx++
-       :: else -> break
-       od;
-       inflight[n] = 0; callMem[n] = 0; over[n] = 0;
        if
-       :: handing[n] -> finishHandOff(n)
+       :: dead[n] -> skip                        /* nobody hears of it */
+       :: else ->
+          zci = 0;
+          do
+          :: zci < NPEND ->
+             if
+             :: (callMem[n] >> zci) & 1 && pst[zci] == ENG -> answerP(zci)
+             :: else -> skip
+             fi;
+             zci++
+          :: else -> break
+          od
+       fi;
+       inflight[n] = 0; callMem[n] = 0; over[n] = 0; zci = 0;
+       if
+       :: dead[n] -> skip
+       :: !dead[n] && handing[n] -> finishHandOff(n)
        :: else -> dispatch(n)
        fi
      }
   /* the call timeout: its callers fail now, the key stays in flight */
   :: atomic {
-       inflight[n] && !over[n] ->
+       inflight[n] && !over[n] && !dead[n] ->
        over[n] = 1;
-       dx = 0;
+       zci = 0;
        do
-       :: dx < N ->
+       :: zci < NPEND ->
           if
-          :: (callMem[n] >> dx) & 1 && st[dx] == SENT -> answerAt(n, dx)
+          :: (callMem[n] >> zci) & 1 && pst[zci] == ENG -> answerP(zci); callMem[n] = callMem[n] & ~(1 << zci)
           :: else -> skip
           fi;
-          dx++
+          zci++
        :: else -> break
-       od
+       od;
+       zci = 0
      }
   od
 }
 
-/* the caller, bound to entry node C: its inputs in order */
-proctype Caller() {
-  byte seq;
+/* ---------------------------------------------------------- the routing client */
+
+inline clientAnswer(x) {
+  PROP(exactlyOnce, cst[x] == 1);
+  cst[x] = 2
+}
+
+inline csend(t, x) {
+  ctgt = t; cinf++; csnd[x] = t;
+  netSend(CL, t, REQ, x, 0)
+}
+
+/* ClientRouter#forget: the key's state goes once nothing is in flight or waiting */
+inline cforget() {
+  if
+  :: cinf == 0 && len(cwait) == 0 -> cretry = 0; ctgt = 0
+  :: else -> skip
+  fi
+}
+
+/* ClientRouter#sendWaiting */
+inline sendWaiting(anyway) {
+  if
+  :: cinf == 0 && len(cwait) > 0 && cowner != NONE ->
+     zwx = cowner;
+     if
+     :: !(anyway) && ((cunr >> zwx) & 1) -> cretry = 1      /* retryLater */
+     :: else ->
+        do
+        :: len(cwait) > 0 -> cwait?zwk; csend(zwx, zwk)
+        :: else -> break
+        od
+     fi
+  :: else -> skip
+  fi;
+  cforget();
+  zwx = 0; zwk = 0
+}
+
+proctype Client() {
+  byte seq, m, k, a, b;
+end:
   do
-  :: seq < N -> atomic { up[C*N+seq] = NONE; route(C, seq); seq++ }
-  :: else -> break
+  /* ClientRouter#submit, in order */
+  :: atomic {
+       seq < N ->
+       cst[seq] = 1;
+       if
+       :: len(cwait) > 0 -> cwait!!seq
+       :: len(cwait) == 0 && cinf > 0 -> zwx = ctgt; csend(zwx, seq); zwx = 0  /* behind the earlier ones */
+       :: len(cwait) == 0 && cinf == 0 && (cowner == NONE || ((cunr >> cowner) & 1)) ->
+          cwait!!seq;
+          if
+          :: cowner != NONE -> cretry = 1
+          :: else -> skip
+          fi
+       :: else -> zwx = cowner; csend(zwx, seq); zwx = 0
+       fi;
+       cforget();
+       seq++
+     }
+  /* an outcome from node m (ClientRouter#sent) */
+  :: atomic {
+       nempty(net[0 * NP + CL]) || nempty(net[1 * NP + CL]) ->
+       if
+       :: net[0 * NP + CL]?k, a, b -> m = 0
+       :: net[1 * NP + CL]?k, a, b -> m = 1
+       fi;
+       if
+       :: csnd[a] == m ->
+          csnd[a] = NONE; cinf--;
+          if
+          :: b == GONE ->
+             /* not delivered: back among the waiting, in its place */
+             cunr = cunr | (1 << m); cleav = cleav | (1 << m);
+             cwait!!a; cretry = 1
+          :: else -> clientAnswer(a)
+          fi;
+          sendWaiting(0)
+       :: else -> skip                       /* its send had timed out */
+       fi;
+       m = 0; k = 0; a = 0; b = 0
+     }
+  /* the next membership snapshot */
+  :: atomic {
+       cvi < pub ->
+       if
+       :: true -> zss = cvi + 1
+       :: cvi + 1 < pub -> zss = pub
+       fi;
+       cvi = zss;
+       cleav = cleav & VIEW(zss);
+       if
+       :: ckn && VIEW(zss) == cvw -> skip
+       :: else -> ckn = 1; cvw = VIEW(zss); cunr = 0; sendWaiting(0)
+       fi;
+       zss = 0
+     }
+  /* the retry timer */
+  :: atomic { cretry -> cretry = 0; sendWaiting(1) }
+#ifndef NO_EXPIRY
+  /* a waiting request passes its deadline or send timeout: never sent */
+  :: atomic {
+       len(cwait) > 0 ->
+       a = 0;
+       do
+       :: a < N && cwait??[eval(a)] -> break
+       :: a < N -> a++
+       :: else -> break
+       od;
+       if
+       :: a < N && cwait??[eval(a)] -> cwait??eval(a); clientAnswer(a); cforget()
+       :: else -> skip
+       fi;
+       a = 0
+     }
+#endif
+  /* a send to a crashed node times out (event bus TIMEOUT): to the caller */
+  :: atomic {
+       ANYCDEAD ->
+       a = 0;
+       do
+       :: CDEAD(a) -> break
+       :: a < N -> a++
+       :: else -> break
+       od;
+       if
+       :: CDEAD(a) ->
+          csnd[a] = NONE; cinf--; clientAnswer(a); sendWaiting(0)
+       :: else -> skip
+       fi;
+       a = 0
+     }
   od
 }
 
-/* when nothing can move any more: everything answered, nothing held */
+/* ---------------------------------------------------------- membership */
+
+proctype Env() {
+#if defined(LEAVE)
+  atomic { leaving[A] = 1; pub = 1 }          /* A withdraws its announcement */
+#elif defined(CRASH)
+  atomic { dead[A] = 1; crashed = 1; pub = 1 }
+#elif defined(REJOIN)
+  pub = 1;
+  atomic { kn[B] && vi[B] == 1 -> leaving[B] = 1; pub = 2 }   /* B leaves again */
+#else
+  pub = 1                                      /* B joins */
+#endif
+}
+
+/* when nothing can move any more */
 proctype Auditor() {
   byte x;
   timeout ->
   atomic {
     do
-    :: x < N -> PROP(stranded, st[x] == DONE); x++
+    :: x < N -> PROP(stranded, cst[x] == 2); x++
     :: else -> break
     od;
     x = 0;
     do
-    :: x < 3*N -> PROP(forwardsAnswered, !fwd[x]); x++
+    :: x < NPEND -> PROP(nothingOpen, pst[x] == FREE || dead[pnode(x)]); x++
     :: else -> break
     od;
     x = 0
@@ -426,11 +915,37 @@ proctype Auditor() {
 
 init {
   atomic {
-    vw[A] = 0; vw[B] = UNK; vw[C] = 0;
-    pathTo[A] = NONE; pathTo[B] = NONE; pathTo[C] = NONE;
-    run Node(A); run Node(B); run Node(C);
+    byte i;
+    do
+    :: i < N -> csnd[i] = NONE; i++
+    :: else -> break
+    od;
+#if defined(LEAVE) || defined(CRASH)
+    rank0 = A; rank1 = B;
+    mem[0] = 3; ann[0] = 3;
+#if defined(LEAVE)
+    mem[1] = 3; ann[1] = 2;
+#else
+    mem[1] = 2; ann[1] = 2;
+#endif
+    kn[A] = 1; vw[A] = 3; mb[A] = 3; unsN[A] = 3; unsO[A] = 1;
+    kn[B] = 1; vw[B] = 3; mb[B] = 3; unsN[B] = 3; unsO[B] = 1;
+    relSent[A] = 1; relSent[B] = 1;
+    ckn = 1; cvw = 3;
+#else
+    rank0 = B; rank1 = A;
+    mem[0] = 1; ann[0] = 1;
+    mem[1] = 3; ann[1] = 3;
+#if defined(REJOIN)
+    mem[2] = 3; ann[2] = 1;
+#endif
+    kn[A] = 1; vw[A] = 1; mb[A] = 1; unsN[A] = 1; unsO[A] = 1; relSent[A] = 1;
+    ckn = 1; cvw = 1;
+#endif
+    run Node(A); run Node(B);
     run Call(A); run Call(B);
-    run Caller();
+    run Client();
+    run Env();
     run Auditor()
   }
 }

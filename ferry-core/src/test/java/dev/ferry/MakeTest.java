@@ -250,6 +250,20 @@ class MakeTest {
   }
 
   @Test
+  void anInputPastItsDeadlineWhenTheBatchFormsDoesNotEndTheBatch() {
+    Ferry<String, String> ferry = make(oneSlot().maxBatchWeight(5), LENGTH);
+    ferry.submit("a");
+    ferry.submit("bb");
+    Future<String> late = ferry.submit("ccccc", Duration.ofMillis(50));
+    ferry.submit("dd");
+    loop.stallMillis(100); // the deadline passes while the loop is busy: its timer has not run
+    down.succeed(0);
+    assertEquals(FerryError.TIMEOUT, kind(late));
+    assertEquals(List.of(List.of("a"), List.of("bb", "dd")), sent());
+    assertEquals(0, ferry.metrics().queuedInputs());
+  }
+
+  @Test
   void aCallTimeoutFailsItsCallersButHoldsTheSlotUntilTheCallIsOver() {
     Ferry<String, String> ferry = make(oneSlot().callTimeout(Duration.ofMillis(100)));
     Future<String> a = ferry.submit("a");

@@ -33,7 +33,7 @@ public final class Bench {
   /** Every scenario, in run order. Cluster forwarding, when it joins, goes here. */
   static List<Scenario> scenarios() {
     List<Scenario> all = new ArrayList<>(List.of(new Saturation(), new QuietKeys(), new LatencyVsLoad(),
-        new Overhead(), new Memory(), new RealStore(), new Contention()));
+        new Overhead(), new Memory(), new RealStore(), new Contention(), new JobShape()));
     all.addAll(ShapeVsLoad.all());
     return all;
   }

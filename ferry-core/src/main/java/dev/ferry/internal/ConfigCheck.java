@@ -80,30 +80,27 @@ public final class ConfigCheck {
     return value.intValue();
   }
 
+  /** A boolean field, or {@code null} when absent or null; a wrong type is recorded. */
   public Boolean readBoolean(JsonObject json, String field) {
-    Object value = json.getValue(field);
-    if (value == null || value instanceof Boolean) {
-      return (Boolean) value;
-    }
-    violations.add(field + " = " + describe(value) + ": must be true or false");
-    return null;
+    return read(json, field, Boolean.class, "true or false");
   }
 
+  /** A string field, or {@code null} when absent or null; a wrong type is recorded. */
   public String readString(JsonObject json, String field) {
-    Object value = json.getValue(field);
-    if (value == null || value instanceof String) {
-      return (String) value;
-    }
-    violations.add(field + " = " + describe(value) + ": must be a string");
-    return null;
+    return read(json, field, String.class, "a string");
   }
 
+  /** A JSON object field, or {@code null} when absent or null; a wrong type is recorded. */
   public JsonObject readObject(JsonObject json, String field) {
+    return read(json, field, JsonObject.class, "a JSON object");
+  }
+
+  private <T> T read(JsonObject json, String field, Class<T> type, String mustBe) {
     Object value = json.getValue(field);
-    if (value == null || value instanceof JsonObject) {
-      return (JsonObject) value;
+    if (value == null || type.isInstance(value)) {
+      return type.cast(value);
     }
-    violations.add(field + " = " + describe(value) + ": must be a JSON object");
+    violations.add(field + " = " + describe(value) + ": must be " + mustBe);
     return null;
   }
 

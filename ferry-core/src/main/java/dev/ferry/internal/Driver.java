@@ -3,6 +3,7 @@ package dev.ferry.internal;
 import dev.ferry.FerryError;
 import dev.ferry.FerryException;
 import io.vertx.core.AsyncResult;
+import io.vertx.core.Completable;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import java.util.ArrayDeque;
@@ -16,6 +17,12 @@ import java.util.function.ToLongFunction;
  * <p>Effects are queued while a transition runs and performed afterwards, in order, by a
  * trampoline: a call that completes inline, or a caller whose callback submits again, starts a new
  * transition whose effects join the queue instead of growing the stack.
+ *
+ * <p>A caller is answered through a {@link Promise} (the {@link dev.ferry.Ferry} API: a Future per
+ * input, its callbacks on the caller's context) or, for a caller on the ferry's own loop that only
+ * needs the answer, through a plain {@link Completable} handle ({@link #submit(Object, long,
+ * Completable)}: no promise, no listener, no dispatch through a context per input; ADR 0097).
+ * Either is answered exactly once, as an effect, after the transition that settled its entry.
  *
  * @param <R> the batch call's result type
  * @param <O> a caller's outcome type
@@ -65,6 +72,7 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
     @Override public void execute(Runnable task) { inner.execute(task); }
     @Override public long nanoTime() { return inner.nanoTime(); }
     @Override public void cancel(long timerId) { inner.cancel(timerId); }
+    @Override public void report(Throwable failure) { inner.report(failure); }
 
     @Override
     public long schedule(long delayNanos, Runnable task) {
@@ -123,6 +131,36 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
     return submit(input, Deadlines.after(loop.nanoTime(), timeout.toNanos()));
   }
 
+  /**
+   * Submits with the caller's answer as a handle instead of a Future, for a caller that lives on
+   * this ferry's loop and only forwards the answer (the verticle replies to its message): no
+   * promise, no listener, no hop through a context per input (ADR 0097). {@code timeoutNanos} is the
+   * caller's deadline from now, or 0 for none. {@code answer} is called exactly once, on the loop,
+   * like a promise's callback; what it throws is reported to the loop ({@link Loop#report}), never
+   * to the ferry.
+   */
+  public final void submit(I input, long timeoutNanos, Completable<O> answer) {
+    java.util.Objects.requireNonNull(answer, "answer");
+    if (input == null) {
+      answer(answer, null, new FerryException(FerryError.BAD_INPUT, "the input is null"));
+      return;
+    }
+    if (timeoutNanos < 0) {
+      answer(answer, null, new FerryException(FerryError.BAD_INPUT,
+          "a deadline must be a positive duration, got " + timeoutNanos + " ns"));
+      return;
+    }
+    long deadline = timeoutNanos == 0 ? Long.MAX_VALUE : Deadlines.after(loop.nanoTime(), timeoutNanos);
+    if (loop.inLoop()) {
+      // The common case, inlined: no task object for the transition.
+      admitSafely(input, deadline, answer);
+      published.publish();
+      runEffects();
+    } else if (!onLoopOrRefused(() -> admitSafely(input, deadline, answer))) {
+      answer(answer, null, new FerryException(FerryError.CLOSED, "the ferry's Vert.x instance is closed"));
+    }
+  }
+
   /** {@code deadline} is absolute, in loop nanos, or {@link Long#MAX_VALUE} for none. */
   private Future<O> submit(I input, long deadline) {
     if (input == null) {
@@ -140,11 +178,11 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
    * last line for the promise "every accepted input gets exactly one reply": should anything still
    * throw out of an admission, its caller is answered rather than stranded.
    */
-  private void admitSafely(I input, long deadline, Promise<O> promise) {
+  private void admitSafely(I input, long deadline, Completable<O> caller) {
     try {
-      admit(input, deadline, promise);
+      admit(input, deadline, caller);
     } catch (Throwable t) {
-      pending.add(() -> promise.tryFail(new FerryException(FerryError.BAD_INPUT,
+      pending.add(() -> answer(caller, null, new FerryException(FerryError.BAD_INPUT,
           "the ferry could not admit this input: " + t, t)));
     }
   }
@@ -198,14 +236,14 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
    * Validates one input and hands it to the engine; on the loop, inside a transition. {@code
    * deadline} is absolute in loop nanos ({@link Long#MAX_VALUE}: none), fixed at submit.
    */
-  protected abstract void admit(I input, long deadline, Promise<O> promise);
+  protected abstract void admit(I input, long deadline, Completable<O> caller);
 
 
   /**
    * The weight of {@code input}, computed once: 1 without a weigh function. A weigh function that
    * throws or returns a negative weight fails the caller with BAD_INPUT; then -1 is returned.
    */
-  protected final long weightOf(ToLongFunction<? super I> weigh, I input, Promise<?> caller) {
+  protected final long weightOf(ToLongFunction<? super I> weigh, I input, Completable<?> caller) {
     long weight;
     try {
       weight = weigh == null ? 1 : weigh.applyAsLong(input);
@@ -224,14 +262,37 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
    * Fails a caller whose input is bad, as an effect like any reply: its callback may submit again,
    * and must find the transition over.
    */
-  protected final void refuse(Promise<?> caller, String message, Throwable cause) {
+  protected final void refuse(Completable<?> caller, String message, Throwable cause) {
     FerryException bad = new FerryException(FerryError.BAD_INPUT, message, cause);
-    pending.add(() -> once(caller.tryFail(bad)));
+    pending.add(() -> answer(caller, null, bad));
   }
 
   /** Every caller is answered exactly once; a second answer is a bug the tests must see. */
   private static void once(boolean first) {
     assert first : "a caller was answered twice";
+  }
+
+  /** Answers one caller, exactly once (asserted for a promise: a second answer is a bug). */
+  private void answer(Object caller, Object value, Throwable failure) {
+    once(tell(caller, value, failure));
+  }
+
+  /**
+   * Gives one caller its answer: a promise unless it has one already (returns whether it was the
+   * first); any other handle directly, shielded like a promise's callback: what it throws goes to
+   * the loop's report and the effects go on.
+   */
+  @SuppressWarnings("unchecked")
+  private boolean tell(Object caller, Object value, Throwable failure) {
+    if (caller instanceof Promise<?> p) {
+      return failure == null ? ((Promise<Object>) p).tryComplete(value) : p.tryFail(failure);
+    }
+    try {
+      ((Completable<Object>) caller).complete(value, failure);
+    } catch (Throwable t) {
+      loop.report(t);
+    }
+    return true;
   }
 
   /** Starts the downstream call for the batch. May throw or return null: both fail the batch. */
@@ -248,21 +309,22 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
    */
   protected final boolean onLoopOrRefused(Runnable transition) {
     if (loop.inLoop()) {
-      transition.run();
-      published.publish();
-      runEffects();
+      step(transition);
       return true;
     }
     try {
-      loop.execute(() -> {
-        transition.run();
-        published.publish();
-        runEffects();
-      });
+      loop.execute(() -> step(transition));
       return true;
     } catch (java.util.concurrent.RejectedExecutionException gone) {
       return false;
     }
+  }
+
+  /** One transition on the loop: the transition, the metrics it changed, then the effects it queued. */
+  private void step(Runnable transition) {
+    transition.run();
+    published.publish();
+    runEffects();
   }
 
   private void runEffects() {
@@ -311,32 +373,31 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
         FerryException failed = new FerryException(FerryError.FAILED,
             "the batch call failed: " + batch.failure.getMessage(), batch.failure);
         for (Entry<K, I> e : batch.entries) {
-          once(promise(e).tryFail(failed));
+          answer(e.caller, null, failed);
         }
         return;
       }
       @SuppressWarnings("unchecked")
       R result = (R) batch.result;
       for (Entry<K, I> e : batch.entries) {
-        Promise<O> p = promise(e);
         O outcome;
         try {
           outcome = extract.apply(e.input, result);
         } catch (FerryException rejectedOrFailed) {
-          once(p.tryFail(rejectedOrFailed));
+          answer(e.caller, null, rejectedOrFailed);
           continue;
         } catch (Throwable t) {
-          once(p.tryFail(new FerryException(FerryError.FAILED, "extract failed for this input: " + t, t)));
+          answer(e.caller, null, new FerryException(FerryError.FAILED, "extract failed for this input: " + t, t));
           continue;
         }
-        once(p.tryComplete(outcome));
+        answer(e.caller, outcome, null);
       }
     });
   }
 
   @Override
   public final void fail(Entry<K, I> entry, FerryError kind, String message, Throwable cause) {
-    pending.add(() -> once(promise(entry).tryFail(new FerryException(kind, message, cause))));
+    pending.add(() -> answer(entry.caller, null, new FerryException(kind, message, cause)));
   }
 
   /** Where handed-off inputs go: the new owner. {@code remaining} is null when there is no deadline. */
@@ -355,9 +416,9 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
       Forward<I, O> forward = ((HandOff<I, O>) handOffs.get(0)).forward();
       long now = loop.nanoTime();
       for (Entry<K, I> e : entries) {
-        Promise<O> p = promise(e);
+        Object caller = e.caller;
         if (e.deadline <= now) {
-          p.tryFail(new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent"));
+          tell(caller, null, new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent"));
           continue;
         }
         java.time.Duration remaining = e.deadline == Long.MAX_VALUE ? null : java.time.Duration.ofNanos(e.deadline - now);
@@ -369,9 +430,9 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
         }
         answer.onComplete(ar -> {
           if (ar.succeeded()) {
-            p.tryComplete(ar.result());
+            tell(caller, ar.result(), null);
           } else {
-            p.tryFail(ar.cause() instanceof FerryException fe ? fe
+            tell(caller, null, ar.cause() instanceof FerryException fe ? fe
                 : new FerryException(FerryError.CLOSED, "the key's new owner could not be reached: " + ar.cause(), ar.cause()));
           }
         });
@@ -388,10 +449,5 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
       unhook.run();
       closed.tryComplete();
     });
-  }
-
-  @SuppressWarnings("unchecked")
-  private Promise<O> promise(Entry<K, I> e) {
-    return (Promise<O>) e.caller;
   }
 }

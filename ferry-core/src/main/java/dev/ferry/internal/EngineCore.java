@@ -6,7 +6,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * What the per-key and the stream engines share: the lifecycle (open, draining, closed),
- * the counters, admission bounds, the start and end of a call, and settling an entry exactly once.
+ * the counters, admission bounds, taking a batch off a lane within the batch bounds, the start and
+ * end of a call, and settling an entry exactly once.
  * Runs only on the owning loop; subclasses own their waiting structures and their dispatch rule.
  *
  * <p>Every method here is part of a transition of the subclass: it updates state and hands effects
@@ -110,7 +111,8 @@ abstract class EngineCore<K, I> {
       settle(e, FerryError.CLOSED, "the ferry is closed");
       return false;
     }
-    if (e.deadline <= loop.nanoTime()) {
+    // Its arrival is now (the entry was made in this transition): no second clock read per input.
+    if (e.deadline <= e.arrivedAt) {
       answerTimedOut(e);
       return false;
     }
@@ -196,6 +198,39 @@ abstract class EngineCore<K, I> {
       settle(e, FerryError.FAILED, message);
     }
   }
+
+  /**
+   * Moves {@code lane}'s next batch into {@code entries} and returns its weight: inputs in the
+   * lane's sending order up to {@code maxBatchSize} and {@code maxBatchWeight}, the first one
+   * always, so that a single input heavier than the bound travels alone. An input whose deadline
+   * has passed before its timer ran is dropped through {@link #dropWaiting}, never sent (and,
+   * being dropped, does not end the batch). The caller takes the batch out of its own counts.
+   */
+  final long takeBatch(Lane<K, I> lane, List<Entry<K, I>> entries) {
+    long now = loop.nanoTime();
+    long weight = 0;
+    while (entries.size() < limits.maxBatchSize()) {
+      Entry<K, I> e = lane.peek();
+      if (e == null) {
+        break;
+      }
+      if (e.deadline <= now) {
+        // Its timer has not run yet, but its deadline has passed: it must not leave.
+        dropWaiting(lane, e);
+        continue;
+      }
+      if (!entries.isEmpty() && e.weight > limits.maxBatchWeight() - weight) {
+        break;
+      }
+      lane.poll();
+      entries.add(e);
+      weight += e.weight;
+    }
+    return weight;
+  }
+
+  /** Settles a waiting entry of {@code lane} with TIMEOUT and takes it out of the counts. */
+  abstract void dropWaiting(Lane<K, I> lane, Entry<K, I> e);
 
   /** Answers a waiting entry whose deadline passed; the caller has taken it out of its counts. */
   final void answerTimedOut(Entry<K, I> e) {

@@ -32,4 +32,13 @@ public interface Loop {
   default Runnable onOwnerClose(java.util.function.Consumer<Runnable> hook) {
     return () -> {};
   }
+
+  /**
+   * Reports what a caller's answer handle threw (a bug in its code: the ferry goes on). Vert.x
+   * reports to the context's exception handler, as it does for a Future's callback; by default it
+   * is logged.
+   */
+  default void report(Throwable failure) {
+    System.getLogger(Loop.class.getName()).log(System.Logger.Level.ERROR, "a caller's answer handle threw", failure);
+  }
 }

@@ -391,27 +391,9 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
 
   /** Moves the lane's next batch into {@code entries}; returns its weight. */
   private long take(Lane<K, I> lane, List<Entry<K, I>> entries) {
-    long now = loop.nanoTime();
-    long weight = 0;
-    while (entries.size() < limits.maxBatchSize()) {
-      Entry<K, I> e = lane.peek();
-      if (e == null) {
-        break;
-      }
-      if (!entries.isEmpty() && e.weight > limits.maxBatchWeight() - weight) {
-        break;
-      }
-      if (e.deadline <= now) {
-        // Its timer has not run yet, but its deadline has passed: it must not leave.
-        dropWaiting(lane, e);
-        continue;
-      }
-      lane.poll();
-      queuedInputs--;
-      queuedWeight -= e.weight;
-      entries.add(e);
-      weight += e.weight;
-    }
+    long weight = takeBatch(lane, entries);
+    queuedInputs -= entries.size();
+    queuedWeight -= weight;
     return weight;
   }
 
@@ -500,8 +482,8 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     lanes.remove(lane.key);
   }
 
-  /** Settles a waiting entry with TIMEOUT and takes it out of the counts. */
-  private void dropWaiting(Lane<K, I> lane, Entry<K, I> e) {
+  @Override
+  void dropWaiting(Lane<K, I> lane, Entry<K, I> e) {
     lane.forget(e);
     queuedInputs--;
     queuedWeight -= e.weight;

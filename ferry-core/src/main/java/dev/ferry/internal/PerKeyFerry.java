@@ -3,6 +3,7 @@ package dev.ferry.internal;
 import dev.ferry.BatchCall;
 import dev.ferry.Ferry;
 import dev.ferry.PerKeyConfig;
+import io.vertx.core.Completable;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import java.util.Comparator;
@@ -37,7 +38,7 @@ public final class PerKeyFerry<K, I, R, O> extends Driver<K, I, R, O> implements
   }
 
   @Override
-  protected void admit(I input, long deadline, Promise<O> promise) {
+  protected void admit(I input, long deadline, Completable<O> promise) {
     K key;
     try {
       key = keyOf.apply(input);

@@ -113,7 +113,7 @@ public final class StreamEngine<I> extends EngineCore<Void, I> {
     if (!e.waiting()) {
       return;
     }
-    dropWaiting(e);
+    dropWaiting(queue, e);
     pump(); // the oldest input may have changed, and with it the delay timer
     maybeFinish();
   }
@@ -160,36 +160,12 @@ public final class StreamEngine<I> extends EngineCore<Void, I> {
   private void pump() {
     while (batchesInFlight < limits.maxInFlightBatches() && queue.count > 0 && dueIn() <= 0) {
       List<Entry<Void, I>> entries = new ArrayList<>(Math.min(queue.count, limits.maxBatchSize()));
-      long weight = take(entries);
+      long weight = takeBatch(queue, entries);
       if (!entries.isEmpty()) {
         start(entries, weight);
       }
     }
     armDelayTimer();
-  }
-
-  /** Moves the next batch off the queue into {@code entries}; returns its weight. */
-  private long take(List<Entry<Void, I>> entries) {
-    long now = loop.nanoTime();
-    long weight = 0;
-    while (entries.size() < limits.maxBatchSize()) {
-      Entry<Void, I> e = queue.peek();
-      if (e == null) {
-        break;
-      }
-      if (e.deadline <= now) {
-        // Its timer has not run yet, but its deadline has passed: it must not leave.
-        dropWaiting(e);
-        continue;
-      }
-      if (!entries.isEmpty() && e.weight > limits.maxBatchWeight() - weight) {
-        break; // the first input always goes, so a single heavier input travels alone
-      }
-      queue.poll();
-      entries.add(e);
-      weight += e.weight;
-    }
-    return weight;
   }
 
   private void start(List<Entry<Void, I>> entries, long weight) {
@@ -234,9 +210,9 @@ public final class StreamEngine<I> extends EngineCore<Void, I> {
 
   // ---------------------------------------------------------------- bookkeeping
 
-  /** Settles a waiting entry with TIMEOUT and takes it out of the counts. */
-  private void dropWaiting(Entry<Void, I> e) {
-    queue.forget(e);
+  @Override
+  void dropWaiting(Lane<Void, I> lane, Entry<Void, I> e) {
+    lane.forget(e);
     answerTimedOut(e);
   }
 

@@ -3,6 +3,7 @@ package dev.ferry.internal;
 import dev.ferry.Ferry;
 import dev.ferry.FerryConfig;
 import dev.ferry.StreamCall;
+import io.vertx.core.Completable;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import java.util.function.BiFunction;
@@ -34,7 +35,7 @@ public final class StreamFerry<I, R, O> extends Driver<Void, I, R, O> implements
    * Admits one input on the loop. Returns its entry (whose state tells whether it waits, left at
    * once, or was refused), or {@code null} when the input was bad and its caller already failed.
    */
-  Entry<Void, I> admitEntry(I input, long deadline, Promise<O> promise) {
+  Entry<Void, I> admitEntry(I input, long deadline, Completable<O> promise) {
     assert loop.inLoop();
     long weight = weightOf(weigh, input, promise);
     if (weight < 0) {
@@ -46,7 +47,7 @@ public final class StreamFerry<I, R, O> extends Driver<Void, I, R, O> implements
   }
 
   @Override
-  protected void admit(I input, long deadline, Promise<O> promise) {
+  protected void admit(I input, long deadline, Completable<O> promise) {
     admitEntry(input, deadline, promise);
   }
 

@@ -94,6 +94,11 @@ public final class VertxLoop implements Loop {
   }
 
   @Override
+  public void report(Throwable failure) {
+    ((ContextInternal) context).reportException(failure);
+  }
+
+  @Override
   public void cancel(long timerId) {
     context.owner().cancelTimer(timerId);
   }

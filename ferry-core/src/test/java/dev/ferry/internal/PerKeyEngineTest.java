@@ -490,6 +490,20 @@ class PerKeyEngineTest {
     }
 
     @Test
+    void anInputPastItsDeadlineWhenItsBatchFormsIsDroppedThereAndDoesNotEndTheBatch() {
+      PerKeyHarness h = harness(config().maxBatchWeight(10).directIdleKeys(false).maxInFlightBatches(1).build());
+      h.submit("a", "a1"); // in flight: the next inputs of "a" wait
+      h.submit(In.weighing("a", "a2", 4));
+      Future<String> late = h.submit(In.weighing("a", "a3", 10), Duration.ofMillis(50));
+      h.submit(In.weighing("a", "a4", 4));
+      h.loop.stallMillis(100); // a3's deadline passes while the loop is busy: its timer has not run
+      h.succeed(0);
+      assertEquals(FerryError.TIMEOUT, failure(late).kind());
+      assertEquals("a[a2, a4]", h.call(1), "a3 was dropped, never sent, and did not hold a4 back");
+      assertEquals(0, h.ferry.metrics().queuedInputs());
+    }
+
+    @Test
     void anInputInFlightIsNeverDropped() {
       PerKeyHarness h = harness(config().build());
       Future<String> f = h.submit(In.of("a", "a1"), Duration.ofMillis(10));

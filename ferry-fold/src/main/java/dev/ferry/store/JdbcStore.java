@@ -10,7 +10,6 @@ import io.vertx.jdbcclient.JDBCConnectOptions;
 import io.vertx.jdbcclient.JDBCPool;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
-import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 import java.sql.SQLException;
@@ -70,29 +69,19 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
 
   /** Creates the tables if they do not exist (H2 types: JSON held as text). */
   public Future<Void> createTables() {
-    return tx(conn -> {
-      Future<?> done = conn.query("CREATE TABLE IF NOT EXISTS " + table
-          + " (\"key\" VARCHAR PRIMARY KEY, version BIGINT NOT NULL, state VARCHAR NOT NULL)").execute();
-      if (events != null) {
-        done = done.compose(v -> conn.query("CREATE TABLE IF NOT EXISTS " + events
-          + " (\"key\" VARCHAR NOT NULL, version BIGINT NOT NULL, seq BIGINT NOT NULL, event VARCHAR NOT NULL,"
-            + " PRIMARY KEY (\"key\", version, seq))").execute());
-      }
-      return done.mapEmpty();
-    });
+    return tx(conn -> SqlStores.createTables(conn,
+        "CREATE TABLE IF NOT EXISTS " + table
+            + " (\"key\" VARCHAR PRIMARY KEY, version BIGINT NOT NULL, state VARCHAR NOT NULL)",
+        events == null ? null : "CREATE TABLE IF NOT EXISTS " + events
+            + " (\"key\" VARCHAR NOT NULL, version BIGINT NOT NULL, seq BIGINT NOT NULL, event VARCHAR NOT NULL,"
+            + " PRIMARY KEY (\"key\", version, seq))"));
   }
 
   @Override
   public Future<Versioned<JsonObject>> read(String key) {
     return tx(conn -> conn.preparedQuery("SELECT version, state FROM " + table + " WHERE \"key\" = ?")
         .execute(Tuple.of(key)))
-        .map(rows -> {
-          if (rows.size() == 0) {
-            return Versioned.absent();
-          }
-          Row row = rows.iterator().next();
-          return new Versioned<>(new JsonObject(row.getString(1)), row.getLong(0));
-        });
+        .map(SqlStores::versioned);
   }
 
   @Override
@@ -136,11 +125,7 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
     }
     return tx(conn -> conn.preparedQuery("SELECT event FROM " + events + " WHERE \"key\" = ? ORDER BY version, seq")
         .execute(Tuple.of(key)))
-        .map(rows -> {
-          List<Object> out = new ArrayList<>();
-          rows.forEach(r -> out.add(Json.decodeValue(r.getString(0))));
-          return out;
-        });
+        .map(SqlStores::events);
   }
 
   /**

@@ -70,25 +70,16 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
 
   /** Creates the tables if they do not exist. */
   public Future<Void> createTables() {
-    Future<?> done = pool.query("CREATE TABLE IF NOT EXISTS " + table
-        + " (key text PRIMARY KEY, version bigint NOT NULL, state jsonb NOT NULL)").execute();
-    if (events != null) {
-      done = done.compose(v -> pool.query("CREATE TABLE IF NOT EXISTS " + events
-          + " (key text NOT NULL, version bigint NOT NULL, seq bigint NOT NULL, event jsonb NOT NULL,"
-          + " PRIMARY KEY (key, version, seq))").execute());
-    }
-    return done.mapEmpty();
+    return SqlStores.createTables(pool,
+        "CREATE TABLE IF NOT EXISTS " + table + " (key text PRIMARY KEY, version bigint NOT NULL, state jsonb NOT NULL)",
+        events == null ? null : "CREATE TABLE IF NOT EXISTS " + events
+            + " (key text NOT NULL, version bigint NOT NULL, seq bigint NOT NULL, event jsonb NOT NULL,"
+            + " PRIMARY KEY (key, version, seq))");
   }
 
   @Override
   public Future<Versioned<JsonObject>> read(String key) {
-    return pool.preparedQuery(readSql).execute(Tuple.of(key)).map(rows -> {
-      if (rows.size() == 0) {
-        return Versioned.absent();
-      }
-      Row row = rows.iterator().next();
-      return new Versioned<>(new JsonObject(row.getString(1)), row.getLong(0));
-    });
+    return pool.preparedQuery(readSql).execute(Tuple.of(key)).map(SqlStores::versioned);
   }
 
   @Override
@@ -108,11 +99,7 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
     }
     return pool.preparedQuery("SELECT event::text FROM " + events + " WHERE key = $1 ORDER BY version, seq")
         .execute(Tuple.of(key))
-        .map(rows -> {
-          List<Object> out = new ArrayList<>();
-          rows.forEach(r -> out.add(io.vertx.core.json.Json.decodeValue(r.getString(0))));
-          return out;
-        });
+        .map(SqlStores::events);
   }
 
   private static boolean countIsOne(RowSet<Row> rows) {

@@ -6,18 +6,7 @@ import io.vertx.sqlclient.Tuple;
 import java.util.List;
 
 /** The shared store tests' view of a JdbcStore (H2) with its event log. */
-public final class JdbcFixture implements StoreFixture {
-  private final JdbcStore store;
-
-  public JdbcFixture(JdbcStore store) {
-    this.store = store;
-  }
-
-  @Override
-  public JdbcStore store() {
-    return store;
-  }
-
+public record JdbcFixture(JdbcStore store) implements StoreFixture {
   @Override
   public Future<List<Object>> events(String key) {
     return store.events(key);

@@ -6,18 +6,7 @@ import io.vertx.sqlclient.Tuple;
 import java.util.List;
 
 /** The shared store tests' view of a PgStore with its event log. */
-public final class PgFixture implements StoreFixture {
-  private final PgStore store;
-
-  public PgFixture(PgStore store) {
-    this.store = store;
-  }
-
-  @Override
-  public PgStore store() {
-    return store;
-  }
-
+public record PgFixture(PgStore store) implements StoreFixture {
   @Override
   public Future<List<Object>> events(String key) {
     return store.events(key);

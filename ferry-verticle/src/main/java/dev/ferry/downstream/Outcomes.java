@@ -42,6 +42,9 @@ public final class Outcomes {
       if (!(outcomes.getValue(i) instanceof JsonObject outcome)) {
         throw new DownstreamException("outcome " + i + " is not a JSON object");
       }
+      if (outcome.size() == 1 && outcome.containsKey("ok")) {
+        continue; // the common shape, in one lookup
+      }
       boolean ok = outcome.containsKey("ok");
       boolean error = outcome.containsKey("error");
       if (ok == error) {

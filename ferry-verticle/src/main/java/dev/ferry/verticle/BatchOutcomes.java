@@ -44,10 +44,13 @@ public final class BatchOutcomes {
       throw new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent");
     }
     JsonObject outcome = outcomes.getJsonObject(input.slot);
-    if (outcome.containsKey("error")) {
-      throw FerryException.inputRejected(outcome.getString("error"));
+    // Validated (Outcomes.validate): exactly one of "ok" and a string "error", so a non-null "ok"
+    // settles it in one lookup; only a null one needs the second.
+    Object ok = outcome.getValue("ok");
+    if (ok != null || !outcome.containsKey("error")) {
+      return ok;
     }
-    return outcome.getValue("ok");
+    throw FerryException.inputRejected(outcome.getString("error"));
   }
 
   /** One batch between its lane and the wire. */

@@ -1,12 +1,13 @@
 package dev.ferry.verticle;
 
-import dev.ferry.Ferry;
 import dev.ferry.FerryError;
 import dev.ferry.FerryException;
 import dev.ferry.InvalidConfigException;
 import dev.ferry.cluster.ClusterNode;
 import dev.ferry.downstream.Downstream;
 import dev.ferry.internal.LogText;
+import dev.ferry.internal.PerKeyFerry;
+import dev.ferry.internal.VertxLoop;
 import dev.ferry.downstream.EventBusDownstream;
 import dev.ferry.downstream.HttpDownstream;
 import dev.ferry.internal.Limits;
@@ -27,6 +28,7 @@ import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A per-key ferry on the event bus: inputs arrive at {@code address} (header {@code key}), leave in
@@ -49,7 +51,7 @@ public class FerryVerticle extends VerticleBase {
 
   private VerticleConfig settings;
   private Downstream downstream;
-  private Ferry<Submission, Object> ferry;
+  private PerKeyFerry<String, Submission, JsonArray, Object> ferry;
   private MessageConsumer<Object> submissions;
   private MessageConsumer<Object> metrics;
   private Operations operations;
@@ -110,7 +112,10 @@ public class FerryVerticle extends VerticleBase {
     // each weighs 1 and queuedWeight counts inputs (docs/adr/0024).
     boolean weighed = settings.perKey().maxBatchWeight() != Limits.UNBOUNDED
         || settings.perKey().maxQueuedWeight() != Limits.UNBOUNDED;
-    ferry = Ferry.perKey(context, settings.perKey(), (Submission s) -> s.key, weighed ? Submission::weight : null,
+    // Built directly rather than through Ferry.perKey: onSubmit answers through the ferry's
+    // handle-based submit, with no Future per input (ADR 0097).
+    ferry = new PerKeyFerry<>(new VertxLoop(context), settings.perKey(), (Submission s) -> s.key,
+        weighed ? Submission::weight : null,
         settings.headerOrder() ? Comparator.comparingLong((Submission s) -> s.order) : null,
         this::callDownstream, BatchOutcomes::extract);
     if (vertx.isClustered()) {
@@ -258,10 +263,9 @@ public class FerryVerticle extends VerticleBase {
       cluster.route(message, input);
       return;
     }
-    Future<Object> outcome = input.timeoutMs > 0
-        ? ferry.submit(input, Duration.ofMillis(input.timeoutMs))
-        : ferry.submit(input);
-    outcome.onComplete(input.answerTo((value, failure) -> {
+    // The Submission is the caller's answer handle: the ferry completes it on this loop, once, and
+    // it replies; no Future or listener per input (ADR 0097).
+    input.answerTo((value, failure) -> {
       if (failure == null && (value instanceof JsonObject || value instanceof JsonArray)) {
         // The caller is in this JVM and the outcome is its alone: hand it over uncopied. Other
         // values are immutable, and the default codecs never copy them.
@@ -269,7 +273,8 @@ public class FerryVerticle extends VerticleBase {
       } else {
         reply(message, value, failure);
       }
-    }));
+    });
+    ferry.submit(input, TimeUnit.MILLISECONDS.toNanos(input.timeoutMs), input);
   }
 
   private static void reply(Message<Object> message, AsyncResult<Object> ar) {
