@@ -44,11 +44,7 @@ class ClusterForwardingTest {
     }
     downstream = new SharedDownstream(cluster.nodes.get(0), 7, 2);
     await(downstream.listen(3));
-    try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      bridgePort = free.getLocalPort();
-    } catch (java.io.IOException e) {
-      throw new AssertionError(e);
-    }
+    bridgePort = ClusterHarness.freePort();
     for (int i = 0; i < 3; i++) {
       // Node 0 also listens for TCP bridge clients.
       JsonObject extra = i == 0
@@ -162,18 +158,13 @@ class ClusterForwardingTest {
           JsonObject body = new JsonObject().put("s", "bridge").put("n", n);
           String reply = "r-" + key + "-" + n;
           sentBodies.put(reply, body);
-          byte[] frame = new JsonObject().put("type", "send").put("address", ClusterHarness.SUBMIT)
-              .put("headers", new JsonObject().put("key", key)).put("body", body).put("replyAddress", reply)
-              .encode().getBytes(java.nio.charset.StandardCharsets.UTF_8);
-          out.writeInt(frame.length);
-          out.write(frame);
+          ClusterHarness.writeFrame(out, new JsonObject().put("type", "send").put("address", ClusterHarness.SUBMIT)
+              .put("headers", new JsonObject().put("key", key)).put("body", body).put("replyAddress", reply));
         }
       }
       out.flush();
       for (int i = 0; i < perKey * keys.size(); i++) {
-        byte[] frame = new byte[in.readInt()];
-        in.readFully(frame);
-        JsonObject reply = new JsonObject(io.vertx.core.buffer.Buffer.buffer(frame));
+        JsonObject reply = ClusterHarness.readFrame(in);
         assertEquals("message", reply.getString("type"), reply.encode());
         assertEquals(sentBodies.get(reply.getString("address")), reply.getJsonObject("body"), reply.encode());
       }

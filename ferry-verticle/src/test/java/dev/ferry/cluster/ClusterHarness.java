@@ -133,6 +133,29 @@ final class ClusterHarness implements AutoCloseable {
     }
   }
 
+  /** A free TCP port on loopback (for a bridge). */
+  static int freePort() {
+    try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      return free.getLocalPort();
+    } catch (java.io.IOException e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  /** Writes one TCP-bridge frame (length, then JSON), unflushed. */
+  static void writeFrame(java.io.DataOutputStream out, JsonObject frame) throws java.io.IOException {
+    byte[] bytes = frame.encode().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    out.writeInt(bytes.length);
+    out.write(bytes);
+  }
+
+  /** Reads one TCP-bridge frame. */
+  static JsonObject readFrame(java.io.DataInputStream in) throws java.io.IOException {
+    byte[] bytes = new byte[in.readInt()];
+    in.readFully(bytes);
+    return new JsonObject(io.vertx.core.buffer.Buffer.buffer(bytes));
+  }
+
   static void sleep(long ms) {
     try {
       Thread.sleep(ms);

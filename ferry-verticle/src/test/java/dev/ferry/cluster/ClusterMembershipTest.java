@@ -125,10 +125,7 @@ class ClusterMembershipTest {
 
   @Test
   void aBridgeClientOfALeavingNodeLosesNoReplyAndIsRefusedAtOnceOnceTheBridgeCloses() throws Exception {
-    int port;
-    try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      port = free.getLocalPort();
-    }
+    int port = ClusterHarness.freePort();
     for (int i = 0; i < 2; i++) {
       cluster.start();
     }
@@ -152,9 +149,7 @@ class ClusterMembershipTest {
       Thread reader = new Thread(() -> {
         try {
           while (true) {
-            byte[] frame = new byte[in.readInt()];
-            in.readFully(frame);
-            JsonObject reply = new JsonObject(io.vertx.core.buffer.Buffer.buffer(frame));
+            JsonObject reply = ClusterHarness.readFrame(in);
             String to = reply.getString("address");
             if ("err".equals(reply.getString("type")) && to == null) {
               refused.incrementAndGet(); // a refused send carries no reply address
@@ -171,11 +166,9 @@ class ClusterMembershipTest {
       try {
         for (int n = 0; refused.get() == 0 && n < 400_000; n++) {
           String key = "bridge-leave-" + (n % 4);
-          byte[] frame = new JsonObject().put("type", "send").put("address", ClusterHarness.SUBMIT)
+          ClusterHarness.writeFrame(out, new JsonObject().put("type", "send").put("address", ClusterHarness.SUBMIT)
               .put("headers", new JsonObject().put("key", key)).put("body", new JsonObject().put("s", "b").put("n", n))
-              .put("replyAddress", "r-" + n).encode().getBytes(java.nio.charset.StandardCharsets.UTF_8);
-          out.writeInt(frame.length);
-          out.write(frame);
+              .put("replyAddress", "r-" + n));
           sent.incrementAndGet();
           if (n % 20 == 19) {
             out.flush();
