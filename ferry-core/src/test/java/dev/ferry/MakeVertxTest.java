@@ -26,8 +26,20 @@ class MakeVertxTest {
 
   /** Completes {@code value} on a thread that Vert.x knows nothing about. */
   private static <T> Future<T> onForeignThread(T value) {
+    return onForeignThread(value, new java.util.concurrent.CountDownLatch(0));
+  }
+
+  /** Completes {@code value} on a foreign thread once {@code go} is open. */
+  private static <T> Future<T> onForeignThread(T value, java.util.concurrent.CountDownLatch go) {
     Promise<T> p = Promise.promise();
-    new Thread(() -> p.complete(value), "foreign").start();
+    new Thread(() -> {
+      try {
+        go.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      p.complete(value);
+    }, "foreign").start();
     return p.future();
   }
 
@@ -35,8 +47,11 @@ class MakeVertxTest {
   void aCallCompletedOnAForeignThreadIsHandledOnTheFerrysContext(Vertx vertx, VertxTestContext test) {
     Context context = vertx.getOrCreateContext();
     List<Context> seenByExtract = new CopyOnWriteArrayList<>();
+    // The call completes only once the test listens: a caller with no context of its own that
+    // registers its callback after the answer runs it on its own thread (that is Vert.x's rule).
+    java.util.concurrent.CountDownLatch listening = new java.util.concurrent.CountDownLatch(1);
     Ferry<String, String> ferry = Ferry.make(context, FerryConfig.defaults(), null,
-        inputs -> onForeignThread(String.join(",", inputs)),
+        inputs -> onForeignThread(String.join(",", inputs), listening),
         (in, all) -> {
           seenByExtract.add(Vertx.currentContext());
           return in + "@" + all;
@@ -49,6 +64,7 @@ class MakeVertxTest {
       assertEquals(0, ferry.metrics().inFlightBatches());
       test.completeNow();
     })));
+    listening.countDown();
   }
 
   @Test
