@@ -622,7 +622,8 @@ final class Router {
       }
       answer(p, loop.nanoTime() >= p.deadline
           ? new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent")
-          : new FerryException(FerryError.CLOSED, "the key's owner could not be reached: membership did not settle in time"));
+          : new FerryException(FerryError.CLOSED, "the key's owner could not be reached: membership did not settle in time ("
+              + heldFor(p) + ")"));
       checkLeft();
       return;
     }
@@ -632,6 +633,26 @@ final class Router {
     if (!handingOff.contains(p.input.key)) {
       flush(p.input.key);
     }
+  }
+
+  /** Why {@code p} is still held, for its 503: what an operator (or a CI log) needs to tell a stuck step from a slow one. */
+  private String heldFor(Pending p) {
+    String key = p.input.key;
+    String why;
+    if (!views.known()) {
+      why = "no view yet";
+    } else if (handingOff.contains(key)) {
+      why = "the key's hand-off here";
+    } else if (p.waitsForPath || paths.containsKey(key)) {
+      why = "earlier inputs of the key open at " + paths.getOrDefault(key, new LinkedHashMap<>()).keySet();
+    } else if (views.gated(key)) {
+      why = "the releases of " + views.awaiting();
+    } else {
+      why = "a paced retry";
+    }
+    long heldMs = (loop.nanoTime() - (p.holdUntil - maxHoldNanos)) / 1_000_000;
+    return "held at " + self + " for " + why + ", " + heldMs + " ms since its first hold here, view " + views.view()
+        + (unreachable.isEmpty() ? "" : ", refused by " + unreachable);
   }
 
   private void cancelHold(Pending p) {

@@ -142,6 +142,11 @@ final class Views {
     return to;
   }
 
+  /** The nodes whose release of the current view has not arrived. */
+  Set<String> awaiting() {
+    return awaiting;
+  }
+
   boolean known() {
     return known;
   }

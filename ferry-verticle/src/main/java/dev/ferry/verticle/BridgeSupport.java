@@ -74,7 +74,7 @@ final class BridgeSupport {
           headers = new JsonObject();
           raw.put("headers", headers);
         }
-        //XX headers.put("localOnly", true);
+        headers.put("localOnly", true); // enters here: the socket's order is kept (ADR 0094)
       }
       event.complete(true);
     };
