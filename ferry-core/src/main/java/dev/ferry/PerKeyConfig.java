@@ -25,8 +25,8 @@ public final class PerKeyConfig extends FerryBounds {
   public static final int DEFAULT_MAX_IN_FLIGHT = 16;
   /** The default {@code maxInFlightBatches} with adaptive dispatch: the ceiling of a learned limit, high enough for a large pool. */
   public static final int DEFAULT_ADAPTIVE_CEILING = 256;
-  private static final Limits FIXED_DEFAULTS = defaults(DEFAULT_MAX_IN_FLIGHT);
-  private static final Limits ADAPTIVE_DEFAULTS = defaults(DEFAULT_ADAPTIVE_CEILING);
+  private static final Limits FIXED_DEFAULTS = defaults(Dispatch.FIXED_SLOTS);
+  private static final Limits ADAPTIVE_DEFAULTS = defaults(Dispatch.ADAPTIVE);
 
   private final boolean directIdleKeys;
   private final Dispatch dispatch;
@@ -160,10 +160,15 @@ public final class PerKeyConfig extends FerryBounds {
     return ((limits.hashCode() * 31 + Boolean.hashCode(directIdleKeys)) * 31 + dispatch.hashCode()) * 31 + pinnedLimit;
   }
 
-  private static Limits defaults(int maxInFlightBatches) {
+  private static Limits defaults(Dispatch dispatch) {
     Limits.Draft draft = new Limits.Draft();
-    draft.maxInFlightBatches = maxInFlightBatches;
+    draft.maxInFlightBatches = maxInFlightDefault(dispatch);
     return draft.toLimits();
+  }
+
+  /** {@code maxInFlightBatches} when it is not set: the mode decides (ADR 0013). */
+  private static int maxInFlightDefault(Dispatch dispatch) {
+    return dispatch == Dispatch.ADAPTIVE ? DEFAULT_ADAPTIVE_CEILING : DEFAULT_MAX_IN_FLIGHT;
   }
 
   private static Set<String> jsonFields() {
@@ -220,7 +225,7 @@ public final class PerKeyConfig extends FerryBounds {
         dispatch = Dispatch.FIXED_SLOTS;
       }
       if (!draft.maxInFlightBatchesSet) {
-        draft.maxInFlightBatches = dispatch == Dispatch.ADAPTIVE ? DEFAULT_ADAPTIVE_CEILING : DEFAULT_MAX_IN_FLIGHT;
+        draft.maxInFlightBatches = maxInFlightDefault(dispatch);
       }
       PerKeyConfig config = new PerKeyConfig(draft.toLimits(), directIdleKeys, dispatch, pinnedLimit);
       config.check(check);

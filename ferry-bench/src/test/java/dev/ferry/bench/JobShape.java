@@ -134,8 +134,8 @@ final class JobShape implements Scenario {
     Random rnd = new Random(42);
     long measureFrom = 5_000 * MS;
     long end = measureFrom + seconds * 1_000 * MS;
-    Latencies quiet = new Latencies(2_000_000);
-    Latencies hot = new Latencies(20_000_000);
+    VirtualLatencies quiet = new VirtualLatencies(2_000_000);
+    VirtualLatencies hot = new VirtualLatencies(20_000_000);
     long[] state = {0, 0}; // next sequence number, hot inputs answered in the window
     Runnable[] sendHot = new Runnable[1];
     sendHot[0] = () -> {
@@ -190,12 +190,12 @@ final class JobShape implements Scenario {
         state[1] / (seconds * 1.0), store.calls, limit[0], limit[1]);
   }
 
-  /** Latencies in nanos, kept whole (virtual time: no sampling noise to smooth). */
-  private static final class Latencies {
+  /** VirtualLatencies in nanos, kept whole (virtual time: no sampling noise to smooth). */
+  private static final class VirtualLatencies {
     private long[] values;
     private int n;
 
-    Latencies(int capacity) {
+    VirtualLatencies(int capacity) {
       values = new long[capacity];
     }
 

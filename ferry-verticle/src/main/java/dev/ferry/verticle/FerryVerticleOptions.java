@@ -156,8 +156,12 @@ public final class FerryVerticleOptions {
   public long getMaxBatchWeight() { return maxBatchWeight != null ? maxBatchWeight : defaults().maxBatchWeight(); }
   /** Set, or the default of the dispatch mode in force: 16 slots with fixed slots, a ceiling of 256 with adaptive. */
   public int getMaxInFlightBatches() {
-    return maxInFlightBatches != null ? maxInFlightBatches
-        : "adaptive".equals(getDispatch()) ? PerKeyConfig.DEFAULT_ADAPTIVE_CEILING : PerKeyConfig.DEFAULT_MAX_IN_FLIGHT;
+    if (maxInFlightBatches != null) {
+      return maxInFlightBatches;
+    }
+    // The mode's default, from PerKeyConfig itself (an unknown mode fails validation elsewhere).
+    dev.ferry.Dispatch mode = dev.ferry.Dispatch.fromJson(getDispatch());
+    return PerKeyConfig.builder().dispatch(mode == null ? dev.ferry.Dispatch.FIXED_SLOTS : mode).build().maxInFlightBatches();
   }
   public int getMaxQueueing() { return maxQueueing != null ? maxQueueing : defaults().maxQueueing(); }
   public long getMaxQueuedWeight() { return maxQueuedWeight != null ? maxQueuedWeight : defaults().maxQueuedWeight(); }
