@@ -190,7 +190,7 @@ final class JobShape implements Scenario {
         state[1] / (seconds * 1.0), store.calls, limit[0], limit[1]);
   }
 
-  /** VirtualLatencies in nanos, kept whole (virtual time: no sampling noise to smooth). */
+  /** Latencies in nanos, kept whole (virtual time: no sampling noise to smooth). */
   private static final class VirtualLatencies {
     private long[] values;
     private int n;
