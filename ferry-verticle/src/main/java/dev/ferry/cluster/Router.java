@@ -103,6 +103,8 @@ final class Router {
   private final PerKeyFerry<String, Submission, ?, Object> ferry;
   private final Links links;
   private final long maxHoldNanos;
+  /** How long after losing a key this node still forwards its inputs with the hand-off class. */
+  private final long ownedWindowNanos;
   private final Views views;
 
   /** Per key, the inputs held here, in the order they go ({@link Pending#before}). */
@@ -142,15 +144,20 @@ final class Router {
   java.util.function.Consumer<String> tracer;
 
   /**
-   * @param callTimeoutMs the ferry's call timeout: a previous owner releases a key once its call in
-   *     flight is over, so a hold is bounded by twice that
+   * @param callTimeoutMs the ferry's call timeout: a previous owner hands a key over once its call
+   *     in flight is over
+   * @param maxHoldMs how long an input may be held here (never beyond its caller's deadline): at
+   *     least as long as another node may take to release a key or answer a forward, which in a
+   *     graceful leave is that node's whole leave ({@link ClusterNode#maxHoldMs}, ADR 0099)
    */
-  Router(Loop loop, String self, PerKeyFerry<String, Submission, ?, Object> ferry, long callTimeoutMs, Links links) {
+  Router(Loop loop, String self, PerKeyFerry<String, Submission, ?, Object> ferry, long callTimeoutMs, long maxHoldMs,
+      Links links) {
     this.loop = loop;
     this.self = self;
     this.ferry = ferry;
     this.links = links;
-    this.maxHoldNanos = 2 * callTimeoutMs * 1_000_000;
+    this.maxHoldNanos = maxHoldMs * 1_000_000;
+    this.ownedWindowNanos = 2 * callTimeoutMs * 1_000_000;
     this.views = new Views(self);
   }
 
@@ -418,7 +425,7 @@ final class Router {
     // Reaching the previous owner after the key moved, an input is older than whatever its
     // sender's entry node now sends to the new owner directly: it goes with the hand-off class.
     forward(target, p, target.equals(owner)
-        && (first || views.ownedJustBefore(key, loop.nanoTime(), maxHoldNanos)));
+        && (first || views.ownedJustBefore(key, loop.nanoTime(), ownedWindowNanos)));
   }
 
   private static boolean passed(String visited, String node) {

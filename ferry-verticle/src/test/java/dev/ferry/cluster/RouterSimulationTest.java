@@ -163,7 +163,7 @@ class RouterSimulationTest {
             .callTimeout(Duration.ofMillis(1_000)).build();
         ferry = new PerKeyFerry<>(loop, config, (Submission s) -> s.key, null, null,
             (key, inputs) -> call(this, key, inputs), (in, ok) -> in.body);
-        router = new Router(loop, id, ferry, 1_000, new Router.Links() {
+        router = new Router(loop, id, ferry, 1_000, ClusterNode.maxHoldMs(1_000, 1_000), new Router.Links() {
           @Override
           public void forward(Router.Forward f) {
             Submission s = f.pending.input;
