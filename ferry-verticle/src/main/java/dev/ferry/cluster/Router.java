@@ -135,6 +135,8 @@ final class Router {
   private Promise<Void> left;
   /** Leaving gave up waiting for forwards: later leaving() calls complete at once. */
   private boolean abandoned;
+  /** Leaving, every other node routed by a view without this node (it is never routed to again). */
+  private boolean goneFromViews;
   /** Whether {@link #left} also waits for nothing held or open here. */
   private boolean leftIdle;
   private boolean closed;
@@ -214,6 +216,7 @@ final class Router {
     step(() -> {
       if (from != null && viewId != null && views.released(from, viewId)) {
         flushAll();
+        checkLeft(); // the last release a leaving node waited for
       }
     });
   }
@@ -808,10 +811,15 @@ final class Router {
 
   private void checkLeft() {
     // Settled: every other node adopted the view without this one, so none routes here any more.
+    // That stays true through later views (they never name this node again): a node joining while
+    // this one lingers need not release to it for the leave to end (ADR 0099).
+    if (left != null && views.known() && !views.view().contains(self) && views.settled()) {
+      goneFromViews = true;
+    }
     if (left != null && abandoned) {
       Promise<Void> done = left;
       effects.add(done::tryComplete);
-    } else if (left != null && views.known() && !views.view().contains(self) && views.settled() && handOffsOpen == 0
+    } else if (left != null && goneFromViews && handOffsOpen == 0
         && (!leftIdle || (held.isEmpty() && open.isEmpty()))) {
       Promise<Void> done = left;
       effects.add(done::tryComplete);

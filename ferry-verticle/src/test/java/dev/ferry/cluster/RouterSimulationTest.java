@@ -581,6 +581,13 @@ class RouterSimulationTest {
           violations.add(n.id + " still holds " + n.router.heldCount() + " and has " + n.router.openForwards() + " open forwards");
         }
       }
+      for (Node n : nodes.values()) {
+        if (n.alive && n.leaving) {
+          // A leave ends without any bound on the wait (the real node gives up after its maxWait, 503).
+          violations.add(n.id + " never finished leaving (" + (n.registered ? "still registered" : "unregistered") + "): "
+              + n.router.describe());
+        }
+      }
       for (Client c : clients) {
         if (c.router.activeKeys() > 0) {
           violations.add(c.id + " still has " + c.router.activeKeys() + " active keys");
