@@ -103,6 +103,8 @@ final class Router {
   private final PerKeyFerry<String, Submission, ?, Object> ferry;
   private final Links links;
   private final long maxHoldNanos;
+  /** How long after losing a key this node still forwards its inputs with the hand-off class. */
+  private final long ownedWindowNanos;
   private final Views views;
 
   /** Per key, the inputs held here, in the order they go ({@link Pending#before}). */
@@ -133,6 +135,8 @@ final class Router {
   private Promise<Void> left;
   /** Leaving gave up waiting for forwards: later leaving() calls complete at once. */
   private boolean abandoned;
+  /** Leaving, every other node routed by a view without this node (it is never routed to again). */
+  private boolean goneFromViews;
   /** Whether {@link #left} also waits for nothing held or open here. */
   private boolean leftIdle;
   private boolean closed;
@@ -142,15 +146,20 @@ final class Router {
   java.util.function.Consumer<String> tracer;
 
   /**
-   * @param callTimeoutMs the ferry's call timeout: a previous owner releases a key once its call in
-   *     flight is over, so a hold is bounded by twice that
+   * @param callTimeoutMs the ferry's call timeout: a previous owner hands a key over once its call
+   *     in flight is over
+   * @param maxHoldMs how long an input may be held here (never beyond its caller's deadline): at
+   *     least as long as another node may take to release a key or answer a forward, which in a
+   *     graceful leave is that node's whole leave ({@link ClusterNode#maxHoldMs}, ADR 0099)
    */
-  Router(Loop loop, String self, PerKeyFerry<String, Submission, ?, Object> ferry, long callTimeoutMs, Links links) {
+  Router(Loop loop, String self, PerKeyFerry<String, Submission, ?, Object> ferry, long callTimeoutMs, long maxHoldMs,
+      Links links) {
     this.loop = loop;
     this.self = self;
     this.ferry = ferry;
     this.links = links;
-    this.maxHoldNanos = 2 * callTimeoutMs * 1_000_000;
+    this.maxHoldNanos = maxHoldMs * 1_000_000;
+    this.ownedWindowNanos = 2 * callTimeoutMs * 1_000_000;
     this.views = new Views(self);
   }
 
@@ -207,6 +216,7 @@ final class Router {
     step(() -> {
       if (from != null && viewId != null && views.released(from, viewId)) {
         flushAll();
+        checkLeft(); // the last release a leaving node waited for
       }
     });
   }
@@ -418,7 +428,7 @@ final class Router {
     // Reaching the previous owner after the key moved, an input is older than whatever its
     // sender's entry node now sends to the new owner directly: it goes with the hand-off class.
     forward(target, p, target.equals(owner)
-        && (first || views.ownedJustBefore(key, loop.nanoTime(), maxHoldNanos)));
+        && (first || views.ownedJustBefore(key, loop.nanoTime(), ownedWindowNanos)));
   }
 
   private static boolean passed(String visited, String node) {
@@ -801,10 +811,15 @@ final class Router {
 
   private void checkLeft() {
     // Settled: every other node adopted the view without this one, so none routes here any more.
+    // That stays true through later views (they never name this node again): a node joining while
+    // this one lingers need not release to it for the leave to end (ADR 0099).
+    if (left != null && views.known() && !views.view().contains(self) && views.settled()) {
+      goneFromViews = true;
+    }
     if (left != null && abandoned) {
       Promise<Void> done = left;
       effects.add(done::tryComplete);
-    } else if (left != null && views.known() && !views.view().contains(self) && views.settled() && handOffsOpen == 0
+    } else if (left != null && goneFromViews && handOffsOpen == 0
         && (!leftIdle || (held.isEmpty() && open.isEmpty()))) {
       Promise<Void> done = left;
       effects.add(done::tryComplete);
