@@ -37,6 +37,8 @@ public final class ClusterNode implements Router.Links {
   static final String FROM = "ferry-from";
   /** The nodes a forward has passed, comma-separated, the sender last. */
   static final String VISITED = "ferry-visited";
+  /** A request's sender and place in its order, "sender#n" (ADR 0098); a routing client sets it. */
+  static final String ORIGIN = "ferry-origin";
   static final String HOP = "ferry-hop";
   static final String HANDOFF = "ferry-handoff";
 
@@ -83,7 +85,7 @@ public final class ClusterNode implements Router.Links {
 
   /** An input that arrived at the public address (already parsed). */
   public void route(Message<Object> message, Submission input) {
-    router.accept(input, 0, false, null, answerFor(message));
+    router.accept(input, 0, false, null, message.headers().get(ORIGIN), answerFor(message));
   }
 
   private void onNode(Message<Object> m) {
@@ -118,7 +120,8 @@ public final class ClusterNode implements Router.Links {
       hop = 0; // a caller entering here directly, not a forward
     }
     String visited = m.headers().get(VISITED);
-    router.accept(input, hop, m.headers().contains(HANDOFF), visited != null ? visited : m.headers().get(FROM), answerFor(m));
+    router.accept(input, hop, m.headers().contains(HANDOFF), visited != null ? visited : m.headers().get(FROM),
+        m.headers().get(ORIGIN), answerFor(m));
   }
 
   private Promise<Object> answerFor(Message<Object> m) {
@@ -156,6 +159,9 @@ public final class ClusterNode implements Router.Links {
     }
     if (f.handOff) {
       o.addHeader(HANDOFF, "1");
+    }
+    if (f.origin != null) {
+      o.addHeader(ORIGIN, f.origin);
     }
     vertx.eventBus().request(FerryClient.nodeAddress(address, f.target), s.body, o)
         .onComplete(ar -> router.forwarded(f, ar.map(Message::body)));

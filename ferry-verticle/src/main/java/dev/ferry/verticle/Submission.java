@@ -121,8 +121,8 @@ public final class Submission implements Completable<Object> {
 
   /** The {@code {"id", "input"}} object sent downstream for this input. */
   public JsonObject toRequestInput() {
-    // Sized for its two fields: a default JsonObject allocates a 16-slot table on its first put.
-    return new JsonObject(new java.util.LinkedHashMap<>(4)).put("id", id).put("input", body);
+    // Two fields read without hashing; a map of its own only if someone iterates or changes it.
+    return new JsonObject(new RequestInput(id, body));
   }
 
   /**
