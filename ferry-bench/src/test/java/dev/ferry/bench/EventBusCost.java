@@ -50,6 +50,9 @@ public class EventBusCost {
   static final String SUBMIT = "ferry.submit";
   static final String DOWNSTREAM = "bench.downstream";
   static final String ECHO = "bench.echo";
+  /** A second ferry whose downstream replies with {@code LocalCodec}: its outcomes are not copied. */
+  static final String SUBMIT_UNCOPIED = "ferry.submit.uncopied";
+  static final String DOWNSTREAM_UNCOPIED = "bench.downstream.uncopied";
   /** System property: where to write the mean batch of a trial (suffixed with {@code -<keys>}). */
   static final String MEAN_BATCH_FILE = "ferry.bench.meanBatchFile";
 
@@ -95,18 +98,20 @@ public class EventBusCost {
   public void setUp() throws Exception {
     vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1));
     bus = vertx.eventBus();
-    bus.<JsonObject>consumer(DOWNSTREAM, msg -> {
-      JsonArray inputs = msg.body().getJsonArray("inputs");
-      JsonArray outcomes = new JsonArray(new java.util.ArrayList<>(inputs.size()));
-      for (int i = 0; i < inputs.size(); i++) {
-        outcomes.add(new JsonObject().put("ok", inputs.getJsonObject(i).getValue("input")));
-      }
-      msg.reply(new JsonObject().put("outcomes", outcomes));
-    });
+    // The same downstream twice: replying as most code does (Vert.x deep-copies the outcomes on
+    // local delivery), and replying with the ferry's LocalCodec, which hands them over as they are
+    // (the downstream's choice, in the same JVM only: docs/guide/verticle.md).
+    bus.<JsonObject>consumer(DOWNSTREAM, msg -> msg.reply(echoOutcomes(msg.body())));
+    bus.<JsonObject>consumer(DOWNSTREAM_UNCOPIED, msg -> msg.reply(echoOutcomes(msg.body()), local));
     bus.consumer(ECHO, msg -> msg.reply(msg.body()));
     JsonObject config = new JsonObject().put("address", SUBMIT).put("maxQueueing", 4 * N)
         .put("downstream", new JsonObject().put("type", "eventbus").put("address", DOWNSTREAM));
     await(vertx.deployVerticle(new FerryVerticle(), new DeploymentOptions().setConfig(config)));
+    if (keys == 1) {
+      JsonObject uncopied = config.copy().put("address", SUBMIT_UNCOPIED).put("metricsAddress", SUBMIT_UNCOPIED + ".metrics")
+          .put("downstream", new JsonObject().put("type", "eventbus").put("address", DOWNSTREAM_UNCOPIED));
+      await(vertx.deployVerticle(new FerryVerticle(), new DeploymentOptions().setConfig(uncopied)));
+    }
     sender = ((VertxInternal) vertx).createEventLoopContext();
     // One event loop: the sender, the ferry, the downstream and the echo all run on this thread.
     CompletableFuture<Long> thread = new CompletableFuture<>();
@@ -124,6 +129,16 @@ public class EventBusCost {
     for (int k = 0; k < keys; k++) {
       byKey[k] = new DeliveryOptions().addHeader("key", "key-" + k);
     }
+  }
+
+  /** Each input echoed as its outcome: {@code {"outcomes":[{"ok": input}...]}}. */
+  private static JsonObject echoOutcomes(JsonObject request) {
+    JsonArray inputs = request.getJsonArray("inputs");
+    JsonArray outcomes = new JsonArray(new java.util.ArrayList<>(inputs.size()));
+    for (int i = 0; i < inputs.size(); i++) {
+      outcomes.add(new JsonObject().put("ok", inputs.getJsonObject(i).getValue("input")));
+    }
+    return new JsonObject().put("outcomes", outcomes);
   }
 
   @TearDown
@@ -147,10 +162,47 @@ public class EventBusCost {
   @Benchmark
   @OperationsPerInvocation(N)
   public int ferrySubmit(LoopCpu cpu) {
+    return submitAll(cpu, SUBMIT);
+  }
+
+  /**
+   * The same, through the ferry whose downstream replies uncopied ({@code keys = 1} only): what
+   * is left of the path once the downstream lets go of its outcomes.
+   */
+  @Benchmark
+  @OperationsPerInvocation(N)
+  public int ferrySubmitUncopiedReply(LoopCpu cpu) {
+    if (keys != 1) {
+      throw new IllegalStateException("measured with one hot key only");
+    }
+    return submitAll(cpu, SUBMIT_UNCOPIED);
+  }
+
+  private int submitAll(LoopCpu cpu, String address) {
     return onSender(cpu, done -> {
       int[] left = {N};
       for (int i = 0; i < N; i++) {
-        bus.request(SUBMIT, body, byKey[i % keys]).onComplete(ar -> {
+        bus.request(address, body, byKey[i % keys]).onComplete(ar -> {
+          if (ar.failed()) {
+            done.completeExceptionally(ar.cause());
+          } else if (--left[0] == 0) {
+            done.complete(N);
+          }
+        });
+      }
+    });
+  }
+
+  /**
+   * The echo with the {@code key} header the submit protocol requires (Vert.x builds and, on local
+   * delivery, copies a header map per message). Not a JMH benchmark: {@link EventBusInterleaved}
+   * uses it to split the header's cost from the ferry's own.
+   */
+  public int bareEchoWithKey(LoopCpu cpu) {
+    return onSender(cpu, done -> {
+      int[] left = {N};
+      for (int i = 0; i < N; i++) {
+        bus.request(ECHO, body, byKey[0]).onComplete(ar -> {
           if (ar.failed()) {
             done.completeExceptionally(ar.cause());
           } else if (--left[0] == 0) {
@@ -190,11 +242,22 @@ public class EventBusCost {
   @Benchmark
   @OperationsPerInvocation(N)
   public int downstreamShare(LoopCpu cpu) {
+    return sendBatches(cpu, DOWNSTREAM);
+  }
+
+  /** The downstream's share when it replies uncopied. */
+  @Benchmark
+  @OperationsPerInvocation(N)
+  public int downstreamShareUncopiedReply(LoopCpu cpu) {
+    return sendBatches(cpu, DOWNSTREAM_UNCOPIED);
+  }
+
+  private int sendBatches(LoopCpu cpu, String address) {
     return onSender(cpu, done -> {
       int[] left = {N};
       for (JsonObject request : batchRequests) {
         int size = request.getJsonArray("inputs").size();
-        bus.request(DOWNSTREAM, request, local).onComplete(ar -> {
+        bus.request(address, request, local).onComplete(ar -> {
           if (ar.failed()) {
             done.completeExceptionally(ar.cause());
           } else if ((left[0] -= size) == 0) {

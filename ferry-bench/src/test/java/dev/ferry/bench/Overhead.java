@@ -118,8 +118,10 @@ final class Overhead implements Scenario {
     if (keys != null) {
       options.param("keys", keys);
       if (!keys.equals("1")) {
-        // The downstream's share does not depend on the keys: measured once, with the hot key.
+        // The downstream's share does not depend on the keys, and the uncopied-reply variant is
+        // the hot key's breakdown: both measured once, with the hot key.
         options.exclude("downstreamShare");
+        options.exclude("UncopiedReply");
       }
     }
     if (jvmArg != null) {
@@ -198,6 +200,20 @@ final class Overhead implements Scenario {
             String.format("echo %.0f ns + downstream's share %.0f ns + ferry's own %.0f ns; ferry within %.2fx of echo + share",
                 cpuEcho, cpuShare, cpuFerry - cpuEcho - cpuShare, cpuFerry / (cpuEcho + cpuShare)),
             "-", "-", "-"));
+      }
+      double uncopied = score.getOrDefault("ferrySubmitUncopiedReply/" + keys, Double.NaN);
+      if (hot && !Double.isNaN(uncopied)) {
+        // The same path when the downstream replies with LocalCodec (its choice, same JVM only):
+        // Vert.x no longer deep-copies the outcomes, which is most of the downstream's share.
+        double cpuUncopied = score.getOrDefault("cpu:ferrySubmitUncopiedReply/" + keys, Double.NaN);
+        double cpuShareUncopied = score.getOrDefault("cpu:downstreamShareUncopiedReply/" + keys, Double.NaN);
+        rows.add(new Row(id(), "ferry.submit per input, downstream replies uncopied, " + label,
+            String.format("median %.0f ns vs bare echo %.0f ns = %.2fx, floor %.2fx; CPU %.0f ns = %.2fx (echo %.0f"
+                + " + downstream's share %.0f + ferry's own %.0f)", uncopied, echo, uncopied / echo, uncopied / floor,
+                cpuUncopied, cpuUncopied / cpuEcho, cpuEcho, cpuShareUncopied, cpuUncopied - cpuEcho - cpuShareUncopied),
+            String.format("<= %.1fx bare echo", EVENT_BUS_TARGET), String.format("bare echo %.0f ns", echo),
+            Row.verdict(uncopied / echo <= EVENT_BUS_TARGET)));
+        chart.addValue(uncopied, "ferry.submit, downstream replies uncopied", label);
       }
       if (hot) {
         rows.add(new Row(id(), "ferry.submit per input against its floor, " + label,

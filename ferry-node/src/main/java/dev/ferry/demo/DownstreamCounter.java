@@ -61,7 +61,9 @@ final class DownstreamCounter implements Handler<DeliveryContext<Object>>, Timel
         String key = request.getString("key");
         JsonArray inputs = request.getJsonArray("inputs");
         int n = inputs == null ? 0 : inputs.size();
-        if (key != null && key.startsWith(busyPrefix)) {
+        if (key != null && key.startsWith(Load.PROBE_PREFIX)) {
+          // the job's own yardstick, sent straight to the store: neither the load's nor Ferry's
+        } else if (key != null && key.startsWith(busyPrefix)) {
           busyCalls.incrementAndGet();
           busyInputs.addAndGet(n);
         } else {

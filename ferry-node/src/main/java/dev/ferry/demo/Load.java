@@ -32,12 +32,18 @@ import java.util.SplittableRandom;
 final class Load {
   static final String BUSY_PREFIX = "hot-";
   static final String QUIET_PREFIX = "quiet-";
+  /** Accounts of the one-input calls made straight to the store beside the load (never through Ferry). */
+  static final String PROBE_PREFIX = "probe-";
   private static final long TICK_MS = 1;
+  /** One store probe every this many ms while the load runs: 50 per second, a few percent of the calls. */
+  static final long PROBE_EVERY_MS = 20;
 
   private final Vertx vertx;
   private final JobOptions options;
   private final Duration duration;
   private final Sender sender;
+  /** Sends a one-input call straight to the store, bypassing Ferry; null for no probes. */
+  private final Sender probe;
   private final Timeline timeline;
   private final SplittableRandom random;
   private final Promise<Void> finished = Promise.promise();
@@ -62,6 +68,16 @@ final class Load {
   long lastReplyNanos;
   final Latencies busyLatency = new Latencies();
   final Latencies quietLatency = new Latencies();
+  /**
+   * One-input deposits of 1 made straight to the store on fresh accounts ({@link #PROBE_PREFIX}),
+   * open loop beside the load: the store's own round trip under this very load, which the quiet
+   * keys' latency is compared with (what Ferry adds to it, rather than what the load adds).
+   */
+  final Latencies probeLatency = new Latencies();
+  long probesSent;
+  /** Probes acknowledged (their account must hold 1 and one event) and probes whose call failed (unknown). */
+  final java.util.BitSet probeAcked = new java.util.BitSet();
+  final java.util.BitSet probeAmbiguous = new java.util.BitSet();
 
   // per account: the balance the acknowledged operations add up to, how many were acknowledged,
   // and whether a FAILED reply makes its database row unverifiable
@@ -82,11 +98,12 @@ final class Load {
    * @param duration how long to offer load (the measured window, or the warm-up)
    * @param calls the store's calls so far, for the timeline's batch sizes
    */
-  Load(Vertx vertx, JobOptions options, Duration duration, Sender sender, Timeline.Calls calls) {
+  Load(Vertx vertx, JobOptions options, Duration duration, Sender sender, Sender probe, Timeline.Calls calls) {
     this.vertx = vertx;
     this.options = options;
     this.duration = duration;
     this.sender = sender;
+    this.probe = probe;
     this.timeline = new Timeline(this, calls);
     this.random = new SplittableRandom(options.seed());
     hotBalance = new long[options.hot()];
@@ -103,6 +120,10 @@ final class Load {
 
   static String quietKey(int i) {
     return QUIET_PREFIX + i;
+  }
+
+  static String probeKey(long i) {
+    return PROBE_PREFIX + i;
   }
 
   /** Starts generating; call on the context the load lives on. Completes once every reply is in. */
@@ -156,6 +177,12 @@ final class Load {
       sendBusy();
       dueBusy--;
     }
+    if (probe != null) {
+      long dueProbes = elapsed / (PROBE_EVERY_MS * 1_000_000) - probesSent;
+      while (dueProbes-- > 0) {
+        sendProbe();
+      }
+    }
     if (now >= endNanos) {
       generating = false;
       vertx.cancelTimer(tickTimer);
@@ -187,6 +214,23 @@ final class Load {
       long amount = 1 + random.nextInt(500);
       submit(false, k, Accounts.deposit(quietKey(k), amount), amount);
     }
+  }
+
+  private void sendProbe() {
+    long i = probesSent++;
+    String key = probeKey(i);
+    inFlight++;
+    long t0 = System.nanoTime();
+    probe.send(key, Accounts.deposit(key, 1)).onComplete(ar -> {
+      inFlight--;
+      if (ar.succeeded()) {
+        probeLatency.add(System.nanoTime() - t0);
+        probeAcked.set((int) i);
+      } else {
+        probeAmbiguous.set((int) i);
+      }
+      checkFinished();
+    });
   }
 
   private void submit(boolean busy, int k, JsonObject op, long delta) {

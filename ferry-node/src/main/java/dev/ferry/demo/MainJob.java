@@ -190,7 +190,7 @@ public final class MainJob {
       long jvmCpu = jvmCpuNanos();
       Duration serverCpu = database.serverCpu();
 
-      Load load = new Load(vertx, options, duration, sender, counter);
+      Load load = new Load(vertx, options, duration, sender, (key, op) -> callStore(vertx, key, op), counter);
       Progress progress = new Progress(vertx, label, load, counter, out, options.progress());
       Promise<Void> loaded = Promise.promise();
       loadContext.runOnContext(v -> {
@@ -223,6 +223,7 @@ public final class MainJob {
           counter.quietCalls() - quietCalls, counter.quietCarried() - quietCarried,
           load.busyLatency.percentileMs(50), load.busyLatency.percentileMs(99),
           load.quietLatency.percentileMs(50), load.quietLatency.percentileMs(99),
+          load.probeLatency.percentileMs(50), load.probeLatency.percentileMs(99), load.probesSent,
           (load.lastReplyNanos - load.startNanos()) / 1e9,
           load.planned(), check.checked, check.unverifiable, check.mismatches,
           jvmCpuSeconds, serverCpuSeconds, load.timeline().toJson());
@@ -312,6 +313,15 @@ public final class MainJob {
         compare(Load.quietKey(i), load.quietBalance[i], load.quietOps[i], contents, mismatches);
       }
     }
+    for (int i = 0; i < load.probesSent; i++) {
+      if (load.probeAmbiguous.get(i)) {
+        unverifiable++;
+      } else {
+        checked++;
+        boolean acked = load.probeAcked.get(i);
+        compare(Load.probeKey(i), acked ? 1 : 0, acked ? 1 : 0, contents, mismatches);
+      }
+    }
     for (String key : contents.balances().keySet()) {
       if (!isOurs(key, load)) {
         mismatches.add(key + ": in the database but never submitted");
@@ -339,6 +349,10 @@ public final class MainJob {
       if (key.startsWith(Load.QUIET_PREFIX)) {
         int i = Integer.parseInt(key.substring(Load.QUIET_PREFIX.length()));
         return i >= 0 && i < load.quietBalance.length;
+      }
+      if (key.startsWith(Load.PROBE_PREFIX)) {
+        long i = Long.parseLong(key.substring(Load.PROBE_PREFIX.length()));
+        return i >= 0 && i < load.probesSent;
       }
     } catch (NumberFormatException e) {
       return false;

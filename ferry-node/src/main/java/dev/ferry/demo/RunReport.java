@@ -25,6 +25,10 @@ import java.util.List;
  * @param busyP99Ms 99th percentile of the same
  * @param quietP50Ms median latency of a quiet account's operation
  * @param quietP99Ms 99th percentile of the same
+ * @param storeP50Ms median of one-input calls made straight to the store during the run, beside
+ *     its load (50 a second, never through Ferry): the store's round trip under this load
+ * @param storeP99Ms 99th percentile of the same
+ * @param storeProbes how many such calls were made (their accounts are checked like the others)
  * @param seconds from the first submission to the last reply
  * @param plannedInputs what the schedule offered over the duration
  * @param accountsChecked accounts whose row was compared with the acknowledged operations
@@ -53,6 +57,9 @@ public record RunReport(
     double busyP99Ms,
     double quietP50Ms,
     double quietP99Ms,
+    double storeP50Ms,
+    double storeP99Ms,
+    long storeProbes,
     double seconds,
     long plannedInputs,
     int accountsChecked,

@@ -133,7 +133,7 @@ public class FerryVerticle extends VerticleBase {
     }
     return Operations.start(vertx, settings, ferry, this::onSubmit).compose(ops -> {
       operations = ops;
-      submissions = vertx.eventBus().consumer(settings.address(), this::onSubmit);
+      submissions = vertx.eventBus().consumer(settings.address(), ops.entry());
       answerDiscarded(submissions);
       metrics = vertx.eventBus().consumer(settings.metricsAddress(),
           m -> m.reply(ferry.metrics().toJson()));
