@@ -193,7 +193,7 @@ bool crashed;
 
 /* scratch (hidden: every event is one atomic step) */
 hidden byte zrOwn, zrVia, zrTgt, zrq, zrb, zri, zqi, zfj, zfb, zhx, zdx, zdc, zci, zsi,
-  zss, zsnv, zsch, zmt, zei, ztt, zwx, zwk, zff, zeng, zbo, zbk;
+  zss, zsnv, zsch, zmt, zei, ztt, zwx, zwk, zff, zeng, zbo, zbk, zbb, zbq;
 hidden int zdm;
 
 #define conv ((dead[A] || vi[A] == pub) && (dead[B] || vi[B] == pub) && cvi == pub)
@@ -274,6 +274,23 @@ inline pathOf(n, vis) {
 /* Router#backTripTo: a back trip of the key open to a node vis names */
 #define backTripTo(n, vis) (((bt[(n) * 3 + 0] > 0) | ((bt[(n) * 3 + 1] > 0) << 1)) & (vis))
 
+/* Router#behindBackTrip: zbb = 1 when an earlier input of the same sender
+ * (Pending#origin: the client's inputs in order) was sent back from n to a
+ * node p came through and is still unanswered there */
+inline behindBackTrip(n, p) {
+  zbb = 0; zbq = pslot(n, 0, 0);
+  do
+  :: zbq < pslot(n + 1, 0, 0) ->
+     if
+     :: pst[zbq] == FWDD && pback[zbq] && ((pvis[p] >> pft[zbq]) & 1) && pinput(zbq) < pinput(p) -> zbb = 1
+     :: else -> skip
+     fi;
+     zbq++
+  :: else -> break
+  od;
+  zbq = 0
+}
+
 /* Router#behindHeld: zrb = 1 when a held input of the key goes before p */
 inline behindHeld(n, p) {
   zrb = 0; zri = pslot(n, 0, 0);
@@ -345,9 +362,10 @@ inline route(n, p) {
      :: !pretry[p] && zrb -> hold(p, 0)
      :: else ->
         zrOwn = owner(vw[n]);
+        behindBackTrip(n, p);
         if
         :: zrOwn == NONE -> answerP(p)                    /* CLOSED */
-        :: zrOwn != NONE && !pret[p] && backTripTo(n, pvis[p]) != 0 ->
+        :: zrOwn != NONE && backTripTo(n, pvis[p]) != 0 && (!pret[p] || zbb) ->
            pwp[p] = 1; hold(p, 0)                       /* waits for the back trip */
         :: else ->
            pathOf(n, pvis[p]);
@@ -380,7 +398,7 @@ inline route(n, p) {
         fi
      fi
   fi;
-  zrq = 0; zrb = 0
+  zrq = 0; zrb = 0; zbb = 0
 }
 
 /* Router#flush: the held inputs of the key routed again, in their order */
@@ -467,7 +485,7 @@ inline maybeRelease(n) {
 inline clearPath(n, t, back) {
   zbo = 0;
   if
-  :: back -> bt[(n) * 3 + (t)]--; zbo = (bt[(n) * 3 + (t)] == 0)
+  :: back -> bt[(n) * 3 + (t)]--; zbo = 1
   :: else -> skip
   fi;
   pc[(n) * 3 + (t)]--;
@@ -689,7 +707,13 @@ end:
        :: else -> break
        od;
        if
-       :: zei < pslot(n + 1, 0, 0) && pst[zei] == HELD -> answerP(zei); checkLeft(n)
+       :: zei < pslot(n + 1, 0, 0) && pst[zei] == HELD ->
+          answerP(zei);
+          if
+          :: !hoff[n] && ANYHELD(n) -> flush(n)      /* those held behind it go on */
+          :: else -> skip
+          fi;
+          checkLeft(n)
        :: else -> skip
        fi;
        zei = 0

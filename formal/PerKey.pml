@@ -155,14 +155,15 @@ bool inBusy[K];                   /* the key's live lane is in the busy line */
 byte staleB[K];                   /* busy-line entries of retired lanes      */
 byte tagOf[K];                    /* Lane#tag                                */
 bool laneIdle[K];                 /* Lane#idle: joins the idle line          */
-bool lastGrantIdle;
+byte idleCredit = 1;              /* PerKeyEngine#idleCredit (ADR 0014)      */
 byte admSeq;                      /* Entry#seq of the next input             */
 byte adm[NI];                     /* Entry#seq of each input                 */
 /* ghost for the adaptive properties */
-bool prevIdleOverBusy;
+byte idleRun;                     /* idle grants over busy since a busy one  */
+byte lastBusy = 1;                /* inputs of the last busy grant           */
 byte over[K];                     /* grants to others since the lane joined  */
-byte bnd[K];                      /* ADR 0011 P5: at most 2 x B + 1 of them   */
-hidden byte tg, gi;
+byte bnd[K];                      /* P5: at most B + (B + 1) x MAXB of them  */
+hidden byte tg, gi, gb;
 
 #define idle(k)  (!inflight[k] && nwait[k] == 0)
 /* room for a direct call: fixed slots, fewer than SLOTS direct calls;
@@ -302,7 +303,7 @@ inline offer(k) {
      :: cc < NI -> if :: st[cc] == WAIT && adm[cc] < adm[tg] -> dn++ :: else -> skip fi; cc++
      :: else -> break
      od;
-     bnd[k] = 2 * dn + 1; over[k] = 0; cc = 0; dn = 0;
+     bnd[k] = dn + (dn + 1) * MAXB; over[k] = 0; cc = 0; dn = 0;
      if
      :: !laneIdle[k] ->
         tagOf[k] = adm[tg];
@@ -349,8 +350,9 @@ inline unqueue(k, x) {
         od; \
         cx = 0;
 #else
-/* adaptive: while calls < limit, the idle line's head unless the previous
- * grant went there too while busy lanes waited, else the smallest tag */
+/* adaptive: while calls < limit, the idle line's head unless busy lanes wait
+ * and the idle credit (the inputs of the last busy grant, less the idle grants
+ * made since) is spent, else the smallest tag (ADR 0014) */
 #define GRANT \
   :: batchCalls + directCalls < limit && (len(line) > 0 || len(busyq) > 0) -> \
      if \
@@ -361,10 +363,13 @@ inline unqueue(k, x) {
                            K > 2 && busyq?[_,eval(2)] && staleB[2 % K] > 0) -> \
         busyq?tg,dk; staleB[dk]--; tg = 0 \
      :: else -> \
-        gi = len(line) > 0 && (len(busyq) == 0 || !lastGrantIdle); \
-        PROP(idleBound, !(gi && len(busyq) > 0 && prevIdleOverBusy)); \
-        prevIdleOverBusy = gi && len(busyq) > 0; \
-        lastGrantIdle = gi; \
+        gi = len(line) > 0 && (len(busyq) == 0 || idleCredit > 0); \
+        PROP(idleBound, !(gi && len(busyq) > 0 && idleRun >= lastBusy)); \
+        if \
+        :: gi && len(busyq) > 0 -> idleCredit--; idleRun++ \
+        :: else -> skip \
+        fi; \
+        gb = !gi; \
         if \
         :: gi -> line?dk; inLine[dk] = 0 \
         :: else -> \
@@ -433,13 +438,20 @@ inline dispatch() {
            od;
            passed[dk] = 0;
 #endif
+#ifdef ADAPTIVE
+           /* a busy grant lets idle lanes take as many grants as it carries inputs */
+           if
+           :: gb -> idleCredit = dn; lastBusy = dn; idleRun = 0
+           :: else -> skip
+           fi;
+#endif
            inflight[dk] = 1; startCall(dk, dm, 1)
         :: else -> passed[dk] = 0                     /* all had expired: retired */
         fi
      fi
   :: else -> break
   od;
-  dk = 0; dx = 0; dn = 0; dw = 0; dm = 0
+  dk = 0; dx = 0; dn = 0; dw = 0; dm = 0; gb = 0
 }
 
 /* closed is signalled once, when nothing is on the wire; nobody is left */

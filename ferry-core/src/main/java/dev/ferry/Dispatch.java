@@ -6,10 +6,10 @@ package dev.ferry;
  */
 public enum Dispatch {
   /**
-   * The default. Every call, an idle key's first one included, counts against one limit learned
-   * from the downstream's latency (at most {@code maxInFlightBatches}, or fixed by {@code
-   * pinnedLimit}). Idle keys go first, but take at most every other call while busy keys wait;
-   * busy keys are served oldest waiting input first.
+   * Every call, an idle key's first one included, counts against one limit learned from the
+   * downstream's latency (at most {@code maxInFlightBatches}, or fixed by {@code pinnedLimit}).
+   * Idle keys go first, but while busy keys wait they take at most as many calls as the last busy
+   * call carried inputs (ADR 0014); busy keys are served oldest waiting input first.
    */
   ADAPTIVE("adaptive"),
   /**

@@ -33,7 +33,7 @@ public final class Bench {
   /** Every scenario, in run order. Cluster forwarding, when it joins, goes here. */
   static List<Scenario> scenarios() {
     List<Scenario> all = new ArrayList<>(List.of(new Saturation(), new QuietKeys(), new LatencyVsLoad(),
-        new Overhead(), new Memory(), new RealStore(), new Contention(), new JobShape()));
+        new Overhead(), new Memory(), new RealStore(), new Contention(), new JobShape(), new VirtualShapes()));
     all.addAll(ShapeVsLoad.all());
     return all;
   }
@@ -53,6 +53,7 @@ public final class Bench {
     Set<String> selected = only.isEmpty() ? Set.of() : Set.of(only.split(","));
     ShapeVsLoad.runs = Integer.parseInt(option(a, "--runs", "1"));
     Sweep.seed = Long.parseLong(option(a, "--seed", "17"));
+    VirtualShapes.seed = Sweep.seed;
     Sweep.shapes = Integer.parseInt(option(a, "--shapes", "20"));
     ShapeVsLoad.withHold = a.contains("--with-hold");
     List<Scenario.Row> rows = run(out, quick, selected);

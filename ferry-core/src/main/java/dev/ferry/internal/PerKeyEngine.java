@@ -25,7 +25,7 @@ import java.util.PriorityQueue;
  * completion: whatever arrived while a key's previous call was in flight leaves together in its
  * next one (group commit), and no timer is involved unless a batch delay is configured.
  *
- * <p>Two dispatch modes (ADR 0011, 0013):
+ * <p>Two dispatch modes (ADR 0011, 0013, 0014):
  *
  * <ul>
  *   <li><b>Adaptive</b> (opt-in): every call counts against one limit, learned by {@link
@@ -33,8 +33,9 @@ import java.util.PriorityQueue;
  *       batch of one (a <em>direct call</em>) when the limit allows and nothing waits; otherwise
  *       its new lane waits in the {@link #line idle line}, FIFO. Lanes re-queued after a call wait
  *       in the {@link #busy busy line}, ordered by the admission number of their next input (oldest
- *       first). A grant takes the idle line's head unless the previous grant did too while busy
- *       lanes wait: idle keys go first, but take at most every other call from busy keys.
+ *       first). A grant takes the idle line's head unless busy lanes wait and idle lanes have
+ *       already taken, since the last busy grant, as many grants as that grant carried inputs
+ *       (ADR 0014): idle keys go first, but never take more calls than busy keys send inputs.
  *   <li><b>Fixed slots</b> (the original rule, the default): at most {@code maxInFlightBatches} batch calls
  *       from one FIFO {@link #line}, a lane with inputs left goes to its back; direct calls of idle
  *       keys outside the slots, at most {@code maxInFlightBatches} of them (past that bound an
@@ -94,10 +95,18 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
   private final PriorityQueue<Lane<K, I>> busy = new PriorityQueue<>(Comparator.comparingLong(l -> l.tag));
   private int readyLanes;
   private int staleInLines;
-  /** Adaptive: the previous grant went to the idle line (an idle lane may not take two in a row while busy ones wait). */
-  private boolean lastGrantIdle;
-  private boolean previousIdleOverBusy;
-  /** Adaptive, for the invariant check: a grant broke P1 or P3 of ADR 0011 (never set by a correct engine). */
+  /**
+   * Adaptive: the calls idle lanes may still take ahead of waiting busy lanes, before a busy lane
+   * must be granted: each busy grant sets it to the inputs that grant carried (ADR 0014), so idle
+   * keys take at most as many calls as busy keys send inputs.
+   */
+  private int idleCredit = 1;
+  /** Adaptive: the lane being granted came from the busy line. */
+  private boolean grantingBusy;
+  /** Adaptive, for the invariant check: idle grants over waiting busy lanes since the last busy grant, and its size. */
+  private int idleOverBusyRun;
+  private int lastBusyGrant = 1;
+  /** Adaptive, for the invariant check: a grant broke P1 of ADR 0011 or P3 of ADR 0014 (never set by a correct engine). */
   private String brokenGrant;
 
   private int batchesInFlight;
@@ -345,6 +354,11 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
         continue;
       }
       batches++;
+      if (grantingBusy) {
+        idleCredit = entries.size();
+        lastBusyGrant = entries.size();
+        idleOverBusyRun = 0;
+      }
       start(lane, entries, false, weight);
     }
   }
@@ -361,13 +375,15 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     if (inFlight() >= callLimit.limit() || readyLanes == 0) {
       return null;
     }
-    boolean idle = !line.isEmpty() && (busy.isEmpty() || !lastGrantIdle);
-    boolean idleOverBusy = idle && !busy.isEmpty();
-    if (idleOverBusy && previousIdleOverBusy) {
-      brokenGrant = "two grants in a row went to idle keys while busy keys waited";
+    boolean idle = !line.isEmpty() && (busy.isEmpty() || idleCredit > 0);
+    if (idle && !busy.isEmpty()) {
+      idleCredit--;
+      if (++idleOverBusyRun > lastBusyGrant) {
+        brokenGrant = idleOverBusyRun + " grants in a row went to idle keys while busy keys waited, after a busy grant of "
+            + lastBusyGrant;
+      }
     }
-    previousIdleOverBusy = idleOverBusy;
-    lastGrantIdle = idle;
+    grantingBusy = !idle;
     return leaveLine(idle ? line.poll() : busy.poll());
   }
 

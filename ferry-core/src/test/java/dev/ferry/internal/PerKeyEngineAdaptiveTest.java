@@ -12,8 +12,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Every test of {@link PerKeyEngineTest} again in the adaptive mode, plus the rules of adaptive
- * dispatch itself (ADR 0011): one limit over every call, idle keys first but at most every other
- * grant while busy keys wait, busy keys oldest input first, a learned limit.
+ * dispatch itself (ADR 0011, 0014): one limit over every call, idle keys first but, while busy keys
+ * wait, at most as many grants as the last busy grant carried inputs, busy keys oldest input first,
+ * a learned limit.
  */
 class PerKeyEngineAdaptiveTest extends PerKeyEngineTest {
   @Override
@@ -95,6 +96,31 @@ class PerKeyEngineAdaptiveTest extends PerKeyEngineTest {
         assertEquals(null, h.engine().brokenInvariant());
       }
       assertEquals(List.of("a[a1]", "x[x1]", "a[a2]", "y[y1]", "a[a3]", "z[z1]"), h.calls());
+    }
+
+    @Test
+    void idleKeysTakeAtMostAsManyGrantsAsTheBusyGrantBeforeThemCarriedInputs() {
+      // ADR 0014: a busy grant of n inputs lets idle keys take up to n grants before the next one,
+      // so quiet keys (one input a call) keep up beside hot keys whose calls carry many.
+      PerKeyHarness h = new PerKeyHarness(pinned(1, config().maxBatchSize(3)));
+      h.submit("a", "a1"); // direct
+      h.submit("a", "a2");
+      h.submit("a", "a3");
+      h.submit("a", "a4");
+      for (String k : List.of("x", "y", "z", "w", "v")) {
+        h.submit(k, k + "1"); // idle keys: they wait in the idle line
+      }
+      h.succeed(0); // a joins the busy line; the first grant may go to an idle key
+      h.succeed(1); // then a busy grant of three inputs
+      h.submit("a", "a5");
+      h.submit("a", "a6");
+      for (int i = 2; i < 8; i++) {
+        h.succeed(i);
+        assertEquals(null, h.engine().brokenInvariant());
+      }
+      // Every other grant would have sent a[a5, a6] right after y[y1].
+      assertEquals(List.of("a[a1]", "x[x1]", "a[a2, a3, a4]", "y[y1]", "z[z1]", "w[w1]", "a[a5, a6]", "v[v1]"),
+          h.calls());
     }
 
     @Test

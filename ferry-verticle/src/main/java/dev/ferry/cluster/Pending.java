@@ -43,6 +43,28 @@ final class Pending {
   String sender;
   /** The nodes that forwarded it before it arrived here, comma-separated in order, or "" for none. */
   String visited = "";
+  /**
+   * Its sender (a routing client, or the node it entered at) and, apart, its place in that sender's
+   * order: inputs of one sender and key with a smaller place were sent earlier. Null when unknown.
+   */
+  String origin;
+  long originSeq;
+
+  /** Sets {@link #origin} from "sender#n"; a malformed one leaves it unknown. */
+  void origin(String text) {
+    int hash = text.lastIndexOf('#');
+    try {
+      originSeq = Long.parseLong(text.substring(hash + 1));
+      origin = text.substring(0, hash + 1);
+    } catch (NumberFormatException | IndexOutOfBoundsException e) {
+      origin = null;
+    }
+  }
+
+  /** {@link #origin} as carried on the wire ("sender#n"), or null. */
+  String originText() {
+    return origin == null ? null : origin + originSeq;
+  }
   /** Its arrival number at this node (1, 2, ...; 0 before it is first routed): held inputs keep this order. */
   long seq;
 

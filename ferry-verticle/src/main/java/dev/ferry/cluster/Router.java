@@ -83,6 +83,8 @@ final class Router {
     public final String visited;
     /** It goes back to a node it had come through (a back trip: see {@link Router#backTrips}). */
     final boolean back;
+    /** Its sender and place in that sender's order ({@link Pending#origin}), or null. */
+    public final String origin;
 
     Forward(String target, Pending pending, int hop, boolean handOff, long remainingMs, String visited, boolean back) {
       this.target = target;
@@ -92,6 +94,7 @@ final class Router {
       this.remainingMs = remainingMs;
       this.visited = visited;
       this.back = back;
+      this.origin = pending.originText();
     }
   }
 
@@ -100,6 +103,8 @@ final class Router {
   private final PerKeyFerry<String, Submission, ?, Object> ferry;
   private final Links links;
   private final long maxHoldNanos;
+  /** How long after losing a key this node still forwards its inputs with the hand-off class. */
+  private final long ownedWindowNanos;
   private final Views views;
 
   /** Per key, the inputs held here, in the order they go ({@link Pending#before}). */
@@ -125,9 +130,13 @@ final class Router {
   /** Nodes that answered a forward with NO_HANDLERS since the last view change. */
   private final Set<String> unreachable = new HashSet<>();
   private long arrivals;
+  /** Inputs that entered at this node from a caller, numbered for {@link Pending#origin}. */
+  private long entered;
   private Promise<Void> left;
   /** Leaving gave up waiting for forwards: later leaving() calls complete at once. */
   private boolean abandoned;
+  /** Leaving, every other node routed by a view without this node (it is never routed to again). */
+  private boolean goneFromViews;
   /** Whether {@link #left} also waits for nothing held or open here. */
   private boolean leftIdle;
   private boolean closed;
@@ -137,15 +146,20 @@ final class Router {
   java.util.function.Consumer<String> tracer;
 
   /**
-   * @param callTimeoutMs the ferry's call timeout: a previous owner releases a key once its call in
-   *     flight is over, so a hold is bounded by twice that
+   * @param callTimeoutMs the ferry's call timeout: a previous owner hands a key over once its call
+   *     in flight is over
+   * @param maxHoldMs how long an input may be held here (never beyond its caller's deadline): at
+   *     least as long as another node may take to release a key or answer a forward, which in a
+   *     graceful leave is that node's whole leave ({@link ClusterNode#maxHoldMs}, ADR 0099)
    */
-  Router(Loop loop, String self, PerKeyFerry<String, Submission, ?, Object> ferry, long callTimeoutMs, Links links) {
+  Router(Loop loop, String self, PerKeyFerry<String, Submission, ?, Object> ferry, long callTimeoutMs, long maxHoldMs,
+      Links links) {
     this.loop = loop;
     this.self = self;
     this.ferry = ferry;
     this.links = links;
-    this.maxHoldNanos = 2 * callTimeoutMs * 1_000_000;
+    this.maxHoldNanos = maxHoldMs * 1_000_000;
+    this.ownedWindowNanos = 2 * callTimeoutMs * 1_000_000;
     this.views = new Views(self);
   }
 
@@ -158,15 +172,22 @@ final class Router {
   /**
    * An input accepted at this node: from a caller ({@code visited} null or empty, {@code hop} 0),
    * or forwarded through the nodes {@code visited} (comma-separated, the sender last). {@code
-   * answer} gets its one outcome.
+   * origin} is its sender and place in that sender's order ("sender#n", {@link Pending#origin}):
+   * given by a routing client or carried by a forward; an input entering here without one gets
+   * this node's. {@code answer} gets its one outcome.
    */
-  public void accept(Submission input, int hop, boolean handedOff, String visited, Promise<Object> answer) {
+  public void accept(Submission input, int hop, boolean handedOff, String visited, String origin, Promise<Object> answer) {
     step(() -> {
       long deadline = input.timeoutMs > 0 ? loop.nanoTime() + input.timeoutMs * 1_000_000 : Long.MAX_VALUE;
       Pending p = new Pending(input, hop, handedOff, deadline, answer);
       if (visited != null && !visited.isEmpty()) {
         p.visited = visited;
         p.sender = visited.substring(visited.lastIndexOf(',') + 1);
+      }
+      if (origin != null) {
+        p.origin(origin);
+      } else if (p.sender == null) {
+        p.origin(self + "#" + ++entered);
       }
       if (closed) {
         answer(p, new FerryException(FerryError.CLOSED, "this node left the cluster"));
@@ -195,6 +216,7 @@ final class Router {
     step(() -> {
       if (from != null && viewId != null && views.released(from, viewId)) {
         flushAll();
+        checkLeft(); // the last release a leaving node waited for
       }
     });
   }
@@ -361,10 +383,11 @@ final class Router {
       return;
     }
     // Hand-offs follow the path too: consecutive ones of a key may meet different views here.
-    if (!p.returned && backTripTo(key, p.visited)) {
+    if (backTripTo(key, p.visited) && (!p.returned || behindBackTrip(p))) {
       // An input sent back to a node this one came through is still unanswered: this one may
       // have left that node before the other got there, so it waits for it (not for the rest of
-      // the path).
+      // the path). One that came back here waits only for the earlier inputs of its own sender
+      // (ADR 0098): those never wait for it, so no two inputs wait for each other.
       p.waitsForPath = true;
       hold(p);
       return;
@@ -405,7 +428,7 @@ final class Router {
     // Reaching the previous owner after the key moved, an input is older than whatever its
     // sender's entry node now sends to the new owner directly: it goes with the hand-off class.
     forward(target, p, target.equals(owner)
-        && (first || views.ownedJustBefore(key, loop.nanoTime(), maxHoldNanos)));
+        && (first || views.ownedJustBefore(key, loop.nanoTime(), ownedWindowNanos)));
   }
 
   private static boolean passed(String visited, String node) {
@@ -530,6 +553,29 @@ final class Router {
     return trips != null && trips.containsKey(target);
   }
 
+  /**
+   * Whether an earlier input of {@code p}'s sender and key was sent back from here to a node
+   * {@code p} came through, and is still unanswered there. Only the sender's own order counts: two
+   * inputs of different senders never wait for each other's back trips, which might otherwise
+   * wait in a circle when views disagree (each node sees the other arrival first).
+   */
+  private boolean behindBackTrip(Pending p) {
+    if (p.origin == null) {
+      return false;
+    }
+    for (String target : backTrips.get(p.input.key).keySet()) {
+      if (passed(p.visited, target)) {
+        for (Forward f : open.getOrDefault(target, Set.of())) {
+          Pending q = f.pending;
+          if (f.back && q.input.key.equals(p.input.key) && p.origin.equals(q.origin) && q.originSeq < p.originSeq) {
+            return true;
+          }
+        }
+      }
+    }
+    return false;
+  }
+
   /** Whether one of {@code key}'s back trips went to a node {@code visited} names. */
   private boolean backTripTo(String key, String visited) {
     Map<String, Integer> trips = backTrips.get(key);
@@ -545,12 +591,10 @@ final class Router {
 
   private void clearPath(Forward f) {
     String key = f.pending.input.key;
-    boolean backTripOver = false;
     if (f.back) {
       Map<String, Integer> trips = backTrips.get(key);
       if (trips != null && trips.merge(f.target, -1, Integer::sum) <= 0) {
         trips.remove(f.target);
-        backTripOver = true;
         if (trips.isEmpty()) {
           backTrips.remove(key);
         }
@@ -563,7 +607,7 @@ final class Router {
     Integer left = path.get(f.target);
     if (left != null && left > 1) {
       path.put(f.target, left - 1);
-      if (backTripOver && !handingOff.contains(key)) {
+      if (f.back && !handingOff.contains(key)) {
         flush(key); // what waited for that back trip may go now
       }
       return;
@@ -624,6 +668,9 @@ final class Router {
           ? new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent")
           : new FerryException(FerryError.CLOSED, "the key's owner could not be reached: membership did not settle in time ("
               + heldFor(p) + ")"));
+      if (!q.isEmpty() && !handingOff.contains(p.input.key)) {
+        flush(p.input.key); // those held behind it go on (nothing else may ever flush them)
+      }
       checkLeft();
       return;
     }
@@ -727,6 +774,8 @@ final class Router {
       p.seq = before != null ? before.seq : ++arrivals;
       if (before != null) {
         p.visited = before.visited;
+        p.origin = before.origin;
+        p.originSeq = before.originSeq;
       }
       // Not route(): the key is still marked as handing off, and these inputs go before its held ones.
       String owner = views.owner(input.key);
@@ -762,10 +811,15 @@ final class Router {
 
   private void checkLeft() {
     // Settled: every other node adopted the view without this one, so none routes here any more.
+    // That stays true through later views (they never name this node again): a node joining while
+    // this one lingers need not release to it for the leave to end (ADR 0099).
+    if (left != null && views.known() && !views.view().contains(self) && views.settled()) {
+      goneFromViews = true;
+    }
     if (left != null && abandoned) {
       Promise<Void> done = left;
       effects.add(done::tryComplete);
-    } else if (left != null && views.known() && !views.view().contains(self) && views.settled() && handOffsOpen == 0
+    } else if (left != null && goneFromViews && handOffsOpen == 0
         && (!leftIdle || (held.isEmpty() && open.isEmpty()))) {
       Promise<Void> done = left;
       effects.add(done::tryComplete);

@@ -23,6 +23,9 @@ public final class RoutingClient {
   private final ClientRouter router;
   private final Membership membership;
   private final Future<Void> started;
+  /** This client's name in its requests' origin header (ADR 0098), and their count so far. */
+  private final String origin = java.util.UUID.randomUUID() + "#";
+  private long submitted;
 
   private RoutingClient(Vertx vertx, String address) {
     this.vertx = vertx;
@@ -54,7 +57,7 @@ public final class RoutingClient {
     Promise<Object> answer = Driver.callerPromise();
     loop.execute(() -> {
       long now = loop.nanoTime();
-      router.submit(new ClientRouter.Request(key, new Payload(body, headers),
+      router.submit(new ClientRouter.Request(key, new Payload(body, headers, origin + ++submitted),
           timeoutMs > 0 ? now + timeoutMs * 1_000_000 : Long.MAX_VALUE, now + sendTimeoutMs * 1_000_000, answer));
     });
     return answer.future();
@@ -67,13 +70,15 @@ public final class RoutingClient {
     return closed.future();
   }
 
-  private record Payload(Object body, DeliveryOptions headers) {}
+  /** What is sent, and its sender and place in the sender's order (the same on every resend). */
+  private record Payload(Object body, DeliveryOptions headers, String origin) {}
 
   private void send(ClientRouter.Send s) {
     Payload p = (Payload) s.request.payload;
     DeliveryOptions o = new DeliveryOptions().setHeaders(io.vertx.core.MultiMap.caseInsensitiveMultiMap()
         .addAll(p.headers().getHeaders())).setSendTimeout(s.sendTimeoutMs);
     o.getHeaders().remove(FerryClient.TIMEOUT_MS_HEADER);
+    o.getHeaders().set(ClusterNode.ORIGIN, p.origin());
     if (s.timeoutMs > 0) {
       o.addHeader(FerryClient.TIMEOUT_MS_HEADER, Long.toString(s.timeoutMs));
     }

@@ -29,6 +29,15 @@ import java.util.function.Supplier;
  * closed, so that a leaving node still forwards its bridge clients' inputs after it stopped
  * taking the public address's (docs/guide/clustering.md, "What each path guarantees").
  *
+ * <p>A send to the submit address that the bridge itself would fail on after the hook (headers
+ * that are not an object, a non-numeric {@code timeout}, a {@code codecName}) and any publish to it
+ * (clustered, each node's consumer would apply it) are refused with an error frame at once.
+ *
+ * <p>Vert.x hands a local send to every local consumer of its address in turn, the verticle's
+ * public consumer included, and other senders on this node reach the local consumer too: the hook
+ * marks the bridge's sends ({@link #MARK}), and both consumers count a marked input answered at
+ * its first reply ({@link #entry()}).
+ *
  * <p>Closing, clustered: the bridge first refuses new sends to the submit address (the client gets
  * an error frame at once: not delivered), waits until every input it took was answered (bounded by
  * {@code maxWaitMs}), and only then closes its sockets, so that no reply is lost with them (ADR
@@ -36,35 +45,104 @@ import java.util.function.Supplier;
  * was created and runs its sockets (asserted).
  */
 final class BridgeSupport {
-  private BridgeSupport() {}
+  /**
+   * The header the hook puts on each send to the submit address, with a value only this bridge
+   * knows: Vert.x hands a local send to the node's consumers of the address in turn (the public
+   * one too), and other senders on this node reach the local consumer as well, so it is the mark,
+   * not the consumer, that says "one of the bridge's inputs".
+   */
+  static final String MARK = "__ferry.bridge";
 
-  /** Listens; the future holds the bridge's closer. {@code entry} takes the inputs of the submit address. */
-  static Future<Supplier<Future<?>>> listen(Vertx vertx, VerticleConfig settings, OpsConfig.Bridge b,
-      Handler<Message<Object>> entry, long maxWaitMs) {
+  private final Vertx vertx;
+  private final VerticleConfig settings;
+  private final OpsConfig.Bridge bridge;
+  private final Handler<Message<Object>> entry;
+  private final long maxWaitMs;
+  private final Open open;
+  private final String token = java.util.UUID.randomUUID().toString();
+
+  /**
+   * {@code entry} takes the inputs of the submit address; {@link #entry()} is what both of this
+   * node's consumers of that address must use instead.
+   */
+  BridgeSupport(Vertx vertx, VerticleConfig settings, OpsConfig.Bridge bridge, Handler<Message<Object>> entry,
+      long maxWaitMs) {
+    this.vertx = vertx;
+    this.settings = settings;
+    this.bridge = bridge;
+    this.entry = entry;
+    this.maxWaitMs = maxWaitMs;
+    this.open = vertx.isClustered() ? new Open(vertx) : null;
+  }
+
+  /**
+   * The handler for every consumer of the submit address on this node: the bridge's inputs (the
+   * hook's mark) are counted answered at their first reply, whichever consumer took them; any
+   * other input goes to {@code entry} untouched.
+   */
+  Handler<Message<Object>> entry() {
+    if (open == null) {
+      return entry;
+    }
+    return m -> entry.handle(token.equals(m.headers().get(MARK)) ? new Answered(m, open) : m);
+  }
+
+  /**
+   * Whether the bridge can deliver this send to the submit address once the hook lets it through:
+   * headers that are not an object, a {@code timeout} that is not a number of ms >= 1, or a
+   * {@code codecName} (a client does not choose codecs) make the bridge itself throw after the
+   * hook ran (a ClassCastException, an unknown codec): no frame for the client, the socket's
+   * parser left mid-frame, and the input counted open for good.
+   */
+  static boolean deliverable(JsonObject raw) {
+    Object headers = raw.getValue("headers");
+    if (headers == null) {
+      return true;
+    }
+    if (!(headers instanceof JsonObject h)) {
+      return false;
+    }
+    Object timeout = h.getValue("timeout");
+    return (timeout == null || timeout instanceof Number n && n.longValue() >= 1) && !h.containsKey("codecName");
+  }
+
+  /** Listens; the future holds the bridge's closer. */
+  Future<Supplier<Future<?>>> listen() {
     // Only what a client needs may come in: submit (and metrics or health when asked). Replies
     // to a client's own requests travel back without any outbound permission.
     BridgeOptions options = new BridgeOptions()
         .addInboundPermitted(new PermittedOptions().setAddress(settings.address()));
-    if (b.permitMetrics()) {
+    if (bridge.permitMetrics()) {
       options.addInboundPermitted(new PermittedOptions().setAddress(settings.metricsAddress()));
     }
-    if (b.permitHealth()) {
+    if (bridge.permitHealth()) {
       options.addInboundPermitted(new PermittedOptions().setAddress(settings.ops().healthAddress()));
     }
-    if (!vertx.isClustered()) {
-      return TcpEventBusBridge.create(vertx, options).listen(b.endpoint().port(), b.endpoint().host())
-          .map(bridge -> bridge::close);
-    }
-    Open open = new Open(vertx);
-    MessageConsumer<Object> local = vertx.eventBus().localConsumer(settings.address(),
-        m -> entry.handle(new Answered(m, open)));
-    Discarded.answer(local, true, "the bridge entry at " + settings.address());
     String submit = settings.address();
+    boolean clustered = open != null;
     // The bridge reads the headers after this handler ran, and completes the send at once when
     // the event is completed inline: the socket's order is kept.
-    Handler<io.vertx.ext.eventbus.bridge.tcp.BridgeEvent> atThisNode = event -> {
+    Handler<io.vertx.ext.eventbus.bridge.tcp.BridgeEvent> hook = event -> {
       JsonObject raw = event.getRawMessage();
-      if (event.type() == BridgeEventType.SEND && raw != null && submit.equals(raw.getString("address"))) {
+      if (raw == null || !submit.equals(raw.getValue("address"))) {
+        event.complete(true);
+        return;
+      }
+      if (event.type() == BridgeEventType.PUBLISH) {
+        // Clustered, every node's consumer would take it: one input applied once per node. An
+        // input is a request (or a send), never a publish.
+        event.complete(false);
+        return;
+      }
+      if (event.type() != BridgeEventType.SEND) {
+        event.complete(true);
+        return;
+      }
+      if (!deliverable(raw)) {
+        event.complete(false); // an error frame at once; nothing delivered, nothing counted
+        return;
+      }
+      if (clustered) {
         if (!open.take()) {
           event.complete(false); // closing: an error frame at once, nothing delivered
           return;
@@ -75,12 +153,19 @@ final class BridgeSupport {
           raw.put("headers", headers);
         }
         headers.put("localOnly", true); // enters here: the socket's order is kept (ADR 0094)
+        headers.put(MARK, token);
       }
       event.complete(true);
     };
+    if (!clustered) {
+      return TcpEventBusBridge.create(vertx, options, null, hook).listen(bridge.endpoint().port(), bridge.endpoint().host())
+          .map(b -> b::close);
+    }
+    MessageConsumer<Object> local = vertx.eventBus().localConsumer(submit, entry());
+    Discarded.answer(local, true, "the bridge entry at " + submit);
     return local.completion()
-        .compose(v -> TcpEventBusBridge.create(vertx, options, null, atThisNode).listen(b.endpoint().port(), b.endpoint().host()))
-        .<Supplier<Future<?>>>map(bridge -> () -> open.drained(maxWaitMs).eventually(bridge::close).eventually(local::unregister))
+        .compose(v -> TcpEventBusBridge.create(vertx, options, null, hook).listen(bridge.endpoint().port(), bridge.endpoint().host()))
+        .<Supplier<Future<?>>>map(b -> () -> open.drained(maxWaitMs).eventually(b::close).eventually(local::unregister))
         .recover(e -> local.unregister().transform(v -> Future.failedFuture(e)));
   }
 

@@ -122,7 +122,7 @@ public class FerryVerticle extends VerticleBase {
       try {
         // Until it has joined the ownership view, the cluster layer holds what arrives.
         cluster = ClusterNode.create(vertx, context, settings.address(), ferry,
-            settings.perKey().callTimeout().toMillis(), FerryVerticle::reply);
+            settings.perKey().callTimeout().toMillis(), settings.drainTimeoutMs(), FerryVerticle::reply);
       } catch (RuntimeException unsupported) {
         // A cluster manager other than Hazelcast, say: release what was built, fail the deploy.
         ferry.close();
@@ -133,7 +133,7 @@ public class FerryVerticle extends VerticleBase {
     }
     return Operations.start(vertx, settings, ferry, this::onSubmit).compose(ops -> {
       operations = ops;
-      submissions = vertx.eventBus().consumer(settings.address(), this::onSubmit);
+      submissions = vertx.eventBus().consumer(settings.address(), ops.entry());
       answerDiscarded(submissions);
       metrics = vertx.eventBus().consumer(settings.metricsAddress(),
           m -> m.reply(ferry.metrics().toJson()));

@@ -35,6 +35,8 @@ public final class Operations {
   private final List<Supplier<Future<?>>> stops = new ArrayList<>();
   private String phase = "up";
   private int failuresInARow;
+  /** What the submit address's consumers hand their messages to (see {@link #entry()}). */
+  private Handler<Message<Object>> entry;
 
   private Operations(Vertx vertx, VerticleConfig settings) {
     this.vertx = vertx;
@@ -49,6 +51,7 @@ public final class Operations {
   public static Future<Operations> start(Vertx vertx, VerticleConfig settings, Ferry<?, ?> ferry,
       Handler<Message<Object>> submitEntry) {
     Operations ops = new Operations(vertx, settings);
+    ops.entry = submitEntry;
     // A port already taken fails the start: undo whatever did start.
     Future<Void> begun;
     try {
@@ -96,10 +99,21 @@ public final class Operations {
           .onSuccess(server -> stops.add(server::close)));
     }
     if (settings.ops().bridge() != null) {
-      started.add(BridgeSupport.listen(vertx, settings, settings.ops().bridge(), submitEntry,
-          settings.drainTimeoutMs() + 2 * settings.perKey().callTimeout().toMillis()).onSuccess(stops::add));
+      BridgeSupport bridge = new BridgeSupport(vertx, settings, settings.ops().bridge(), submitEntry,
+          settings.drainTimeoutMs() + 2 * settings.perKey().callTimeout().toMillis());
+      entry = bridge.entry();
+      started.add(bridge.listen().onSuccess(stops::add));
     }
     return Future.all(started).mapEmpty();
+  }
+
+  /**
+   * The handler for the public consumer of the submit address: the verticle's own, except that
+   * with a clustered bridge it also counts the bridge's inputs answered, since Vert.x hands the
+   * bridge's local sends to that consumer too (BridgeSupport#entry).
+   */
+  public Handler<Message<Object>> entry() {
+    return entry;
   }
 
   /** This node's health; on the verticle's context. */

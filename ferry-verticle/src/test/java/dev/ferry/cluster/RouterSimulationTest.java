@@ -47,25 +47,44 @@ class RouterSimulationTest {
 
   @Test
   void nodesAndRoutingClientsThroughJoinsLeavesAndCrashes() {
+    simulate(false, 1000);
+  }
+
+  /**
+   * The same, with time allowed to pass while a party has not adopted the last snapshot yet: a node
+   * may adopt a view longer than a paced retry (and a hold) after the others, as a slow or paused
+   * node does. Replay one with {@code -Dferry.routersim.late=true -Dferry.routersim.seed=N}.
+   */
+  @Test
+  void viewsAdoptedLongAfterOthers() {
+    simulate(true, 1000);
+  }
+
+  private static void simulate(boolean lateViews, int defaultSeeds) {
     String one = System.getProperty("ferry.routersim.seed");
-    int seeds = Integer.getInteger("ferry.routersim.seeds", 1000);
+    if (one != null && Boolean.getBoolean("ferry.routersim.late") != lateViews) {
+      return; // a replay runs the mode it names only
+    }
+    int seeds = Integer.getInteger("ferry.routersim.seeds", defaultSeeds);
     long first = one != null ? Long.parseLong(one) : 1;
     long last = one != null ? first : seeds;
     Map<String, Long> totals = new java.util.TreeMap<>();
     for (long seed = first; seed <= last; seed++) {
-      Sim sim = new Sim(seed);
+      Sim sim = new Sim(seed, lateViews);
       try {
         sim.run();
       } catch (AssertionError | RuntimeException e) {
         if (one != null) {
           sim.trace.forEach(System.out::println);
         }
-        throw new AssertionError("seed " + seed + " (replay with -Dferry.routersim.seed=" + seed + "): " + e.getMessage()
+        throw new AssertionError("seed " + seed + " (replay with -Dferry.routersim.seed=" + seed
+            + (lateViews ? " -Dferry.routersim.late=true" : "") + "): " + e.getMessage()
             + "\n" + String.join("\n", sim.trace.subList(Math.max(0, sim.trace.size() - 60), sim.trace.size())), e);
       }
       sim.outcomes.forEach((k, v) -> totals.merge(k, (long) v, Long::sum));
     }
-    System.out.println("router simulation, " + (last - first + 1) + " seeds, outcomes: " + totals);
+    System.out.println("router simulation" + (lateViews ? " (views adopted late)" : "") + ", " + (last - first + 1)
+        + " seeds, outcomes: " + totals);
   }
 
   /** One simulated cluster. */
@@ -74,6 +93,8 @@ class RouterSimulationTest {
     final Random rnd;
     final VirtualLoop loop = new VirtualLoop();
     final boolean crashes;
+    /** Time may pass while snapshots wait to be adopted (a party adopts a view long after others). */
+    final boolean lateViews;
     final List<String> trace = new ArrayList<>();
     /** Traced only when one seed is replayed: building the lines costs more than the run. */
     final boolean tracing = System.getProperty("ferry.routersim.seed") != null;
@@ -106,8 +127,9 @@ class RouterSimulationTest {
 
     record Call(String node, String key, List<Submission> inputs, Promise<List<Object>> promise) {}
 
-    Sim(long seed) {
+    Sim(long seed, boolean lateViews) {
       this.seed = seed;
+      this.lateViews = lateViews;
       this.rnd = new Random(seed);
       this.crashes = seed % 5 == 0;
     }
@@ -141,7 +163,7 @@ class RouterSimulationTest {
             .callTimeout(Duration.ofMillis(1_000)).build();
         ferry = new PerKeyFerry<>(loop, config, (Submission s) -> s.key, null, null,
             (key, inputs) -> call(this, key, inputs), (in, ok) -> in.body);
-        router = new Router(loop, id, ferry, 1_000, new Router.Links() {
+        router = new Router(loop, id, ferry, 1_000, ClusterNode.maxHoldMs(1_000, 1_000), new Router.Links() {
           @Override
           public void forward(Router.Forward f) {
             Submission s = f.pending.input;
@@ -149,7 +171,7 @@ class RouterSimulationTest {
             trace(loop.nowMillis() + " fwd " + from.id + ">" + f.target + " " + s.body + " hop=" + f.hop + " handoff=" + f.handOff + " visited=" + f.visited);
             request(from.id, f.target, f.remainingMs + 3_000, to -> {
               Promise<Object> answer = Promise.promise();
-              to.router.accept(resubmit(s, f.remainingMs), f.hop, f.handOff, f.visited, answer);
+              to.router.accept(resubmit(s, f.remainingMs), f.hop, f.handOff, f.visited, f.origin, answer);
               return answer.future();
             }, ar -> from.router.forwarded(f, ar), () -> from.alive);
           }
@@ -185,7 +207,10 @@ class RouterSimulationTest {
           trace(loop.nowMillis() + " send " + this.id + ">" + s.target + " " + input.body);
           request(this.id, s.target, s.sendTimeoutMs, to -> {
             Promise<Object> answer = Promise.promise();
-            to.router.accept(resubmit(input, s.timeoutMs), 0, false, null, answer);
+            // As RoutingClient stamps it: the client and its input's place in the client's order.
+            String body = (String) input.body;
+            String origin = this.id + "#" + body.substring(body.lastIndexOf(':') + 1);
+            to.router.accept(resubmit(input, s.timeoutMs), 0, false, null, origin, answer);
             return answer.future();
           }, ar -> Client.this.router.sent(s, ar), () -> true);
         });
@@ -293,23 +318,49 @@ class RouterSimulationTest {
       Set<String> l = Set.copyOf(leavingNodes);
       for (Node n : nodes.values()) {
         if (n.alive) {
-          n.snapshots.add(() -> n.router.snapshot(m, a, l));
+          n.snapshots.add(published(() -> n.router.snapshot(m, a, l)));
         }
       }
       for (Client c : clients) {
-        c.snapshots.add(() -> c.router.snapshot(m, a));
+        c.snapshots.add(published(() -> c.router.snapshot(m, a)));
       }
+    }
+
+    /**
+     * Per snapshot still waiting to be adopted (lateViews): when it may be adopted, and by when it
+     * is (time does not pass beyond that while it waits). A third of them are late: adopted more
+     * than a paced retry after the others, well within a hold.
+     */
+    final Map<Runnable, long[]> adoptWindow = new java.util.IdentityHashMap<>();
+
+    Runnable published(Runnable adopt) {
+      Runnable r = new Runnable() {
+        @Override
+        public void run() {
+          adoptWindow.remove(this);
+          adopt.run();
+        }
+      };
+      long late = lateViews && rnd.nextInt(3) == 0 ? (150 + rnd.nextInt(200)) * 1_000_000L : 0;
+      long from = loop.nanoTime() + late;
+      adoptWindow.put(r, new long[] {from, from + 100 * 1_000_000L});
+      return r;
+    }
+
+    /** The next snapshot of {@code q} may be adopted now. */
+    boolean adoptable(ArrayDeque<Runnable> q) {
+      return !q.isEmpty() && adoptWindow.get(q.peek())[0] <= loop.nanoTime();
     }
 
     boolean adoptOne() {
       List<ArrayDeque<Runnable>> waiting = new ArrayList<>();
       nodes.values().forEach(n -> {
-        if (n.alive && !n.snapshots.isEmpty()) {
+        if (n.alive && adoptable(n.snapshots)) {
           waiting.add(n.snapshots);
         }
       });
       clients.forEach(c -> {
-        if (!c.snapshots.isEmpty()) {
+        if (adoptable(c.snapshots)) {
           waiting.add(c.snapshots);
         }
       });
@@ -445,7 +496,7 @@ class RouterSimulationTest {
       answers.put(body, 0);
       request("raw", entry.id, 20_000, to -> {
         Promise<Object> answer = Promise.promise();
-        to.router.accept(input(key, body, 0), 0, false, null, answer);
+        to.router.accept(input(key, body, 0), 0, false, null, null, answer);
         return answer.future();
       }, ar -> answered(body, ar, false), () -> true);
     }
@@ -530,6 +581,13 @@ class RouterSimulationTest {
           violations.add(n.id + " still holds " + n.router.heldCount() + " and has " + n.router.openForwards() + " open forwards");
         }
       }
+      for (Node n : nodes.values()) {
+        if (n.alive && n.leaving) {
+          // A leave ends without any bound on the wait (the real node gives up after its maxWait, 503).
+          violations.add(n.id + " never finished leaving (" + (n.registered ? "still registered" : "unregistered") + "): "
+              + n.router.describe());
+        }
+      }
       for (Client c : clients) {
         if (c.router.activeKeys() > 0) {
           violations.add(c.id + " still has " + c.router.activeKeys() + " active keys");
@@ -555,14 +613,33 @@ class RouterSimulationTest {
     }
 
     boolean idleWire() {
-      return wire.values().stream().allMatch(ArrayDeque::isEmpty)
-          && nodes.values().stream().allMatch(n -> !n.alive || n.snapshots.isEmpty())
-          && clients.stream().allMatch(c -> c.snapshots.isEmpty());
+      return wire.values().stream().allMatch(ArrayDeque::isEmpty) && (lateViews
+          || nodes.values().stream().allMatch(n -> !n.alive || n.snapshots.isEmpty())
+          && clients.stream().allMatch(c -> c.snapshots.isEmpty()));
     }
 
     boolean advance() {
       long next = loop.nextTimerAt();
-      if (next < 0) {
+      long until = next < 0 ? Long.MAX_VALUE : next;
+      if (lateViews) {
+        // Time passes while snapshots wait, but not beyond the moment each waiting one is adopted.
+        List<ArrayDeque<Runnable>> waiting = new ArrayList<>();
+        nodes.values().forEach(n -> {
+          if (n.alive && !n.snapshots.isEmpty()) {
+            waiting.add(n.snapshots);
+          }
+        });
+        clients.forEach(c -> {
+          if (!c.snapshots.isEmpty()) {
+            waiting.add(c.snapshots);
+          }
+        });
+        for (ArrayDeque<Runnable> q : waiting) {
+          long[] window = adoptWindow.get(q.peek());
+          until = Math.min(until, window[0] > loop.nanoTime() ? window[0] : window[1]);
+        }
+      }
+      if (until == Long.MAX_VALUE || until <= loop.nanoTime() && next < 0) {
         return false;
       }
       for (Node n : nodes.values()) {
@@ -570,7 +647,7 @@ class RouterSimulationTest {
           trace(loop.nowMillis() + "   " + n.router.describe());
         }
       }
-      loop.advance(Math.max(0, next - loop.nanoTime()));
+      loop.advance(Math.max(0, until - loop.nanoTime()));
       return true;
     }
 
