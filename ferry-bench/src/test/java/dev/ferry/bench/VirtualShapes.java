@@ -75,25 +75,26 @@ final class VirtualShapes implements Scenario {
       new Shape("slow", "FIFO pool 8, 20 ms + 0.2 ms/input, 2,000 keys Zipf, maxBatchSize 100", 8, 0, 20, 0.2, 2_000,
           true, 100, new int[0], 0));
 
-  record Contender(String name, Function<Shape, PerKeyConfig> config) {}
+  /** A contender of this sweep: a per-key config, or null for one call per input (not {@link Contender}: no Vert.x here). */
+  record Entrant(String name, Function<Shape, PerKeyConfig> config) {}
 
-  static final List<Contender> CONTENDERS = List.of(
-      new Contender("default", s -> base(s).build()),
-      new Contender("adaptive", s -> base(s).dispatch(Dispatch.ADAPTIVE).build()),
-      new Contender("fixed 1ms", s -> base(s).dispatch(Dispatch.FIXED_SLOTS).maxInFlightBatches(16)
+  static final List<Entrant> ENTRANTS = List.of(
+      new Entrant("default", s -> base(s).build()),
+      new Entrant("adaptive", s -> base(s).dispatch(Dispatch.ADAPTIVE).build()),
+      new Entrant("fixed 1ms", s -> base(s).dispatch(Dispatch.FIXED_SLOTS).maxInFlightBatches(16)
           .maxBatchDelay(Duration.ofMillis(1)).build()),
-      new Contender("fixed 5ms", s -> base(s).dispatch(Dispatch.FIXED_SLOTS).maxInFlightBatches(16)
+      new Entrant("fixed 5ms", s -> base(s).dispatch(Dispatch.FIXED_SLOTS).maxInFlightBatches(16)
           .maxBatchDelay(Duration.ofMillis(5)).build()),
-      new Contender("direct off", s -> base(s).dispatch(Dispatch.FIXED_SLOTS).maxInFlightBatches(s.pool)
+      new Entrant("direct off", s -> base(s).dispatch(Dispatch.FIXED_SLOTS).maxInFlightBatches(s.pool)
           .directIdleKeys(false).build()),
-      new Contender("unbatched", s -> null),
+      new Entrant("unbatched", s -> null),
       // A reference, not a contender: adaptive dispatch with the limit pinned at the pool (what a
       // perfect controller would hold on a FIFO pool). Never counted as the best other.
-      new Contender("pinned@pool", s -> base(s).dispatch(Dispatch.ADAPTIVE).maxInFlightBatches(s.pool)
+      new Entrant("pinned@pool", s -> base(s).dispatch(Dispatch.ADAPTIVE).maxInFlightBatches(s.pool)
           .pinnedLimit(s.cores > 0 ? s.cores : s.pool).build()),
-      new Contender("pinned fcfs", s -> base(s).dispatch(Dispatch.ADAPTIVE).maxInFlightBatches(s.pool)
+      new Entrant("pinned fcfs", s -> base(s).dispatch(Dispatch.ADAPTIVE).maxInFlightBatches(s.pool)
           .pinnedLimit(s.cores > 0 ? s.cores : s.pool).directIdleKeys(false).build()),
-      new Contender("adaptive fcfs", s -> base(s).dispatch(Dispatch.ADAPTIVE).directIdleKeys(false).build()));
+      new Entrant("adaptive fcfs", s -> base(s).dispatch(Dispatch.ADAPTIVE).directIdleKeys(false).build()));
 
   private static PerKeyConfig.Builder base(Shape s) {
     return PerKeyConfig.builder().maxBatchSize(s.maxBatchSize).maxQueueing(10_000_000);
@@ -128,7 +129,7 @@ final class VirtualShapes implements Scenario {
       if (!onlyShapes.isEmpty() && !Arrays.asList(onlyShapes.split(",")).contains(shape.id)) {
         continue;
       }
-      List<Contender> contenders = CONTENDERS.stream()
+      List<Entrant> contenders = ENTRANTS.stream()
           .filter(c -> onlyContenders.isEmpty() || Arrays.asList(onlyContenders.split(",")).contains(c.name)
               || c.name.equals("adaptive"))
           .toList();
@@ -144,7 +145,7 @@ final class VirtualShapes implements Scenario {
       for (int load : loads) {
         double rate = capacity * load / 100.0;
         List<Point> ps = new ArrayList<>();
-        for (Contender c : contenders) {
+        for (Entrant c : contenders) {
           ps.add(run(shape, c.config.apply(shape), rate, seed + load));
         }
         Point adaptive = ps.get(indexOf(contenders, "adaptive"));
@@ -188,7 +189,7 @@ final class VirtualShapes implements Scenario {
    */
   static double capacity(Shape shape) {
     double best = 0;
-    for (Contender c : CONTENDERS) {
+    for (Entrant c : ENTRANTS) {
       if (c.name.equals("default") || c.name.equals("direct off")) {
         best = Math.max(best, run(shape, c.config.apply(shape), 2 * shape.capacity(), seed).perSec);
       }
@@ -196,7 +197,7 @@ final class VirtualShapes implements Scenario {
     return best;
   }
 
-  private static int indexOf(List<Contender> cs, String name) {
+  private static int indexOf(List<Entrant> cs, String name) {
     for (int i = 0; i < cs.size(); i++) {
       if (cs.get(i).name.equals(name)) {
         return i;
