@@ -244,6 +244,11 @@ final class Router {
         answerWith(p, ar.result());
       } else if (ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.RECIPIENT_FAILURE) {
         answer(p, re); // the owner's code and text, unchanged
+      } else if (ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.TIMEOUT) {
+        // Delivered or not, nobody can tell: the owner may have applied it. 502, never 503 (which
+        // says "never sent" and invites a resend), as for a call given up (ADR 0064).
+        answer(p, new FerryException(FerryError.FAILED, "the key's owner did not answer in time (it may have applied the input): "
+            + ar.cause().getMessage()));
       } else {
         answer(p, new FerryException(FerryError.CLOSED, "the key's owner could not be reached: " + ar.cause().getMessage()));
       }
@@ -269,12 +274,15 @@ final class Router {
     return done.future();
   }
 
-  /** Gives up waiting: answers every open forward CLOSED (leaving took too long). */
+  /**
+   * Gives up waiting: answers every open forward FAILED (leaving took too long; the owners may
+   * have applied them, so 502, never 503: ADR 0064).
+   */
   public void abandonForwards(String why) {
     step(() -> {
       for (Set<Forward> set : List.copyOf(open.values())) {
         for (Forward f : List.copyOf(set)) {
-          answer(f.pending, new FerryException(FerryError.CLOSED, why));
+          answer(f.pending, new FerryException(FerryError.FAILED, why + " (it may have applied the input)"));
         }
       }
       open.clear();
@@ -733,8 +741,10 @@ final class Router {
     for (String target : List.copyOf(open.keySet())) {
       if (!members.contains(target)) {
         for (Forward f : List.copyOf(open.remove(target))) {
-          // Maybe delivered, maybe sent by the dead node: never sent again, answered CLOSED.
-          answer(f.pending, new FerryException(FerryError.CLOSED, "the key's owner " + target + " left the cluster before answering"));
+          // Maybe delivered, maybe sent by the dead node: never sent again, answered FAILED (502:
+          // it may have been applied; 503 would say it never was, ADR 0064).
+          answer(f.pending, new FerryException(FerryError.FAILED, "the key's owner " + target
+              + " left the cluster before answering (it may have applied the input)"));
           clearPath(f);
         }
       }

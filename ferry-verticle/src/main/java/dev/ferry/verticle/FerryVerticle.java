@@ -162,7 +162,8 @@ public class FerryVerticle extends VerticleBase {
 
   private void answerDiscarded(MessageConsumer<Object> consumer) {
     // Clustered: not delivered, send again (another node serves); alone: this ferry is closed.
-    Discarded.answer(consumer, cluster != null, "the ferry at " + settings.address());
+    // The bridge's inputs among them are answered too: the bridge counts them (BridgeSupport).
+    Discarded.answer(consumer, cluster != null, "the ferry at " + settings.address(), operations::discarded);
   }
 
   @Override
