@@ -132,6 +132,8 @@ final class Router {
   private long arrivals;
   /** Inputs that entered at this node from a caller, numbered for {@link Pending#origin}. */
   private long entered;
+  /** This node as the origin of what enters it without one. */
+  private final String selfOrigin;
   private Promise<Void> left;
   /** Leaving gave up waiting for forwards: later leaving() calls complete at once. */
   private boolean abandoned;
@@ -161,6 +163,7 @@ final class Router {
     this.maxHoldNanos = maxHoldMs * 1_000_000;
     this.ownedWindowNanos = 2 * callTimeoutMs * 1_000_000;
     this.views = new Views(self);
+    this.selfOrigin = self + "#";
   }
 
   public String self() {
@@ -187,7 +190,8 @@ final class Router {
       if (origin != null) {
         p.origin(origin);
       } else if (p.sender == null) {
-        p.origin(self + "#" + ++entered);
+        p.origin = selfOrigin; // no text per input: "self#n" is built only if it is forwarded
+        p.originSeq = ++entered;
       }
       if (closed) {
         answer(p, new FerryException(FerryError.CLOSED, "this node left the cluster"));
