@@ -193,6 +193,26 @@ public class EventBusCost {
     });
   }
 
+  /**
+   * The echo with the {@code key} header the submit protocol requires (Vert.x builds and, on local
+   * delivery, copies a header map per message). Not a JMH benchmark: {@link EventBusInterleaved}
+   * uses it to split the header's cost from the ferry's own.
+   */
+  public int bareEchoWithKey(LoopCpu cpu) {
+    return onSender(cpu, done -> {
+      int[] left = {N};
+      for (int i = 0; i < N; i++) {
+        bus.request(ECHO, body, byKey[0]).onComplete(ar -> {
+          if (ar.failed()) {
+            done.completeExceptionally(ar.cause());
+          } else if (--left[0] == 0) {
+            done.complete(N);
+          }
+        });
+      }
+    });
+  }
+
   /** The floor: the same request sent straight to a consumer that echoes it. */
   @Benchmark
   @OperationsPerInvocation(N)

@@ -29,6 +29,10 @@ import java.util.Arrays;
  * cut stays undone, the floors move up to what calls take now and the tolerance widens by half its
  * base (up to {@link #MAX_TOLERANCE}); each cut that holds narrows it by {@link #LOSS} again.
  *
+ * <p>Failed calls back the limit off only while they follow our concurrency (ADR 0065): a back-off
+ * whose next round fails as large a share is undone and that share tolerated (it comes from the
+ * inputs: one key whose batches always fail), decaying; half the calls failing always backs off.
+ *
  * <h2>Invariants</h2>
  * {@code 1 <= limit() <= max}; floors are positive or absent; a pinned limit never moves.
  *
@@ -50,6 +54,11 @@ public final class CallLimit {
   static final int ROUNDS_NOT_OURS = 5;
   /** A cut after which the limit holds calls back and fewer inputs per second arrive than this share less is undone. */
   static final double LOSS = 0.1;
+  /**
+   * A round in which at least this share of calls failed always backs off: the downstream is
+   * failing most of what it gets (down, or overloaded), whatever the failures follow.
+   */
+  static final double MOSTLY_FAILING = 0.5;
   /** The tolerance never rises above this: latency 5x its floor is queueing, whatever was learned. */
   static final double MAX_TOLERANCE = 4.0;
   /** A trial cut: judged by the inputs per second of the round after next. */
@@ -105,6 +114,15 @@ public final class CallLimit {
    * downstream's normal), falls back when cuts hold.
    */
   private double tolerance = TOLERANCE;
+  /**
+   * The share of failed calls in a round that says nothing about our concurrency: learned when a
+   * back-off on failures did not lower that share (one key whose batches always fail and are
+   * retried, a downstream failing a fixed share of calls), decaying by {@link #LOSS} a round.
+   */
+  private double failuresAllowed;
+  /** The limit before the last round's back-off on failures (0: that round made none), and the failed share it saw. */
+  private int failureCutFrom;
+  private double failureShareAtCut;
 
   // The floor re-measurement.
   private long nextFloorRound;
@@ -207,7 +225,24 @@ public final class CallLimit {
     // call / latency): what the limit bought, when it held calls back. Counting completions per
     // unit of time instead is off by the calls that end together at a round's edge.
     double rate = deliveredRate();
-    if (settling && failures == 0) {
+    // Failures back off the limit only while they follow our concurrency: a back-off that did not
+    // lower the failed share was no help (the failures come from the inputs, not the load), so it
+    // is undone and that share is tolerated from then on (ADR 0065).
+    double failedShare = failures / (double) samples;
+    if (failureCutFrom > 0) {
+      int from = failureCutFrom;
+      failureCutFrom = 0;
+      if (failures > 0 && failedShare < MOSTLY_FAILING && failedShare >= failureShareAtCut) {
+        failuresAllowed = Math.max(failuresAllowed, failedShare);
+        setLimit(from);
+        newRound(now);
+        return;
+      }
+    }
+    boolean failed = failures > 0
+        && (failedShare >= MOSTLY_FAILING || failedShare > failuresAllowed * (1 + TOLERANCE));
+    failuresAllowed *= 1 - LOSS;
+    if (settling && !failed) {
       // The round after a cut: its calls queued behind those started before the cut. Not judged.
       settling = false;
       newRound(now);
@@ -265,7 +300,7 @@ public final class CallLimit {
     // floor beyond the calls in flight (even with one connection) is not our queue (a loop that
     // answers late, a slower downstream). Such rounds never cut the limit; lasting, they rebase.
     boolean queueing = inflated && ratio <= meanInFlight * (1 + tolerance);
-    roundsNotOurs = inflated && !queueing && failures == 0 ? roundsNotOurs + 1 : 0;
+    roundsNotOurs = inflated && !queueing && !failed ? roundsNotOurs + 1 : 0;
     if (roundsNotOurs >= ROUNDS_NOT_OURS) {
       roundsNotOurs = 0;
       cutting = false;
@@ -273,7 +308,7 @@ public final class CallLimit {
       newRound(now);
       return;
     }
-    if (trial != 0 && failures == 0) {
+    if (trial != 0 && !failed) {
       int kind = trial;
       trial = 0;
       if (kind == CUT && heldBack && rate < (1 - LOSS) * trialRate && ratio <= trialRatio) {
@@ -312,7 +347,7 @@ public final class CallLimit {
         tolerance = Math.max(TOLERANCE, tolerance * (1 - LOSS));
       }
     }
-    if (cutting && known > 0 && failures == 0) {
+    if (cutting && known > 0 && !failed) {
       // Cuts in a row, judged together: our own queue shrinks with the calls in flight (Little's
       // law), so once they are well down, at least half of that drop must show in latency over floor.
       double mustFallTo = 0.5 + 0.5 * Math.min(1, meanInFlight / inFlightAtFirstCut);
@@ -334,8 +369,10 @@ public final class CallLimit {
         return;
       }
     }
-    if (failures > 0) {
+    if (failed) {
       trial = 0;
+      failureCutFrom = limit;
+      failureShareAtCut = failedShare;
       setLimit(limit - Math.max(1, limit / 10));
       slowStart = false;
     } else if (queueing) {

@@ -125,4 +125,51 @@ class CallLimitHostileTest {
     int[] seen = drive(limit, 2000 * MS, 40_000 * MS, 35_000 * MS, (i, n, s, r) -> 20 * MS, 1);
     assertEquals(64, seen[0], "lowest limit 35 s after a slow-down that does not depend on concurrency");
   }
+
+  // Failures back off the limit only while they follow our concurrency (ADR 0065). Before, any
+  // failed call in a round cut the limit by a tenth: one key whose batches always fail, retried by
+  // its clients, pinned the limit at 1 for every other key, and 5% of failed batches held it at 1-10.
+
+  @Test
+  void oneKeyWhoseBatchesAlwaysFailDoesNotPinTheLimit() {
+    // Every other call takes 2 ms whatever the concurrency; one key's batch fails at once, retried
+    // about every 10 ms (every fifth wave).
+    for (long seed = 1; seed <= 3; seed++) {
+      CallLimit limit = CallLimit.learned(64);
+      long[] wave = {0};
+      int[] seen = drive(limit, 0, 20_000 * MS, 10_000 * MS, (i, n, s, r) -> {
+        if (i == 0) {
+          wave[0]++;
+        }
+        return i == 0 && wave[0] % 5 == 0 ? -MS / 10 : 2 * MS;
+      }, seed);
+      assertTrue(seen[0] >= 48, "seed " + seed + ": lowest limit " + seen[0] + " with one failing key beside a downstream that never queues");
+    }
+  }
+
+  @Test
+  void aFixedShareOfFailedBatchesDoesNotCollapseTheLimit() {
+    for (long seed = 1; seed <= 5; seed++) {
+      CallLimit limit = CallLimit.learned(64);
+      // 5% of calls fail (after their full latency), whatever the concurrency.
+      int[] seen = drive(limit, 0, 20_000 * MS, 10_000 * MS, (i, n, s, r) -> r.nextDouble() < 0.05 ? -2 * MS : 2 * MS, seed);
+      assertTrue(seen[0] >= 24, "seed " + seed + ": lowest limit " + seen[0] + " with 5% of calls failing whatever the load");
+    }
+  }
+
+  @Test
+  void failuresThatFollowConcurrencyStillBackOff() {
+    // A pool of 8 that refuses every call beyond it at once: the limit stays near 8.
+    for (long seed = 1; seed <= 3; seed++) {
+      CallLimit pool = CallLimit.learned(64);
+      int[] seen = drive(pool, 0, 10_000 * MS, 5_000 * MS, (i, n, s, r) -> i < 8 ? 2 * MS : -MS / 10, seed);
+      assertTrue(seen[1] <= 16, "seed " + seed + ": highest limit " + seen[1] + " against a pool of 8 that refuses the rest");
+    }
+    // A downstream that fails every call (down, or overloaded) backs the limit off to 1, as before.
+    CallLimit dead = CallLimit.learned(64);
+    drive(dead, 0, 2_000 * MS, 0, (i, n, s, r) -> 2 * MS, 1);
+    assertEquals(64, dead.limit());
+    drive(dead, 2_000 * MS, 2_000 * MS, 0, (i, n, s, r) -> -2 * MS, 1);
+    assertEquals(1, dead.limit(), "limit after 2 s of every call failing");
+  }
 }

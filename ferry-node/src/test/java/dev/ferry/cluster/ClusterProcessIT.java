@@ -82,6 +82,12 @@ class ClusterProcessIT {
       rolling.routing(0, routed, "roll-" + k).sender(0, ClusterHarness.SUBMIT, "roll-" + k, false);
     }
     rolling.send(400, 20);
+    // Stable membership first: every request served, and each routing client's per-key order kept
+    // (the event bus alone spreads a raw sender's pipelined inputs over the nodes: issue 15).
+    Map<String, Integer> stable = rolling.outcomes(60);
+    stable.forEach((kind, n) -> assertTrue(kind.equals("routing ok") || kind.equals("raw ok"),
+        () -> "outcome " + kind + " in stable membership: " + stable + " " + rolling.samples));
+    assertEquals(List.of(), downstream.reorders(), "a routing client's inputs out of order in stable membership");
     for (int i = 0; i < 3; i++) {
       String leaver = ids.get(i);
       Process stopping = processes.get(i);
@@ -135,8 +141,10 @@ class ClusterProcessIT {
     Map<String, Integer> outcomes = load.outcomes(60);
     assertFalse(outcomes.containsKey("no reply"), "a caller got no answer: " + outcomes);
     for (String kind : outcomes.keySet()) {
-      // Inputs the dead node held: 503 through a forwarding node, or the event bus's own failure.
-      assertTrue(kind.equals("ok") || kind.endsWith("/503") || kind.startsWith("TIMEOUT") || kind.startsWith("NO_HANDLERS"),
+      // Inputs the dead node held: 503 (or 502, "may have been applied", ADR 0064) through a
+      // forwarding node, or the event bus's own failure.
+      assertTrue(kind.equals("ok") || kind.endsWith("/503") || kind.endsWith("/502") || kind.startsWith("TIMEOUT")
+          || kind.startsWith("NO_HANDLERS"),
           "unexpected outcome " + kind + " in " + outcomes);
     }
     System.out.println("ClusterProcessIT outcomes with a SIGKILL under load: " + outcomes);

@@ -46,6 +46,7 @@ public final class ClusterNode implements Router.Links {
   private final Context context;
   private final String address;
   private final long callTimeoutMs;
+  private final long maxHoldMs;
   private final BiConsumer<Message<Object>, AsyncResult<Object>> reply;
   private final Membership membership;
   private final String self;
@@ -53,23 +54,37 @@ public final class ClusterNode implements Router.Links {
   private MessageConsumer<Object> nodeConsumer;
 
   private ClusterNode(Vertx vertx, Context context, String address, PerKeyFerry<String, Submission, ?, Object> ferry,
-      long callTimeoutMs, BiConsumer<Message<Object>, AsyncResult<Object>> reply, Membership membership) {
+      long callTimeoutMs, long drainTimeoutMs, BiConsumer<Message<Object>, AsyncResult<Object>> reply,
+      Membership membership) {
     this.vertx = vertx;
     this.context = context;
     this.address = address;
     this.callTimeoutMs = callTimeoutMs;
+    this.maxHoldMs = maxHoldMs(callTimeoutMs, drainTimeoutMs);
     this.reply = reply;
     this.membership = membership;
     this.self = membership.self();
-    this.router = new Router(new VertxLoop(context), self, ferry, callTimeoutMs, this);
+    this.router = new Router(new VertxLoop(context), self, ferry, callTimeoutMs, maxHoldMs, this);
+  }
+
+  /**
+   * How long a node holds an input (within its caller's deadline) waiting for another node: a key's
+   * release, or the answers of earlier inputs of the key forwarded there. In a graceful leave the
+   * previous owner answers and releases within its leave, which gives up after {@code
+   * drainTimeoutMs} + 2 x {@code callTimeoutMs} (the drain, and the call in flight before the
+   * hand-off plus the one after it): a shorter hold answers 503 to inputs the leave would still
+   * have served (ADR 0099).
+   */
+  static long maxHoldMs(long callTimeoutMs, long drainTimeoutMs) {
+    return drainTimeoutMs + 2 * callTimeoutMs;
   }
 
   /** The cluster layer for a clustered Vert.x; the only entry point that loads Hazelcast classes. */
   @SuppressWarnings("unchecked")
   public static ClusterNode create(Vertx vertx, Context context, String address, Object perKeyFerry,
-      long callTimeoutMs, BiConsumer<Message<Object>, AsyncResult<Object>> reply) {
+      long callTimeoutMs, long drainTimeoutMs, BiConsumer<Message<Object>, AsyncResult<Object>> reply) {
     return new ClusterNode(vertx, context, address, (PerKeyFerry<String, Submission, ?, Object>) perKeyFerry,
-        callTimeoutMs, reply, new HazelcastMembership(vertx, context, address));
+        callTimeoutMs, drainTimeoutMs, reply, new HazelcastMembership(vertx, context, address));
   }
 
   public String nodeId() {
@@ -139,10 +154,11 @@ public final class ClusterNode implements Router.Links {
   @Override
   public void forward(Router.Forward f) {
     Submission s = f.pending.input;
-    // The owner may hold an input (join hand-off), queue it until its deadline, then call: the
-    // reply can take up to about the deadline plus a couple of call timeouts.
+    // The owner may hold an input (a key's release, at most maxHoldMs and never past the deadline),
+    // queue it until its deadline, then call: the reply can take up to the deadline, or the hold,
+    // plus a couple of call timeouts.
     DeliveryOptions o = new DeliveryOptions()
-        .setSendTimeout(f.remainingMs + 3 * callTimeoutMs)
+        .setSendTimeout((f.remainingMs > 0 ? f.remainingMs : maxHoldMs) + 3 * callTimeoutMs)
         .addHeader(Submission.KEY, s.key)
         .addHeader(HOP, Integer.toString(f.hop))
         .addHeader(FROM, self)

@@ -103,6 +103,8 @@ final class Router {
   private final PerKeyFerry<String, Submission, ?, Object> ferry;
   private final Links links;
   private final long maxHoldNanos;
+  /** How long after losing a key this node still forwards its inputs with the hand-off class. */
+  private final long ownedWindowNanos;
   private final Views views;
 
   /** Per key, the inputs held here, in the order they go ({@link Pending#before}). */
@@ -130,9 +132,13 @@ final class Router {
   private long arrivals;
   /** Inputs that entered at this node from a caller, numbered for {@link Pending#origin}. */
   private long entered;
+  /** This node as the origin of what enters it without one. */
+  private final String selfOrigin;
   private Promise<Void> left;
   /** Leaving gave up waiting for forwards: later leaving() calls complete at once. */
   private boolean abandoned;
+  /** Leaving, every other node routed by a view without this node (it is never routed to again). */
+  private boolean goneFromViews;
   /** Whether {@link #left} also waits for nothing held or open here. */
   private boolean leftIdle;
   private boolean closed;
@@ -142,16 +148,22 @@ final class Router {
   java.util.function.Consumer<String> tracer;
 
   /**
-   * @param callTimeoutMs the ferry's call timeout: a previous owner releases a key once its call in
-   *     flight is over, so a hold is bounded by twice that
+   * @param callTimeoutMs the ferry's call timeout: a previous owner hands a key over once its call
+   *     in flight is over
+   * @param maxHoldMs how long an input may be held here (never beyond its caller's deadline): at
+   *     least as long as another node may take to release a key or answer a forward, which in a
+   *     graceful leave is that node's whole leave ({@link ClusterNode#maxHoldMs}, ADR 0099)
    */
-  Router(Loop loop, String self, PerKeyFerry<String, Submission, ?, Object> ferry, long callTimeoutMs, Links links) {
+  Router(Loop loop, String self, PerKeyFerry<String, Submission, ?, Object> ferry, long callTimeoutMs, long maxHoldMs,
+      Links links) {
     this.loop = loop;
     this.self = self;
     this.ferry = ferry;
     this.links = links;
-    this.maxHoldNanos = 2 * callTimeoutMs * 1_000_000;
+    this.maxHoldNanos = maxHoldMs * 1_000_000;
+    this.ownedWindowNanos = 2 * callTimeoutMs * 1_000_000;
     this.views = new Views(self);
+    this.selfOrigin = self + "#";
   }
 
   public String self() {
@@ -178,7 +190,8 @@ final class Router {
       if (origin != null) {
         p.origin(origin);
       } else if (p.sender == null) {
-        p.origin(self + "#" + ++entered);
+        p.origin = selfOrigin; // no text per input: "self#n" is built only if it is forwarded
+        p.originSeq = ++entered;
       }
       if (closed) {
         answer(p, new FerryException(FerryError.CLOSED, "this node left the cluster"));
@@ -207,6 +220,7 @@ final class Router {
     step(() -> {
       if (from != null && viewId != null && views.released(from, viewId)) {
         flushAll();
+        checkLeft(); // the last release a leaving node waited for
       }
     });
   }
@@ -234,6 +248,11 @@ final class Router {
         answerWith(p, ar.result());
       } else if (ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.RECIPIENT_FAILURE) {
         answer(p, re); // the owner's code and text, unchanged
+      } else if (ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.TIMEOUT) {
+        // Delivered or not, nobody can tell: the owner may have applied it. 502, never 503 (which
+        // says "never sent" and invites a resend), as for a call given up (ADR 0064).
+        answer(p, new FerryException(FerryError.FAILED, "the key's owner did not answer in time (it may have applied the input): "
+            + ar.cause().getMessage()));
       } else {
         answer(p, new FerryException(FerryError.CLOSED, "the key's owner could not be reached: " + ar.cause().getMessage()));
       }
@@ -259,12 +278,15 @@ final class Router {
     return done.future();
   }
 
-  /** Gives up waiting: answers every open forward CLOSED (leaving took too long). */
+  /**
+   * Gives up waiting: answers every open forward FAILED (leaving took too long; the owners may
+   * have applied them, so 502, never 503: ADR 0064).
+   */
   public void abandonForwards(String why) {
     step(() -> {
       for (Set<Forward> set : List.copyOf(open.values())) {
         for (Forward f : List.copyOf(set)) {
-          answer(f.pending, new FerryException(FerryError.CLOSED, why));
+          answer(f.pending, new FerryException(FerryError.FAILED, why + " (it may have applied the input)"));
         }
       }
       open.clear();
@@ -418,7 +440,7 @@ final class Router {
     // Reaching the previous owner after the key moved, an input is older than whatever its
     // sender's entry node now sends to the new owner directly: it goes with the hand-off class.
     forward(target, p, target.equals(owner)
-        && (first || views.ownedJustBefore(key, loop.nanoTime(), maxHoldNanos)));
+        && (first || views.ownedJustBefore(key, loop.nanoTime(), ownedWindowNanos)));
   }
 
   private static boolean passed(String visited, String node) {
@@ -723,8 +745,10 @@ final class Router {
     for (String target : List.copyOf(open.keySet())) {
       if (!members.contains(target)) {
         for (Forward f : List.copyOf(open.remove(target))) {
-          // Maybe delivered, maybe sent by the dead node: never sent again, answered CLOSED.
-          answer(f.pending, new FerryException(FerryError.CLOSED, "the key's owner " + target + " left the cluster before answering"));
+          // Maybe delivered, maybe sent by the dead node: never sent again, answered FAILED (502:
+          // it may have been applied; 503 would say it never was, ADR 0064).
+          answer(f.pending, new FerryException(FerryError.FAILED, "the key's owner " + target
+              + " left the cluster before answering (it may have applied the input)"));
           clearPath(f);
         }
       }
@@ -801,10 +825,15 @@ final class Router {
 
   private void checkLeft() {
     // Settled: every other node adopted the view without this one, so none routes here any more.
+    // That stays true through later views (they never name this node again): a node joining while
+    // this one lingers need not release to it for the leave to end (ADR 0099).
+    if (left != null && views.known() && !views.view().contains(self) && views.settled()) {
+      goneFromViews = true;
+    }
     if (left != null && abandoned) {
       Promise<Void> done = left;
       effects.add(done::tryComplete);
-    } else if (left != null && views.known() && !views.view().contains(self) && views.settled() && handOffsOpen == 0
+    } else if (left != null && goneFromViews && handOffsOpen == 0
         && (!leftIdle || (held.isEmpty() && open.isEmpty()))) {
       Promise<Void> done = left;
       effects.add(done::tryComplete);

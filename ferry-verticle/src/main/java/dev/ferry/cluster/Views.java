@@ -133,10 +133,15 @@ final class Views {
     return now - since < windowNanos && self.equals(Rendezvous.owner(key, previous));
   }
 
-  /** The nodes that may wait for this node's release: live nodes of the current and unsettled views. */
+  /**
+   * The nodes that may wait for this node's release: live nodes of the current and unsettled
+   * views, and leaving nodes (a leaving node waits for every other node to route by a view without
+   * it, whichever views came since: ADR 0099).
+   */
   Set<String> releaseTargets() {
     Set<String> to = new TreeSet<>(view);
     unsettled.forEach(to::addAll);
+    to.addAll(ferries);
     to.retainAll(members);
     to.remove(self);
     return to;

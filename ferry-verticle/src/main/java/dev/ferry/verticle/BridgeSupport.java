@@ -60,6 +60,8 @@ final class BridgeSupport {
   private final long maxWaitMs;
   private final Open open;
   private final String token = java.util.UUID.randomUUID().toString();
+  /** The verticle's context: the bridge, its consumers and the count run there. */
+  private final io.vertx.core.Context context;
 
   /**
    * {@code entry} takes the inputs of the submit address; {@link #entry()} is what both of this
@@ -73,6 +75,7 @@ final class BridgeSupport {
     this.entry = entry;
     this.maxWaitMs = maxWaitMs;
     this.open = vertx.isClustered() ? new Open(vertx) : null;
+    this.context = vertx.getOrCreateContext();
   }
 
   /**
@@ -85,6 +88,42 @@ final class BridgeSupport {
       return entry;
     }
     return m -> entry.handle(token.equals(m.headers().get(MARK)) ? new Answered(m, open) : m);
+  }
+
+  /**
+   * Clustered: counts one more input of the bridge and marks its frame to enter at this node
+   * ({@code localOnly}: the socket's order is kept, ADR 0094) as the bridge's ({@link #MARK});
+   * false when the bridge is closing (the send is refused).
+   */
+  boolean enter(JsonObject raw) {
+    if (!open.take()) {
+      return false;
+    }
+    JsonObject headers = raw.getJsonObject("headers");
+    if (headers == null) {
+      headers = new JsonObject();
+      raw.put("headers", headers);
+    }
+    headers.put("localOnly", true);
+    headers.put(MARK, token);
+    return true;
+  }
+
+  /**
+   * A consumer of the submit address discarded {@code m} as it was being unregistered, and
+   * answered it (NO_HANDLERS): if it was one of the bridge's inputs, it is answered, counted on
+   * the verticle's event loop. Vert.x hands the bridge's local sends to the verticle's public
+   * consumer too, which a leave unregisters while the bridge still sends. Any thread.
+   */
+  void discarded(Message<Object> m) {
+    if (open == null || !token.equals(m.headers().get(MARK))) {
+      return;
+    }
+    if (Thread.currentThread() == open.loop) {
+      open.answered();
+    } else {
+      context.runOnContext(v -> open.answered());
+    }
   }
 
   /**
@@ -142,20 +181,8 @@ final class BridgeSupport {
         event.complete(false); // an error frame at once; nothing delivered, nothing counted
         return;
       }
-      if (clustered) {
-        if (!open.take()) {
-          event.complete(false); // closing: an error frame at once, nothing delivered
-          return;
-        }
-        JsonObject headers = raw.getJsonObject("headers");
-        if (headers == null) {
-          headers = new JsonObject();
-          raw.put("headers", headers);
-        }
-        headers.put("localOnly", true); // enters here: the socket's order is kept (ADR 0094)
-        headers.put(MARK, token);
-      }
-      event.complete(true);
+      // Closing: an error frame at once, nothing delivered.
+      event.complete(!clustered || enter(raw));
     };
     if (!clustered) {
       return TcpEventBusBridge.create(vertx, options, null, hook).listen(bridge.endpoint().port(), bridge.endpoint().host())

@@ -2,6 +2,7 @@ package dev.ferry.verticle;
 
 import dev.ferry.FerryError;
 import dev.ferry.cluster.ClusterAccess;
+import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
@@ -24,9 +25,21 @@ public final class Discarded {
 
   /** Installs the answer on {@code consumer}; {@code what} names the ferry or node in the message. */
   public static void answer(MessageConsumer<?> consumer, boolean clustered, String what) {
-    ClusterAccess.onDiscarded(consumer, clustered
-        ? m -> m.reply(new ReplyException(ReplyFailure.NO_HANDLERS,
-            what + " stopped consuming before this request was handled; it was not delivered"))
-        : m -> m.fail(FerryError.CLOSED.code(), what + " is closed"));
+    answer(consumer, clustered, what, m -> { });
+  }
+
+  /** Like {@link #answer(MessageConsumer, boolean, String)}, then tells {@code answered} of each request answered so. */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  public static void answer(MessageConsumer<?> consumer, boolean clustered, String what,
+      java.util.function.Consumer<Message<Object>> answered) {
+    ClusterAccess.onDiscarded((MessageConsumer) consumer, (io.vertx.core.Handler<Message<Object>>) m -> {
+      if (clustered) {
+        m.reply(new ReplyException(ReplyFailure.NO_HANDLERS,
+            what + " stopped consuming before this request was handled; it was not delivered"));
+      } else {
+        m.fail(FerryError.CLOSED.code(), what + " is closed");
+      }
+      answered.accept(m);
+    });
   }
 }

@@ -190,10 +190,7 @@ public final class FerryClient {
 
     /** The deadline for the input to leave in a batch ({@code timeout-ms}); after it, TIMEOUT. */
     public SubmitOptions timeout(Duration timeout) {
-      if (timeout != null && timeout.toMillis() < 1) {
-        throw new IllegalArgumentException("timeout must be at least 1 ms, got " + timeout);
-      }
-      this.timeout = timeout;
+      this.timeout = wholeMs("timeout", timeout);
       return this;
     }
 
@@ -208,8 +205,19 @@ public final class FerryClient {
      * with FAILED. Keep it above {@code timeout} plus the ferry's {@code callTimeoutMs}.
      */
     public SubmitOptions sendTimeout(Duration sendTimeout) {
-      this.sendTimeout = sendTimeout;
+      this.sendTimeout = wholeMs("sendTimeout", sendTimeout);
       return this;
     }
-  }
+
+    /**
+     * Checked when set, naming the option: a duration the header or the event bus cannot carry
+     * (under 1 ms, or beyond what fits in nanoseconds) would otherwise fail later, elsewhere, or
+     * as an ArithmeticException.
+     */
+    private static Duration wholeMs(String option, Duration d) {
+      if (d != null && (d.compareTo(Duration.ofMillis(1)) < 0 || d.compareTo(Duration.ofMillis(VerticleConfig.MAX_MS)) > 0)) {
+        throw new IllegalArgumentException(option + " must be at least 1 ms and at most " + VerticleConfig.MAX_MS + " ms, got " + d);
+      }
+      return d;
+    }  }
 }

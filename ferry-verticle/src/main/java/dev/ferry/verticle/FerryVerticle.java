@@ -122,7 +122,7 @@ public class FerryVerticle extends VerticleBase {
       try {
         // Until it has joined the ownership view, the cluster layer holds what arrives.
         cluster = ClusterNode.create(vertx, context, settings.address(), ferry,
-            settings.perKey().callTimeout().toMillis(), FerryVerticle::reply);
+            settings.perKey().callTimeout().toMillis(), settings.drainTimeoutMs(), FerryVerticle::reply);
       } catch (RuntimeException unsupported) {
         // A cluster manager other than Hazelcast, say: release what was built, fail the deploy.
         ferry.close();
@@ -162,7 +162,8 @@ public class FerryVerticle extends VerticleBase {
 
   private void answerDiscarded(MessageConsumer<Object> consumer) {
     // Clustered: not delivered, send again (another node serves); alone: this ferry is closed.
-    Discarded.answer(consumer, cluster != null, "the ferry at " + settings.address());
+    // The bridge's inputs among them are answered too: the bridge counts them (BridgeSupport).
+    Discarded.answer(consumer, cluster != null, "the ferry at " + settings.address(), operations::discarded);
   }
 
   @Override

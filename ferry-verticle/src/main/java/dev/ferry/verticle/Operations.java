@@ -37,6 +37,8 @@ public final class Operations {
   private int failuresInARow;
   /** What the submit address's consumers hand their messages to (see {@link #entry()}). */
   private Handler<Message<Object>> entry;
+  /** The bridge, or null. */
+  private BridgeSupport bridge;
 
   private Operations(Vertx vertx, VerticleConfig settings) {
     this.vertx = vertx;
@@ -102,6 +104,7 @@ public final class Operations {
       BridgeSupport bridge = new BridgeSupport(vertx, settings, settings.ops().bridge(), submitEntry,
           settings.drainTimeoutMs() + 2 * settings.perKey().callTimeout().toMillis());
       entry = bridge.entry();
+      this.bridge = bridge;
       started.add(bridge.listen().onSuccess(stops::add));
     }
     return Future.all(started).mapEmpty();
@@ -114,6 +117,17 @@ public final class Operations {
    */
   public Handler<Message<Object>> entry() {
     return entry;
+  }
+
+  /**
+   * The public consumer of the submit address discarded {@code m} (it was being unregistered) and
+   * answered it: if it was the bridge's, the bridge counts it answered. Any thread.
+   */
+  public void discarded(Message<Object> m) {
+    BridgeSupport b = bridge;
+    if (b != null) {
+      b.discarded(m);
+    }
   }
 
   /** This node's health; on the verticle's context. */

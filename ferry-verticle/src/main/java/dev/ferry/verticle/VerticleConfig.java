@@ -71,6 +71,12 @@ public record VerticleConfig(
     OpsConfig ops = OpsConfig.read(in, check);
     check.require(!ops.healthAddress().equals(address) && !ops.healthAddress().equals(metrics),
         "healthAddress", quote(ops.healthAddress()), "must differ from address and metricsAddress");
+    if (downstream != null && !downstream.http()) {
+      // Every batch would go to this node's own metrics or health consumer and fail as malformed.
+      check.require(!downstream.address().equals(metrics) && !downstream.address().equals(ops.healthAddress()),
+          "downstream.address", quote(downstream.address()),
+          "must differ from metricsAddress and healthAddress (the ferry would call its own endpoint)");
+    }
 
     check.throwIfAny("FerryVerticle config");
     return new VerticleConfig(address, metrics, perKey, "header".equals(order),

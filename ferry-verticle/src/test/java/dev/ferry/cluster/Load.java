@@ -98,4 +98,23 @@ final class Load {
   int sent() {
     return replies.size();
   }
+
+  /** Inputs sent and not answered yet. */
+  long outstanding() {
+    return replies.stream().filter(r -> !r.isComplete()).count();
+  }
+
+  /**
+   * Keeps load on while {@code until} is not done, closed-loop: {@code burst} inputs whenever fewer
+   * than {@code window} are unanswered. However long a step takes on a loaded machine, what is left
+   * to answer at the end stays bounded by the window, not by the step's duration.
+   */
+  void sendWhile(java.util.function.BooleanSupplier until, int burst, int window) {
+    while (!until.getAsBoolean()) {
+      if (outstanding() < window) {
+        send(burst, burst);
+      }
+      ClusterHarness.sleep(10);
+    }
+  }
 }

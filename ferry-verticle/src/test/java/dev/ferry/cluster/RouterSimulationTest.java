@@ -163,7 +163,7 @@ class RouterSimulationTest {
             .callTimeout(Duration.ofMillis(1_000)).build();
         ferry = new PerKeyFerry<>(loop, config, (Submission s) -> s.key, null, null,
             (key, inputs) -> call(this, key, inputs), (in, ok) -> in.body);
-        router = new Router(loop, id, ferry, 1_000, new Router.Links() {
+        router = new Router(loop, id, ferry, 1_000, ClusterNode.maxHoldMs(1_000, 1_000), new Router.Links() {
           @Override
           public void forward(Router.Forward f) {
             Submission s = f.pending.input;
@@ -579,6 +579,13 @@ class RouterSimulationTest {
       for (Node n : nodes.values()) {
         if (n.alive && (n.router.heldCount() > 0 || n.router.openForwards() > 0)) {
           violations.add(n.id + " still holds " + n.router.heldCount() + " and has " + n.router.openForwards() + " open forwards");
+        }
+      }
+      for (Node n : nodes.values()) {
+        if (n.alive && n.leaving) {
+          // A leave ends without any bound on the wait (the real node gives up after its maxWait, 503).
+          violations.add(n.id + " never finished leaving (" + (n.registered ? "still registered" : "unregistered") + "): "
+              + n.router.describe());
         }
       }
       for (Client c : clients) {

@@ -104,11 +104,25 @@ final class EbRecorder {
     this.address = address;
   }
 
-  /** Counts a call open for {@code ms} as given up by the ferry's send timeout. */
+  /**
+   * Counts a call open for {@code ms} as given up by the ferry's send timeout. Measured between the
+   * moments the ferry sent the two calls (an outbound interceptor stamps each call as it is sent),
+   * never from their arrival here: a call delivered late on a loaded machine is not taken for one
+   * sent early, and the ferry's timer never fires before its delay.
+   */
   EbRecorder abandonAfter(long ms) {
     abandonAfterNanos = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(ms);
+    vertx.eventBus().addOutboundInterceptor(ctx -> {
+      if (address.equals(ctx.message().address()) && ctx.message().isSend()) {
+        ctx.message().headers().set(SENT_AT, Long.toString(System.nanoTime()));
+      }
+      ctx.next();
+    });
     return this;
   }
+
+  /** The header the interceptor of {@link #abandonAfter} stamps a call with: when the ferry sent it. */
+  private static final String SENT_AT = "x-recorder-sent-nanos";
 
   /** Answers every call with {@code answer} as it arrives, instead of holding it. */
   EbRecorder auto(Consumer<Call> answer) {
@@ -133,8 +147,10 @@ final class EbRecorder {
     synchronized (this) {
       call = new Call(calls.size(), request.getString("key"), request.getJsonArray("inputs"), m);
       calls.add(call);
-      Long since = open.put(call.key, System.nanoTime());
-      if (since != null && System.nanoTime() - since < abandonAfterNanos) {
+      String stamped = m.headers().get(SENT_AT);
+      long sent = stamped != null ? Long.parseLong(stamped) : System.nanoTime();
+      Long since = open.put(call.key, sent);
+      if (since != null && sent - since < abandonAfterNanos) {
         violations.add("key " + call.key + " has two calls in flight (call " + call.index + ")");
       }
       for (int i = 0; i < call.inputs.size(); i++) {

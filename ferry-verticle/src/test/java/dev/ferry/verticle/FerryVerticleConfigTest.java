@@ -55,6 +55,12 @@ class FerryVerticleConfigTest extends VerticleTestBase {
     String loop = deployFailure(new JsonObject().put("downstream",
         new JsonObject().put("type", "eventbus").put("address", "ferry.submit")));
     assertTrue(loop.contains("downstream.address = \"ferry.submit\": must differ from address"), loop);
+    // Its own metrics or health endpoint: every batch would fail as malformed, found only at run time.
+    for (String own : new String[] {"ferry.metrics", "ferry.health"}) {
+      String self = deployFailure(new JsonObject().put("downstream",
+          new JsonObject().put("type", "eventbus").put("address", own)));
+      assertTrue(self.contains("downstream.address = \"" + own + "\": must differ from metricsAddress and healthAddress"), self);
+    }
   }
 
   @Test

@@ -1,0 +1,103 @@
+package dev.ferry.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.FerryError;
+import dev.ferry.FerryException;
+import dev.ferry.PerKeyConfig;
+import dev.ferry.internal.PerKeyFerry;
+import dev.ferry.testing.VirtualLoop;
+import dev.ferry.verticle.Submission;
+import io.vertx.core.Future;
+import io.vertx.core.MultiMap;
+import io.vertx.core.Promise;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * How long a node holds an input for another node (ADR 0099), in virtual time: a node that joins
+ * holds its new keys until the previous owner releases them, and the previous owner may take its
+ * whole leave to do so (drainTimeoutMs + 2 x callTimeoutMs), not only two call timeouts.
+ */
+class RouterHoldTest {
+  static final long CALL_TIMEOUT_MS = 1_000;
+  static final long DRAIN_TIMEOUT_MS = 5_000;
+
+  final VirtualLoop loop = new VirtualLoop();
+  final List<List<Object>> calls = new ArrayList<>();
+  final PerKeyFerry<String, Submission, List<Object>, Object> ferry = new PerKeyFerry<>(loop,
+      PerKeyConfig.builder().callTimeout(Duration.ofMillis(CALL_TIMEOUT_MS)).build(), (Submission s) -> s.key, null, null,
+      (key, inputs) -> {
+        calls.add(inputs.stream().map(s -> s.body).toList());
+        return Future.succeededFuture(List.of());
+      }, (in, ok) -> in.body);
+  final Router router = new Router(loop, "b", ferry, CALL_TIMEOUT_MS, ClusterNode.maxHoldMs(CALL_TIMEOUT_MS, DRAIN_TIMEOUT_MS),
+      new Router.Links() {
+        @Override
+        public void forward(Router.Forward f) {
+          throw new AssertionError("nothing is forwarded here: b owns the key");
+        }
+
+        @Override
+        public void release(String node, String viewId) {
+        }
+      });
+
+  /** A key that b owns once it joined a (who owned everything before). */
+  static String keyOfB() {
+    for (int i = 0; ; i++) {
+      if ("b".equals(Rendezvous.owner("k" + i, List.of("a", "b")))) {
+        return "k" + i;
+      }
+    }
+  }
+
+  Future<Object> submit(String key, String body, long timeoutMs) throws Submission.BadInput {
+    MultiMap h = MultiMap.caseInsensitiveMultiMap().add(Submission.KEY, key);
+    if (timeoutMs > 0) {
+      h.add(Submission.TIMEOUT_MS, Long.toString(timeoutMs));
+    }
+    Promise<Object> answer = Promise.promise();
+    router.accept(Submission.parse(h, body), 0, false, null, null, answer);
+    return answer.future();
+  }
+
+  @Test
+  void aJoinerHoldsItsNewKeyForAsLongAsThePreviousOwnerMayTakeToReleaseIt() throws Exception {
+    String key = keyOfB();
+    router.snapshot(Set.of("a", "b"), Set.of("a", "b"), Set.of()); // b joins: a's release gates the key
+    Future<Object> held = submit(key, "x", 0);
+    // Longer than two call timeouts (the bound before ADR 0099), well within a's leave.
+    loop.advanceMillis(2 * CALL_TIMEOUT_MS + 500);
+    assertFalse(held.isComplete(), "answered while the previous owner may still release: " + held.cause());
+    assertTrue(calls.isEmpty(), "called before the release");
+
+    router.released("a", router.viewId());
+    loop.runPending();
+    assertEquals(List.of(List.of("x")), calls);
+    assertTrue(held.succeeded(), () -> "not served: " + held.cause());
+  }
+
+  @Test
+  void aHoldEndsAtTheCallersDeadlineOrAtTheBound() throws Exception {
+    String key = keyOfB();
+    router.snapshot(Set.of("a", "b"), Set.of("a", "b"), Set.of());
+    Future<Object> withDeadline = submit(key, "d", 800);
+    Future<Object> without = submit(key, "n", 0);
+
+    loop.advanceMillis(800);
+    assertTrue(withDeadline.failed(), "held past its caller's deadline");
+    assertEquals(FerryError.TIMEOUT, ((FerryException) withDeadline.cause()).kind());
+    assertFalse(without.isComplete());
+
+    loop.advanceMillis(DRAIN_TIMEOUT_MS + 2 * CALL_TIMEOUT_MS - 800);
+    assertTrue(without.failed(), "held past the bound");
+    assertEquals(FerryError.CLOSED, ((FerryException) without.cause()).kind());
+    assertTrue(calls.isEmpty());
+  }
+}

@@ -1,0 +1,76 @@
+package dev.ferry.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.PerKeyConfig;
+import dev.ferry.internal.PerKeyFerry;
+import dev.ferry.testing.VirtualLoop;
+import dev.ferry.verticle.Submission;
+import io.vertx.core.Future;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A graceful leave that a join overlaps (ADR 0099), in virtual time: the leaving node's leave ends
+ * once every node routes without it, whatever views come after, and every node releases to a
+ * leaving node too (so a join before that moment does not leave it waiting for releases that
+ * would never come).
+ */
+class RouterLeaveTest {
+  final VirtualLoop loop = new VirtualLoop();
+  final List<String> releases = new ArrayList<>();
+  final PerKeyFerry<String, Submission, List<Object>, Object> ferry = new PerKeyFerry<>(loop,
+      PerKeyConfig.builder().callTimeout(Duration.ofMillis(1_000)).build(), (Submission s) -> s.key, null, null,
+      (key, inputs) -> Future.succeededFuture(List.of()), (in, ok) -> in.body);
+
+  Router router(String self) {
+    return new Router(loop, self, ferry, 1_000, ClusterNode.maxHoldMs(1_000, 5_000), new Router.Links() {
+      @Override
+      public void forward(Router.Forward f) {
+        throw new AssertionError("no input in this test");
+      }
+
+      @Override
+      public void release(String node, String viewId) {
+        releases.add(self + ">" + node + " " + viewId);
+      }
+    });
+  }
+
+  @Test
+  void aJoinWhileANodeLingersDoesNotHoldItsLeaveBack() {
+    Router l = router("l");
+    l.snapshot(Set.of("l", "a"), Set.of("l", "a"), Set.of());
+    l.released("a", l.viewId());
+    Future<Void> noneRoutesHere = l.leaving(false);
+    l.snapshot(Set.of("l", "a"), Set.of("a"), Set.of("l")); // withdrawn
+    assertFalse(noneRoutesHere.isComplete());
+    l.released("a", l.viewId());
+    loop.runPending();
+    assertTrue(noneRoutesHere.succeeded(), "a routes by a view without l: l may stop taking requests");
+
+    // l lingers (refusing) while b joins: neither a nor b routes to l, whatever they release.
+    Future<Void> idle = l.leaving(true);
+    l.snapshot(Set.of("l", "a", "b"), Set.of("a", "b"), Set.of("l"));
+    loop.runPending();
+    assertTrue(idle.succeeded(), "the leave waited for releases of a view that cannot route to l");
+  }
+
+  @Test
+  void nodesReleaseToALeavingNodeToo() {
+    Router a = router("a");
+    a.snapshot(Set.of("l", "a"), Set.of("l", "a"), Set.of());
+    a.released("l", a.viewId());
+    a.snapshot(Set.of("l", "a"), Set.of("a"), Set.of("l")); // l withdrew
+    a.released("l", a.viewId()); // a routes without l, settled
+    releases.clear();
+    a.snapshot(Set.of("l", "a", "b"), Set.of("a", "b"), Set.of("l")); // b joins while l has not closed yet
+    loop.runPending();
+    assertEquals(List.of("a>b a,b", "a>l a,b"), releases.stream().sorted().toList());
+  }
+}

@@ -1,0 +1,40 @@
+package dev.ferry.verticle;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.vertx.core.json.JsonObject;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/**
+ * FerryClient's options set carelessly: a duration the header or the event bus cannot carry fails
+ * when it is set, with an IllegalArgumentException naming the option, not later as an
+ * ArithmeticException, as an exception thrown out of {@code submit}, or as a 400 after a round trip.
+ */
+class FerryClientHostileTest extends VerticleTestBase {
+
+  @Test
+  void durationsTheClientCannotCarryFailWhenSetNamingTheOption() {
+    for (Duration bad : new Duration[] {Duration.ZERO, Duration.ofMillis(-5), Duration.ofNanos(999_999),
+        Duration.ofMillis(VerticleConfig.MAX_MS + 1), Duration.ofSeconds(Long.MAX_VALUE)}) {
+      IllegalArgumentException t = assertThrows(IllegalArgumentException.class,
+          () -> new FerryClient.SubmitOptions().timeout(bad), "timeout " + bad);
+      assertTrue(t.getMessage().startsWith("timeout must be at least 1 ms"), t.getMessage());
+      IllegalArgumentException s = assertThrows(IllegalArgumentException.class,
+          () -> new FerryClient.SubmitOptions().sendTimeout(bad), "sendTimeout " + bad);
+      assertTrue(s.getMessage().startsWith("sendTimeout must be at least 1 ms"), s.getMessage());
+    }
+  }
+
+  @Test
+  void theLongestDurationsStillWork() {
+    downstream.auto(EbRecorder.Call::echo);
+    deploy(config(new JsonObject()));
+    FerryClient client = FerryClient.create(vertx);
+    Duration longest = Duration.ofMillis(VerticleConfig.MAX_MS);
+    assertEquals("x", await(client.submit("k", "x", new FerryClient.SubmitOptions().timeout(longest).sendTimeout(longest))));
+    assertEquals("y", await(client.submit("k", "y", new FerryClient.SubmitOptions().timeout(null).sendTimeout(null))));
+  }
+}

@@ -1,0 +1,67 @@
+package dev.ferry.verticle;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Future;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The undeploy of ADR 0064 attacked the way operators and careless code do: Vert.x closed while
+ * the verticle still waits for a call, an undeploy asked twice, a redeploy at the same address
+ * while the old verticle drains. A call in flight is never cut: its caller gets the outcome or
+ * 502, never 503, and the address is served by one verticle at a time.
+ */
+class UndeployHostileTest extends VerticleTestBase {
+
+  @Test
+  void vertxClosedWhileTheVerticleWaitsForACallInFlightStillAnswersItsCaller502() {
+    String id = deploy(config(new JsonObject().put("drainTimeoutMs", 0).put("callTimeoutMs", 1_000)));
+    Future<Message<Object>> inFlight = send("k", "in flight");
+    EbRecorder.Call held = await(downstream.call(0)); // never answered
+    vertx.undeploy(id);
+    Future<Void> closed = vertx.close();
+    // Sent, then given up at its call timeout: 502 ("may have been applied"), not 503.
+    assertEquals(502, code(inFlight));
+    held.abandoned();
+    await(closed);
+  }
+
+  @Test
+  void aSecondUndeployIsRefusedAndTheFirstStillWaitsForTheCallInFlight() {
+    String id = deploy(config(new JsonObject().put("drainTimeoutMs", 0)));
+    Future<Message<Object>> inFlight = send("k", "in flight");
+    EbRecorder.Call held = await(downstream.call(0));
+    Future<Void> first = vertx.undeploy(id);
+    assertTrue(failure(vertx.undeploy(id)) != null);
+    assertFalse(first.isComplete(), "the undeploy completed with a call in flight");
+    held.echo();
+    await(first);
+    assertEquals("in flight", body(inFlight));
+  }
+
+  @Test
+  void aRedeployAtTheSameAddressWhileTheOldVerticleDrainsIsRefusedThenServesOnceItLeft() {
+    JsonObject config = config(new JsonObject().put("drainTimeoutMs", 0));
+    String id = deploy(config);
+    Future<Message<Object>> inFlight = send("k", "old");
+    EbRecorder.Call held = await(downstream.call(0));
+    Future<Void> undeploy = vertx.undeploy(id);
+    awaitDraining();
+    // Two verticles at one address would call the key at once: the new one is refused while the
+    // old one still has the key's call in flight.
+    Throwable refused = failure(vertx.deployVerticle("dev.ferry.verticle.FerryVerticle", new DeploymentOptions().setConfig(config)));
+    assertTrue(String.valueOf(refused.getMessage()).contains("another FerryVerticle already serves it"), String.valueOf(refused));
+    held.echo();
+    await(undeploy);
+    assertEquals("old", body(inFlight));
+    deploy(config);
+    Future<Message<Object>> next = send("k", "new");
+    await(downstream.call(1)).echo();
+    assertEquals("new", body(next));
+  }
+}
