@@ -28,7 +28,9 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * the ratio of medians over {@value #EVENT_BUS_FORKS} forks × {@value #EVENT_BUS_ITERATIONS}
  * iterations (the idle-keys row, with no verdict, gets one fork of 3). With the hot key, {@code
  * EventBusCost.downstreamShare} also measures what the downstream alone costs per input, so the
- * table can split the ferry's CPU into the echo, the downstream's share and the ferry's own.
+ * table can split the ferry's CPU into the echo, the downstream's share and the ferry's own; the
+ * same pair with a downstream that replies uncopied ({@code *UncopiedReply}, one fork) shows what is
+ * left once the downstream lets go of its outcomes (ADR 0072).
  */
 final class Overhead implements Scenario {
   static final double EVENT_BUS_TARGET = 1.3;
@@ -58,6 +60,10 @@ final class Overhead implements Scenario {
     java.nio.file.Path meanBatch = java.nio.file.Files.createTempFile("ferry-mean-batch", "");
     String property = "-D" + EventBusCost.MEAN_BATCH_FILE + "=" + meanBatch;
     results.addAll(jmh(env, fork, EventBusCost.class, "1", EVENT_BUS_WARMUP_ITERATIONS, EVENT_BUS_FORKS,
+        EVENT_BUS_ITERATIONS, property));
+    // The uncopied-reply variants are a breakdown, not the verdict: one fork, which keeps scenario 4
+    // near four minutes (EventBusInterleaved compares them round by round when it matters).
+    results.addAll(jmh(env, fork, EventBusCost.class, "uncopied", EVENT_BUS_WARMUP_ITERATIONS, 1,
         EVENT_BUS_ITERATIONS, property));
     results.addAll(jmh(env, fork, EventBusCost.class, String.valueOf(EventBusCost.N), EVENT_BUS_WARMUP_ITERATIONS, 1, 3,
         property));
@@ -105,19 +111,26 @@ final class Overhead implements Scenario {
         .put("results", raw), rows);
   }
 
-  /** One JMH pass over {@code benchmark} (one {@code keys} value, or all): 1 s iterations. */
+  /**
+   * One JMH pass over {@code benchmark} (one {@code keys} value, or all; {@code "uncopied"}: only
+   * the hot key's uncopied-reply variants): 1 s iterations.
+   */
   private static Collection<RunResult> jmh(BenchEnv env, boolean fork, Class<?> benchmark, String keys, int warmups,
       int forks, int iterations, String jvmArg) throws Exception {
     OptionsBuilder options = new OptionsBuilder();
-    options.include(benchmark.getName())
+    options.include("uncopied".equals(keys) ? benchmark.getName() + "\\..*UncopiedReply" : benchmark.getName())
         .warmupIterations(env.pick(warmups, 1)).warmupTime(env.pick(TimeValue.seconds(1), TimeValue.milliseconds(200)))
         .measurementIterations(env.pick(iterations, 1))
         .measurementTime(env.pick(TimeValue.seconds(1), TimeValue.milliseconds(200)))
         .forks(fork && !env.quick() ? forks : 0)
         .shouldFailOnError(true);
-    if (keys != null) {
+    if ("uncopied".equals(keys)) {
+      options.param("keys", "1");
+    } else if (keys != null) {
       options.param("keys", keys);
-      if (!keys.equals("1")) {
+      if (keys.equals("1")) {
+        options.exclude("UncopiedReply");
+      } else {
         // The downstream's share does not depend on the keys, and the uncopied-reply variant is
         // the hot key's breakdown: both measured once, with the hot key.
         options.exclude("downstreamShare");

@@ -122,8 +122,8 @@ public final class Submission implements Completable<Object> {
   /** The {@code {"id", "input"}} object sent downstream for this input. */
   public JsonObject toRequestInput() {
     // Sized for its two fields: a default JsonObject allocates a 16-slot table on its first put.
-    // A map class of its own (two fields, no hashing) was tried and measured no faster: a third
-    // Map class behind JsonObject makes its map calls megamorphic for the whole JVM (ADR 0072).
+    // A map class of its own (two fields, no hashing) was tried and measured no faster, and a third
+    // Map class behind JsonObject risks making its map calls megamorphic JVM-wide (ADR 0072).
     return new JsonObject(new java.util.LinkedHashMap<>(4)).put("id", id).put("input", body);
   }
 
