@@ -29,6 +29,7 @@ import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * A per-key ferry on the event bus: inputs arrive at {@code address} (header {@code key}), leave in
@@ -181,12 +182,19 @@ public class FerryVerticle extends VerticleBase {
     // Clustered, the node leaves the view first and keeps answering or forwarding whatever reaches
     // it until every other node routes without it; its keys move to their new owners before the
     // (then empty) drain, and it stops consuming last (docs/adr/0056-a-leave-that-fails-nobody.md).
+    // With a bridge, the public consumer (out of the cluster's registrations from the leave's
+    // start) stays until the bridge closed: Vert.x hands the bridge's local sends to it as to the
+    // bridge's own consumer, and one unregistered under them answers NO_HANDLERS ("resend", out of
+    // the client's order; ADR 0094).
+    boolean bridged = cluster != null && settings.ops().bridge() != null;
+    Supplier<Future<?>> stopPublic = bridged ? Future::succeededFuture : submissions::unregister;
     Future<?> left = cluster == null ? Future.succeededFuture()
-        : cluster.leave(settings.drainTimeoutMs() + 2 * settings.perKey().callTimeout().toMillis(), submissions::unregister);
+        : cluster.leave(settings.drainTimeoutMs() + 2 * settings.perKey().callTimeout().toMillis(), stopPublic);
     return left.eventually(this::drain)
-        .eventually(() -> submissions == null ? Future.succeededFuture() : submissions.unregister())
+        .eventually(() -> submissions == null || bridged ? Future.succeededFuture() : submissions.unregister())
         .eventually(() -> metrics == null ? Future.succeededFuture() : metrics.unregister())
         .eventually(() -> operations == null ? Future.succeededFuture() : operations.stop())
+        .eventually(() -> submissions != null && bridged ? submissions.unregister() : Future.succeededFuture())
         .eventually(() -> cluster == null ? Future.succeededFuture() : cluster.close())
         .eventually(() -> downstream.close())
         .onComplete(ar -> {
