@@ -27,12 +27,30 @@ import java.util.List;
  *   <li>taking this node's consumers of an address out of the cluster's registrations while they
  *       keep taking what still reaches them (through the cluster manager's SPI): the public API
  *       only unregisters a consumer everywhere at once, and a request that reaches a node over the
- *       cluster after that is dropped without any reply (ADR 0093).
+ *       cluster after that is dropped without any reply (ADR 0093);
+ *   <li>Vert.x's own close hooks, so that closing Vert.x waits for an undeploy under way.
  * </ul>
  * Callable from any thread.
  */
 public final class ClusterAccess {
   private ClusterAccess() {}
+
+  /**
+   * Holds a {@code vertx.close()} that begins before {@code until} completes at its first step
+   * until it does. Vert.x 5 runs its own close hooks before it undeploys the verticles and closes
+   * the event bus, and does not wait for an undeploy already under way (that deployment has left
+   * its list): without the hold, a verticle still waiting for a call in flight would lose its
+   * caller's reply with the event bus. Vert.x has no public API for this; a Vert.x already closing
+   * is not held. Returns what releases the hold early. Any thread.
+   */
+  public static Runnable holdClose(Vertx vertx, Future<?> until) {
+    io.vertx.core.internal.CloseFuture closing = ((VertxInternal) vertx).closeFuture();
+    io.vertx.core.Closeable hold = completion -> until.onComplete(ar -> completion.succeed());
+    if (!closing.add(hold)) {
+      return () -> { };
+    }
+    return () -> closing.remove(hold);
+  }
 
   /** The cluster manager, or null when {@code vertx} is not clustered. */
   public static ClusterManager clusterManager(Vertx vertx) {

@@ -174,6 +174,10 @@ public class FerryVerticle extends VerticleBase {
     if (operations != null) {
       operations.draining();
     }
+    // A vertx.close() that begins now would not wait for this undeploy: held until it is over,
+    // so that callers of calls in flight still get their reply (ADR 0064).
+    Promise<Void> stopped = Promise.promise();
+    Runnable unhold = dev.ferry.cluster.ClusterAccess.holdClose(vertx, stopped.future());
     // Clustered, the node leaves the view first and keeps answering or forwarding whatever reaches
     // it until every other node routes without it; its keys move to their new owners before the
     // (then empty) drain, and it stops consuming last (docs/adr/0056-a-leave-that-fails-nobody.md).
@@ -185,7 +189,11 @@ public class FerryVerticle extends VerticleBase {
         .eventually(() -> operations == null ? Future.succeededFuture() : operations.stop())
         .eventually(() -> cluster == null ? Future.succeededFuture() : cluster.close())
         .eventually(() -> downstream.close())
-        .onComplete(ar -> release());
+        .onComplete(ar -> {
+          release();
+          unhold.run();
+          stopped.complete();
+        });
   }
 
   /**
