@@ -664,6 +664,7 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     return new FerryMetrics(inFlight(), queuedInputs, queuedWeight, lanes.size(), submitted,
         rejected, batches + directCount, directCount, failedBatches, timedOut, callLimitNow(), readyLanes,
         callLimit == null ? 0 : callLimit.seenLatencyNanos() / 1000,
-        callLimit == null ? 0 : callLimit.seenFloorNanos() / 1000);
+        callLimit == null ? 0 : callLimit.seenFloorNanos() / 1000,
+        callLimit == null ? 0 : callLimit.seenLoopLagNanos() / 1000);
   }
 }
