@@ -21,6 +21,8 @@ import io.vertx.core.json.JsonObject;
  *     call limit
  * @param seenLatencyMicros mean latency of the calls the adaptive limit judged last (0 before)
  * @param seenFloorMicros the floor it compared them with: their latency without queueing (0 before)
+ * @param seenLoopLagMicros how late the ferry's own event loop ran those calls' completions, on
+ *     average: latency the limit did not count as the downstream's (ADR 0015; 0 before)
  */
 public record FerryMetrics(
     int inFlightBatches,
@@ -36,7 +38,8 @@ public record FerryMetrics(
     int callLimit,
     int callsWaiting,
     long seenLatencyMicros,
-    long seenFloorMicros) {
+    long seenFloorMicros,
+    long seenLoopLagMicros) {
 
   /** All zeros: a ferry that has seen nothing yet. */
   public static final FerryMetrics EMPTY = new FerryMetrics(0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
@@ -45,7 +48,7 @@ public record FerryMetrics(
   public FerryMetrics(int inFlightBatches, int queuedInputs, long queuedWeight, int activeLanes, long submitted,
       long rejected, long batches, long directCalls, long failedBatches, long timedOut) {
     this(inFlightBatches, queuedInputs, queuedWeight, activeLanes, submitted, rejected, batches, directCalls,
-        failedBatches, timedOut, 0, 0, 0, 0);
+        failedBatches, timedOut, 0, 0, 0, 0, 0);
   }
 
   /** The snapshot as JSON, with the field names of the record (what {@code ferry.metrics} replies). */
@@ -64,6 +67,7 @@ public record FerryMetrics(
         .put("callLimit", callLimit)
         .put("callsWaiting", callsWaiting)
         .put("seenLatencyMicros", seenLatencyMicros)
-        .put("seenFloorMicros", seenFloorMicros);
+        .put("seenFloorMicros", seenFloorMicros)
+        .put("seenLoopLagMicros", seenLoopLagMicros);
   }
 }

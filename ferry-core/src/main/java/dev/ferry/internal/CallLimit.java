@@ -33,6 +33,13 @@ import java.util.Arrays;
  * whose next round fails as large a share is undone and that share tolerated (it comes from the
  * inputs: one key whose batches always fail), decaying; half the calls failing always backs off.
  *
+ * <p>Latency this loop added is not the downstream's (ADR 0015): a loop that runs callbacks late
+ * (other processes hold the cores, a long task ahead in its queue) delays every completion by its
+ * lag. The engine passes the lag its probe last saw with each sample; the sample is judged with
+ * that lag taken off (at most half of it, so an overestimate never makes a call look free), and a
+ * round whose calls spent at least {@link #LAG_SHARE} of their latency in the loop's lag is not
+ * judged at all: no cut, no probe up, no floor moves.
+ *
  * <h2>Invariants</h2>
  * {@code 1 <= limit() <= max}; floors are positive or absent; a pinned limit never moves.
  *
@@ -61,6 +68,8 @@ public final class CallLimit {
   static final double MOSTLY_FAILING = 0.5;
   /** The tolerance never rises above this: latency 5x its floor is queueing, whatever was learned. */
   static final double MAX_TOLERANCE = 4.0;
+  /** A round whose latency was at least this share loop lag is not judged (ADR 0015). */
+  static final double LAG_SHARE = 0.5;
   /** A trial cut: judged by the inputs per second of the round after next. */
   private static final int CUT = -1;
   /** A cut undone for one round, to tell whether the cut or the downstream cost throughput. */
@@ -97,6 +106,9 @@ public final class CallLimit {
   private long[] sampleLatency = new long[16];
   private int[] sampleSize = new int[16];
   private int sampleCount;
+  /** The round's latency as measured and the loop lag seen with it, in nanos. */
+  private long rawLatencySum;
+  private long lagSum;
   private final long[] classSize = new long[CLASSES];
   private final int[] classCount = new int[CLASSES];
 
@@ -132,6 +144,7 @@ public final class CallLimit {
   // What the last round saw (for metrics).
   private long seenLatencyNanos;
   private long seenFloorNanos;
+  private long seenLoopLagNanos;
 
   /** A learned limit between 1 and {@code max}, starting at 1. */
   public static CallLimit learned(int max) {
@@ -171,6 +184,16 @@ public final class CallLimit {
     return seenFloorNanos;
   }
 
+  /** Mean loop lag seen with the samples of the last completed round, in nanos (0 before the first). */
+  public long seenLoopLagNanos() {
+    return seenLoopLagNanos;
+  }
+
+  /** A call completed, on a loop with no lag. */
+  public void completed(long now, long latencyNanos, int size, int inFlightAtStart, boolean failed) {
+    completed(now, latencyNanos, size, inFlightAtStart, failed, 0);
+  }
+
   /**
    * A call completed.
    *
@@ -179,8 +202,10 @@ public final class CallLimit {
    * @param size the inputs it carried (at least 1)
    * @param inFlightAtStart calls on the wire just after it started, itself included
    * @param failed it failed or timed out
+   * @param loopLagNanos how late the owning loop ran its callbacks lately (its probe's lateness)
    */
-  public void completed(long now, long latencyNanos, int size, int inFlightAtStart, boolean failed) {
+  public void completed(long now, long latencyNanos, int size, int inFlightAtStart, boolean failed,
+      long loopLagNanos) {
     if (pinned) {
       return;
     }
@@ -194,6 +219,11 @@ public final class CallLimit {
       // Started under an earlier limit: it says nothing about this one.
       return;
     }
+    long lag = Math.max(0, Math.min(loopLagNanos, latencyNanos));
+    rawLatencySum += latencyNanos;
+    lagSum += lag;
+    // Judged without the loop's lag: that time the call was over, waiting for this loop.
+    latencyNanos -= Math.min(lag, latencyNanos / 2);
     samples++;
     inFlightSum += inFlightAtStart;
     heldBack |= inFlightAtStart >= limit;
@@ -217,6 +247,14 @@ public final class CallLimit {
   }
 
   private void endRound(long now) {
+    seenLoopLagNanos = lagSum / samples;
+    if (rawLatencySum > 0 && lagSum >= LAG_SHARE * rawLatencySum && failures < MOSTLY_FAILING * samples) {
+      // Most of the latency was this loop's own lateness (a starved machine): it says nothing
+      // about the downstream, so the round is not judged (a floor round runs again). Only a
+      // downstream failing most calls still backs the limit off.
+      newRound(now);
+      return;
+    }
     if (floorRound) {
       endFloorRound(now);
       return;
@@ -476,6 +514,8 @@ public final class CallLimit {
     failures = 0;
     heldBack = false;
     inFlightSum = 0;
+    rawLatencySum = 0;
+    lagSum = 0;
     Arrays.fill(classSum, 0);
     sampleCount = 0;
     Arrays.fill(classSize, 0);

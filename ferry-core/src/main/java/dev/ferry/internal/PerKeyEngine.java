@@ -85,6 +85,8 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
   private final Comparator<Entry<K, I>> order;
   /** Adaptive dispatch's limit; null in fixed-slots mode. */
   private final CallLimit callLimit;
+  /** Adaptive, learned limit: how late this loop runs callbacks, taken off the calls' latency (ADR 0015). */
+  private final LoopLag loopLag;
 
   private final HashMap<K, Lane<K, I>> lanes = new HashMap<>();
   /** Expired inputs some lane still holds: they take room until they are gone (see {@link Lane}). */
@@ -126,6 +128,7 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     this.callLimit = config.dispatch() != Dispatch.ADAPTIVE ? null
         : config.pinnedLimit() > 0 ? CallLimit.pinned(config.pinnedLimit())
         : CallLimit.learned(config.maxInFlightBatches());
+    this.loopLag = callLimit == null || callLimit.isPinned() ? null : new LoopLag(loop);
     this.order = order == null ? null
         : PerKeyEngine.<K, I>safely(order).thenComparingLong(e -> e.seq);
   }
@@ -205,10 +208,11 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     } else {
       batchesInFlight--;
     }
-    if (callLimit != null) {
+    if (loopLag != null) {
       long now = loop.nanoTime();
       callLimit.completed(now, now - batch.startedAt, batch.size(), batch.inFlightAtStart,
-          batch.overdue || batch.failure != null);
+          batch.overdue || batch.failure != null, loopLag.nanos());
+      loopLag.probe();
     }
     Lane<K, I> lane = lanes.get(batch.key);
     assert lane != null && lane.inFlight : "completed a call for a key that was not in flight";
@@ -660,6 +664,7 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     return new FerryMetrics(inFlight(), queuedInputs, queuedWeight, lanes.size(), submitted,
         rejected, batches + directCount, directCount, failedBatches, timedOut, callLimitNow(), readyLanes,
         callLimit == null ? 0 : callLimit.seenLatencyNanos() / 1000,
-        callLimit == null ? 0 : callLimit.seenFloorNanos() / 1000);
+        callLimit == null ? 0 : callLimit.seenFloorNanos() / 1000,
+        callLimit == null ? 0 : callLimit.seenLoopLagNanos() / 1000);
   }
 }

@@ -242,6 +242,6 @@ public final class StreamEngine<I> extends EngineCore<Void, I> {
   @Override
   public FerryMetrics metrics() {
     return new FerryMetrics(batchesInFlight, queue.count, queue.weight, 0, submitted, rejected,
-        batches, 0, failedBatches, timedOut, limits.maxInFlightBatches(), 0, 0, 0);
+        batches, 0, failedBatches, timedOut, limits.maxInFlightBatches(), 0, 0, 0, 0);
   }
 }

@@ -56,6 +56,8 @@ public final class FerryMeterBinder implements AutoCloseable {
         f -> f.metrics().seenLatencyMicros() / 1e6);
     gauge("ferry.call.latency.floor", "the call latency without queueing it was compared with, in seconds", ferry, tags,
         f -> f.metrics().seenFloorMicros() / 1e6);
+    gauge("ferry.loop.lag.seen", "how late the ferry's event loop ran the calls' completions the adaptive limit last judged, in seconds",
+        ferry, tags, f -> f.metrics().seenLoopLagMicros() / 1e6);
     counter("ferry.submitted", "inputs submitted", ferry, tags, f -> f.metrics().submitted());
     counter("ferry.batches", "calls started, direct calls included", ferry, tags, f -> f.metrics().batches());
     counter("ferry.direct.calls", "idle keys' inputs called at once", ferry, tags, f -> f.metrics().directCalls());
