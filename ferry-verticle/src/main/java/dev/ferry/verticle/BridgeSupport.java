@@ -221,7 +221,12 @@ final class BridgeSupport {
     void answered() {
       assert Thread.currentThread() == loop : "the bridge runs on the verticle's event loop";
       if (--count == 0 && drained != null) {
-        drained.tryComplete();
+        // The last reply was just handed to the event bus: it reaches the bridge's request, which
+        // writes it to the socket, in a task already queued on this loop. Closing the sockets
+        // comes after that task, not before (a reply lost with its socket, seen once the count
+        // stopped leaking and the close no longer waited its whole bound).
+        Promise<Void> done = drained;
+        vertx.runOnContext(v -> done.tryComplete());
       }
     }
 
