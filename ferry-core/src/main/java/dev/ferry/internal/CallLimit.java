@@ -250,8 +250,14 @@ public final class CallLimit {
     seenLoopLagNanos = lagSum / samples;
     if (rawLatencySum > 0 && lagSum >= LAG_SHARE * rawLatencySum && failures < MOSTLY_FAILING * samples) {
       // Most of the latency was this loop's own lateness (a starved machine): it says nothing
-      // about the downstream, so the round is not judged (a floor round runs again). Only a
-      // downstream failing most calls still backs the limit off.
+      // about the downstream, so the round is not judged. A floor round is abandoned (its limit
+      // must not last as long as the lag does): the limit before it returns, and the floors are
+      // re-measured a period later. Only a downstream failing most calls still backs off.
+      if (floorRound) {
+        floorRound = false;
+        setLimit(limitBeforeFloorRound);
+        nextFloorRound = now + FLOOR_PERIOD_NANOS;
+      }
       newRound(now);
       return;
     }
@@ -565,6 +571,11 @@ public final class CallLimit {
 
   static int sizeClass(int size) {
     return 31 - Integer.numberOfLeadingZeros(Math.max(1, size));
+  }
+
+  /** A floor re-measurement round is running (the limit lowered for it); for tests. */
+  boolean inFloorRound() {
+    return floorRound;
   }
 
   /** The floor learned for batches of {@code size}, in nanos (0 = unknown); for tests. */
