@@ -52,6 +52,8 @@ public final class ClusterNode implements Router.Links {
   private final String self;
   private final Router router;
   private MessageConsumer<Object> nodeConsumer;
+  /** Messages of the node address dropped unanswered: publishes (see {@link #dropPublishes}). */
+  private java.util.function.Predicate<Message<?>> dropped = m -> !m.isSend();
 
   private ClusterNode(Vertx vertx, Context context, String address, PerKeyFerry<String, Submission, ?, Object> ferry,
       long callTimeoutMs, long drainTimeoutMs, BiConsumer<Message<Object>, AsyncResult<Object>> reply,
@@ -91,6 +93,14 @@ public final class ClusterNode implements Router.Links {
     return self;
   }
 
+  /**
+   * Tells the node address's consumer which messages to drop before anything else (the verticle's
+   * publishes: no submission, no reply address); call before {@link #start()}.
+   */
+  public void dropPublishes(java.util.function.Predicate<Message<?>> drop) {
+    this.dropped = drop;
+  }
+
   /** Registers the node address, then joins the ownership view (in that order: releases need it). */
   public Future<Void> start() {
     nodeConsumer = vertx.eventBus().consumer(FerryClient.nodeAddress(address, self), this::onNode);
@@ -104,6 +114,9 @@ public final class ClusterNode implements Router.Links {
   }
 
   private void onNode(Message<Object> m) {
+    if (dropped.test(m)) {
+      return;
+    }
     String ctl = m.headers().get(CTL);
     if ("release".equals(ctl)) {
       router.released(m.headers().get(FROM), m.headers().get(VIEW));

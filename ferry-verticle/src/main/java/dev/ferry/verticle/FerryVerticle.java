@@ -134,6 +134,9 @@ public class FerryVerticle extends VerticleBase {
     }
     return Operations.start(vertx, settings, ferry, this::onSubmit).compose(ops -> {
       operations = ops;
+      if (cluster != null) {
+        cluster.dropPublishes(ops::droppedPublish);
+      }
       submissions = vertx.eventBus().consumer(settings.address(), ops.entry());
       answerDiscarded(submissions);
       metrics = vertx.eventBus().consumer(settings.metricsAddress(),
@@ -269,6 +272,9 @@ public class FerryVerticle extends VerticleBase {
   }
 
   private void onSubmit(Message<Object> message) {
+    if (operations.droppedPublish(message)) {
+      return; // a publish is no submission: once per node clustered, and nobody to answer
+    }
     Submission input;
     try {
       input = Submission.parse(message.headers(), message.body());

@@ -1,6 +1,7 @@
 package dev.ferry.verticle;
 
 import dev.ferry.Ferry;
+import dev.ferry.internal.LogText;
 import dev.ferry.internal.Probe;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
@@ -10,8 +11,11 @@ import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.healthchecks.HealthChecks;
 import io.vertx.ext.healthchecks.Status;
+import java.lang.System.Logger.Level;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.function.Supplier;
 
 /**
@@ -27,6 +31,7 @@ import java.util.function.Supplier;
 public final class Operations {
   /** Consecutive failed batches after which the node reports itself degraded. */
   static final int DEGRADED_AFTER = 5;
+  private static final System.Logger LOG = System.getLogger(Operations.class.getName());
 
   private final Vertx vertx;
   private final VerticleConfig settings;
@@ -39,6 +44,10 @@ public final class Operations {
   private Handler<Message<Object>> entry;
   /** The bridge, or null. */
   private BridgeSupport bridge;
+  /** Publishes to the submit or node address dropped (see {@link #droppedPublish}). */
+  private long publishesDropped;
+  /** The addresses a dropped publish was already logged for: each is logged once. */
+  private final Set<String> publishLogged = new HashSet<>(2);
 
   private Operations(Vertx vertx, VerticleConfig settings) {
     this.vertx = vertx;
@@ -130,9 +139,31 @@ public final class Operations {
     }
   }
 
+  /**
+   * True when {@code m} is a publish, which is no submission: clustered, every node's consumer
+   * would take it and apply it once per node, and it has no reply address, so nobody could be
+   * answered. It is dropped unanswered, counted ({@code publishesDropped} in the health data) and
+   * logged at WARN once per address. On the verticle's context.
+   */
+  public boolean droppedPublish(Message<?> m) {
+    if (m.isSend()) {
+      return false;
+    }
+    publishesDropped++;
+    if (publishLogged.add(m.address())) {
+      LOG.log(Level.WARNING, "ferry: a publish to \"{0}\" is not a submission and was dropped"
+          + " (send or request instead); further ones are only counted (publishesDropped in the health data)",
+          LogText.escape(m.address()));
+    }
+    return true;
+  }
+
   /** This node's health; on the verticle's context. */
   Status status(Ferry<?, ?> ferry) {
     JsonObject data = new JsonObject().put("address", settings.address());
+    if (publishesDropped > 0) {
+      data.put("publishesDropped", publishesDropped);
+    }
     if (!"up".equals(phase)) {
       return Status.KO(data.put("state", phase));
     }
