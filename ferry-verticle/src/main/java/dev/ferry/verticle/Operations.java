@@ -145,7 +145,7 @@ public final class Operations {
    * answered. It is dropped unanswered, counted ({@code publishesDropped} in the health data) and
    * logged at WARN once per address. On the verticle's context.
    */
-  public boolean droppedPublish(Message<?> m) {
+  boolean droppedPublish(Message<?> m) {
     if (m.isSend()) {
       return false;
     }
