@@ -13,8 +13,9 @@ public enum Dispatch {
    */
   ADAPTIVE("adaptive"),
   /**
-   * The seeds' rule, opt-in (the default from ADR 0013 until 0016): at most {@code maxInFlightBatches} batch calls, plus at most as many direct
-   * calls of idle keys; a key with inputs left after its call goes to the back of one line.
+   * The seeds' rule, opt-in (the default from ADR 0013 until 0016): at most {@code
+   * maxInFlightBatches} batch calls, plus at most as many direct calls of idle keys; a key with
+   * inputs left after its call goes to the back of one line.
    */
   FIXED_SLOTS("fixed-slots");
 
