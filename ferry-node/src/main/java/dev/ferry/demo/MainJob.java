@@ -121,7 +121,8 @@ public final class MainJob {
   private static JobReport run(Vertx vertx, JobOptions options, PrintStream out) throws Exception {
     out.printf(Locale.ROOT, "Ferry main job: %,d hot accounts get a bulk import of %,d deposits/s while %,d quiet accounts get %,d operations/s, for %s per run%s.%n",
         options.hot(), options.rate(), options.quiet(), options.quietRate(), JobOptions.format(options.duration()),
-        options.warmup().isZero() ? "" : " after " + JobOptions.format(options.warmup()) + " of warm-up");
+        options.warmup().isZero() ? "" : " after " + JobOptions.format(options.warmup()) + " of warm-up"
+            + (options.compare() ? " in each Ferry mode" : ""));
     out.flush();
     try (Database database = Database.open(vertx, options.store(), CONNECTIONS, out)) {
       out.println("Path: FerryClient -> ferry.submit (FerryVerticle) -> " + STORE_ADDRESS
