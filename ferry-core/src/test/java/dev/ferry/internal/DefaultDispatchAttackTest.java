@@ -524,4 +524,24 @@ class DefaultDispatchAttackTest {
     Result fixed = run("fixed-slots", fixedSlots(), shape, in, null, 16, 0, 600_000, SEED);
     assertTrue(adaptive.slowestFailure() <= 10 * Math.max(1, fixed.slowestFailure()), both(adaptive, fixed));
   }
+
+  /** What a user can do about the shapes that broke: pin the limit, bound the batch. */
+  @Test
+  @EnabledIfSystemProperty(named = "ferry.attack.survey", matches = "true")
+  void survey3() {
+    Shape steep = new Shape("steep", 8, (n, t, x) -> MS + 10_000L * n * n);
+    Arrivals in = Arrivals.poisson(20_000, 5_000, 16, new SplittableRandom(SEED));
+    System.out.println("H. steep batch cost, mitigations (after 2 s)");
+    for (PerKeyConfig c : List.of(defaults(), fixedSlots(), PerKeyConfig.builder().pinnedLimit(8).build(),
+        PerKeyConfig.builder().pinnedLimit(16).build(), PerKeyConfig.builder().maxBatchSize(20).build(),
+        PerKeyConfig.builder().maxInFlightBatches(16).build())) {
+      System.out.println("  " + c + "\n    " + run("", c, steep, in, null, 8, 2_000, 60_000, SEED));
+    }
+    Shape dl = new Shape("deadline", 64, (n, t, x) -> 10 * MS);
+    Arrivals burst = Arrivals.burst(5_000, 0, 10, 1_000, new SplittableRandom(SEED));
+    System.out.println("L. startup deadlines, mitigations");
+    for (PerKeyConfig c : List.of(defaults(), fixedSlots(), PerKeyConfig.builder().pinnedLimit(64).build())) {
+      System.out.println("  " + c + "\n    " + run("", c, dl, burst, Duration.ofMillis(100), 64, 0, 60_000, SEED));
+    }
+  }
 }
