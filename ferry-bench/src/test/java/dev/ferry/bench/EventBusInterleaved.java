@@ -16,7 +16,8 @@ import java.util.function.ToIntFunction;
  *
  * <p>Run with {@code exec:java -Dexec.mainClass=dev.ferry.bench.EventBusInterleaved
  * -Dexec.classpathScope=test [-Dexec.args="rounds"]}. Not part of the harness run: a diagnostic
- * beside scenario 4, reported with scenario 4 in docs/performance.md.
+ * beside scenario 4, reported with scenario 4 in docs/performance.md. With {@code
+ * -Dferry.bench.only=<contender>} it runs one contender alone, for a profiler.
  */
 public final class EventBusInterleaved {
   /** Invocations (of {@link EventBusCost#N} inputs each) per slice: about 50 ms on a quiet machine. */
@@ -39,6 +40,11 @@ public final class EventBusInterleaved {
         new Contender("downstreamShareFresh", bench::downstreamShareFresh),
         new Contender("downstreamShareFreshUncopiedReply", bench::downstreamShareFreshUncopiedReply));
     int n = contenders.size();
+    String only = System.getProperty(ONLY);
+    if (only != null) {
+      profileOne(bench, contenders, only, rounds);
+      return;
+    }
     try {
       // Warm-up: every contender until the JIT has settled (the same slices, not recorded).
       for (int r = 0; r < Math.max(40, rounds / 4); r++) {
@@ -90,7 +96,37 @@ public final class EventBusInterleaved {
     }
   }
 
-  /** One slice: wall-clock and loop-CPU ns per input. */
+  /**
+   * {@code -Dferry.bench.only=<contender>}: runs that one contender alone, {@code rounds} slices
+   * after the same warm-up, for a profiler attached to the JVM (async-profiler as an agent, or JFR
+   * with {@code -XX:StartFlightRecording}), and prints its figures. Nothing is compared.
+   */
+  static final String ONLY = "ferry.bench.only";
+
+  private static void profileOne(EventBusCost bench, List<Contender> contenders, String name, int rounds)
+      throws Exception {
+    Contender c = contenders.stream().filter(x -> x.name().equals(name)).findFirst()
+        .orElseThrow(() -> new IllegalArgumentException("no contender " + name + "; one of "
+            + contenders.stream().map(Contender::name).toList()));
+    try {
+      for (int r = 0; r < Math.max(40, rounds / 4); r++) {
+        slice(c);
+      }
+      double[] sum = new double[3];
+      for (int r = 0; r < rounds; r++) {
+        double[] m = slice(c);
+        for (int i = 0; i < 3; i++) {
+          sum[i] += m[i] / rounds;
+        }
+      }
+      System.out.printf(Locale.ROOT, "%s alone, %d rounds: wall %.0f ns/input, loop CPU %.0f ns, allocated %.0f B/input%n",
+          name, rounds, sum[0], sum[1], sum[2]);
+    } finally {
+      bench.tearDown();
+    }
+  }
+
+  /** One slice: wall-clock and loop-CPU ns per input, and bytes the loop allocated per input. */
   private static double[] slice(Contender c) {
     EventBusCost.LoopCpu cpu = new EventBusCost.LoopCpu();
     long t0 = System.nanoTime();
