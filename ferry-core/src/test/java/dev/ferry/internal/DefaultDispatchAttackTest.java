@@ -36,6 +36,8 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 class DefaultDispatchAttackTest {
   static final long MS = 1_000_000L;
   static final long SEED = Long.getLong("ferry.attack.seed", 2026);
+  /** Prints the limit every so many ms of virtual time, at call starts (diagnosis: {@code -Dferry.attack.traceMs=250}). */
+  static final long TRACE_MS = Long.getLong("ferry.attack.traceMs", 0);
 
   /** The downstream: a FIFO pool of {@code pool} connections (0: no queue), each call taking what {@code cost} says. */
   interface Cost {
@@ -149,6 +151,7 @@ class DefaultDispatchAttackTest {
     ArrayDeque<Runnable> waiting = new ArrayDeque<>();
     PerKeyFerry<?, ?, ?, ?>[] self = new PerKeyFerry<?, ?, ?, ?>[1];
     int[] limit = {Integer.MAX_VALUE, 0};
+    long[] nextTrace = {0};
     java.util.function.IntFunction<Future<Void>> call = size -> {
       Promise<Void> p = Promise.promise();
       Runnable start = () -> {
@@ -174,6 +177,12 @@ class DefaultDispatchAttackTest {
         firstAtTarget[0] = loop.nanoTime() - t0;
       }
       maxInService[0] = Math.max(maxInService[0], calls);
+      if (TRACE_MS > 0 && self[0] != null && loop.nanoTime() - t0 >= nextTrace[0]) {
+        nextTrace[0] = loop.nanoTime() - t0 + TRACE_MS * MS;
+        System.out.printf("    t %8.3f s limit %3d calls %3d queued %5d seen %.1f ms floor %.1f ms%n",
+            (loop.nanoTime() - t0) / 1e9, self[0].metrics().callLimit(), calls, self[0].metrics().queuedInputs(),
+            self[0].metrics().seenLatencyMicros() / 1e3, self[0].metrics().seenFloorMicros() / 1e3);
+      }
       if (self[0] != null && loop.nanoTime() - t0 >= settleMs * MS) {
         int l = self[0].metrics().callLimit();
         limit[0] = Math.min(limit[0], l);
@@ -495,7 +504,11 @@ class DefaultDispatchAttackTest {
   void heavyTailedLatencyDoesNotCutTheLimitIntoRejections() {
     // No queue; a call takes 1 ms x Pareto(1.1) (median 1.9 ms, capped at 10 s) whatever the
     // concurrency; 5,000/s over 1,000 keys. Fixed slots reject nothing (p99 0.65 s); the default's
-    // limit fell to 2-57 and it rejected 30% of the inputs (p99 7.5 s).
+    // limit fell to 2-57 and it rejected 30% of the inputs (p99 7.5 s). Traced (seed 2029,
+    // -Dferry.attack.traceMs=250): the floor is the lowest round mean, 1.0 ms, while the median call
+    // of this shape is 1.9 ms, so rounds read as queueing and the limit is cut 46 -> 19 -> 6 within
+    // 0.5 s; then a few calls of the tail (seconds each) hold all 6 slots, no call completes, no
+    // round ends, and nothing leaves for 3.8 s while the queue fills to maxQueueing.
     Shape shape = new Shape("pareto", 0,
         (n, t, x) -> (long) Math.min(10_000 * MS, MS / Math.pow(1 - x.nextDouble(), 1 / 1.1)));
     int bad = 0;
