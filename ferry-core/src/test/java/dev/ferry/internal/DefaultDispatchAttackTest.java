@@ -30,8 +30,12 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  * default, the former default ({@code "dispatch": "fixed-slots"}, all else default) and plain
  * unbatched calls on the same seeded arrivals.
  *
- * <p>The survey prints every shape side by side ({@code -Dferry.attack.survey=true}); the tests
- * below it pin what held and reproduce what did not.
+ * <p>The {@code survey} methods are diagnostics, skipped unless asked for, asserting nothing: they
+ * print every shape side by side ({@code mvn -o verify -pl ferry-core -Dtest='DefaultDispatchAttackTest#survey*'
+ * -Dferry.attack.survey=true}, optionally {@code -Dferry.attack.seed=n} and {@code
+ * -Dferry.attack.traceMs=250}). The tests pin what held; the {@code @Disabled} ones reproduce what
+ * did not, for the control law ({@link CallLimit}; ADR 0017). Unbatched calls have no deadline
+ * and no queue bound: their figures are what one call per input costs, nothing is rejected.
  */
 class DefaultDispatchAttackTest {
   static final long MS = 1_000_000L;
