@@ -120,6 +120,7 @@ public final class CallLimit {
   private double trialRate;
   private double rateBeforeCut;
   private double trialRatio;
+  private double trialInFlight;
   /**
    * How far above its floor the median call may be before it counts as queueing: starts at
    * {@link #TOLERANCE}, rises when a cut made on latency cost throughput (that latency is this
@@ -355,7 +356,11 @@ public final class CallLimit {
     if (trial != 0 && !failed) {
       int kind = trial;
       trial = 0;
-      if (kind == CUT && heldBack && rate < (1 - LOSS) * trialRate && ratio <= trialRatio) {
+      // Latency that fell with the calls in flight (at least half as much, as Little's law has our
+      // own queue do) says the cut removed our queue: a lower rate then is the round's noise or a
+      // lighter load, not the cut.
+      boolean fellWithUs = ratio <= trialRatio * (0.5 + 0.5 * Math.min(1, meanInFlight / trialInFlight));
+      if (kind == CUT && heldBack && rate < (1 - LOSS) * trialRate && ratio <= trialRatio && !fellWithUs) {
         // The cut held calls back and fewer inputs per second came through, while latency over
         // floor did not rise (it does when the downstream itself slows down: a pool that shrank).
         // The cut probably cost them: the downstream was serving those calls, not queueing them
@@ -435,6 +440,7 @@ public final class CallLimit {
       trialFrom = limit;
       trialRate = rate;
       trialRatio = ratio;
+      trialInFlight = meanInFlight;
       setLimit(Math.min(limit - 1, target));
       slowStart = false;
       settling = true;
