@@ -68,6 +68,14 @@ public final class CallLimit {
   static final double MOSTLY_FAILING = 0.5;
   /** The tolerance never rises above this: latency 5x its floor is queueing, whatever was learned. */
   static final double MAX_TOLERANCE = 4.0;
+  /**
+   * A cut is suspected of costing throughput only if at least this share of the calls it removed
+   * were served, not queued (and undone only if that share of them is served again when they come
+   * back). Below the symmetric midpoint (1/2) because the costs are not symmetric: a call too few
+   * leaves a connection idle, a call too many waits a fraction of a call time; and the share is
+   * measured from round medians, which read a processor-sharing downstream's 0.64 as 0.48.
+   */
+  static final double SERVED = 1 / 3.0;
   /** A round whose latency was at least this share loop lag is not judged (ADR 0015). */
   static final double LAG_SHARE = 0.5;
   /** A trial cut: judged by the inputs per second of the round after next. */
@@ -356,11 +364,13 @@ public final class CallLimit {
     if (trial != 0 && !failed) {
       int kind = trial;
       trial = 0;
-      // Latency that fell with the calls in flight (at least half as much, as Little's law has our
-      // own queue do) says the cut removed our queue: a lower rate then is the round's noise or a
-      // lighter load, not the cut.
-      boolean fellWithUs = ratio <= trialRatio * (0.5 + 0.5 * Math.min(1, meanInFlight / trialInFlight));
-      if (kind == CUT && heldBack && rate < (1 - LOSS) * trialRate && ratio <= trialRatio && !fellWithUs) {
+      // Were the calls the change removed (or, undone, added back) served or queued? By Little's
+      // law the downstream completes (calls in flight / latency over floor) floor-times of work
+      // per unit of time: calls it serves move that with them, calls it queues do not. Only a
+      // cut of calls it mostly served can have cost the inputs per second; a lower rate after a
+      // cut of queued calls is the rounds' noise (small batches vary) or a lighter load.
+      boolean served = servedShare(meanInFlight, ratio, trialInFlight, trialRatio) >= SERVED;
+      if (kind == CUT && heldBack && rate < (1 - LOSS) * trialRate && ratio <= trialRatio && served) {
         // The cut held calls back and fewer inputs per second came through, while latency over
         // floor did not rise (it does when the downstream itself slows down: a pool that shrank).
         // The cut probably cost them: the downstream was serving those calls, not queueing them
@@ -372,12 +382,15 @@ public final class CallLimit {
         trialFrom = cutTo;
         rateBeforeCut = trialRate;
         trialRate = rate;
+        trialInFlight = meanInFlight;
+        trialRatio = ratio;
         settling = true;
         newRound(now);
         return;
       }
-      if (kind == UNDONE && rate <= (rateBeforeCut + trialRate) / 2) {
-        // No better with the old limit: the downstream slowed down, the cut stands.
+      if (kind == UNDONE && (rate <= (rateBeforeCut + trialRate) / 2 || !served)) {
+        // No better with the old limit (the downstream slowed down), or the old limit's extra
+        // calls mostly queued: the cut stands.
         setLimit(trialFrom);
         settling = true;
         newRound(now);
@@ -470,6 +483,21 @@ public final class CallLimit {
     setLimit(limitBeforeFloorRound);
     nextFloorRound = now + FLOOR_PERIOD_NANOS;
     newRound(now);
+  }
+
+  /**
+   * Of the calls in flight added or removed since a reference round, the share the downstream
+   * served rather than queued: its work completed per unit of time (calls in flight over latency
+   * over floor, by Little's law) moves in proportion to the calls it serves and not at all with
+   * calls that wait in its queue. 1: all served (no queue), 0: all queued; 0 when the calls in
+   * flight did not change (no evidence).
+   */
+  static double servedShare(double inFlight, double ratio, double refInFlight, double refRatio) {
+    double calls = inFlight / refInFlight - 1;
+    if (Math.abs(calls) < 1e-9 || ratio <= 0 || refRatio <= 0) {
+      return 0;
+    }
+    return (inFlight / ratio / (refInFlight / refRatio) - 1) / calls;
   }
 
   /** Inputs per nano: mean calls in flight x mean inputs per call / mean latency, over the round's successful calls. */

@@ -60,7 +60,8 @@ class LearnedLimitUnderLoadTest {
 
   /**
    * Runs {@code inputsPerSec} over {@code keys} keys against a pool of {@code pool} (2 ms + 5 us per
-   * input) for {@code seconds}; returns the lowest and highest limit in force after the first second.
+   * input) for {@code seconds}; returns the lowest and highest limit in force after the first second,
+   * and the per mille of that time the limit spent within [pool, 2 x pool].
    */
   static int[] limitUnderLoad(int pool, int keys, double inputsPerSec, int seconds, long seed) {
     VirtualLoop loop = new VirtualLoop();
@@ -80,32 +81,43 @@ class LearnedLimitUnderLoadTest {
       }
     };
     loop.schedule(1, arrive[0]);
-    int[] seen = {Integer.MAX_VALUE, 0};
+    int[] seen = {Integer.MAX_VALUE, 0, 0};
+    long within = 0;
+    long since = start + 1000 * MS;
+    long last = since;
     while (loop.nextTimerAt() >= 0 && loop.nanoTime() < end) {
+      int limit = ferry.metrics().callLimit();
       loop.advance(Math.max(1, loop.nextTimerAt() - loop.nanoTime()));
-      if (loop.nanoTime() - start >= 1000 * MS) {
-        int limit = ferry.metrics().callLimit();
+      long now = Math.min(loop.nanoTime(), end);
+      if (now > since) {
+        // The limit in force until now, over the time since the last step.
+        within += limit >= pool && limit <= 2 * pool ? now - last : 0;
+        last = now;
         seen[0] = Math.min(seen[0], limit);
         seen[1] = Math.max(seen[1], limit);
       }
     }
+    seen[2] = (int) (1000 * within / (end - since));
     return seen;
   }
 
   @Test
-  void atMiddleLoadsOfSmallBatchesTheLimitStaysNearThePool() {
+  void atMiddleLoadsOfSmallBatchesTheLimitStaysWithinPoolAndTwicePool() {
     // 16 keys, a pool of 4 connections at 2 ms a call: 2,000 calls a second. 4,000 and 8,000
     // inputs a second are a quarter and half of what full batches of 8 carry, but more calls than
     // the pool serves unless batches hold 2 to 4 inputs: the queue must form in the ferry (where
     // batches grow), not at the pool. The rounds' delivered-rate figures vary by 20-30% from one
     // to the next here (batches of 1 to 3 inputs, 16 calls a round): before ADR 0012's trials
-    // required latency not to fall with the cut, that noise undid cuts and rebased the floors
-    // upwards, and the limit climbed to 18 (every key's call out, 4.5x the pool).
+    // asked whether the calls a cut removed had been served or queued (ADR 0018), that noise
+    // undid cuts and rebased the floors upwards, and the limit climbed to 13-18 (every key's call
+    // out: 4.5x the pool), within [4, 8] none of the time.
     for (double rate : new double[] {4_000, 8_000}) {
       for (long seed = 1; seed <= 3; seed++) {
         int[] seen = limitUnderLoad(4, 16, rate, 4, seed);
-        assertTrue(seen[0] >= 4 && seen[1] <= 8,
-            "seed " + seed + ", " + rate + " inputs/s: limit " + seen[0] + ".." + seen[1] + " outside [4, 8]");
+        String at = "seed " + seed + ", " + rate + " inputs/s: limit " + seen[0] + ".." + seen[1] + ", within [4, 8] "
+            + seen[2] / 10.0 + "% of the time";
+        assertTrue(seen[2] >= 900, at);
+        assertTrue(seen[1] <= 12, at + ": the limit came near every key's call out (16)");
       }
     }
   }
