@@ -218,11 +218,23 @@ public final class CallLimit {
     if (pinned) {
       return;
     }
+    // A loop clock that went backwards mid-call would give a negative latency.
+    latencyNanos = Math.max(0, latencyNanos);
     long startedAt = now - latencyNanos;
     if (!started) {
       started = true;
       roundStart = startedAt;
       nextFloorRound = now + FLOOR_PERIOD_NANOS;
+    }
+    if (now - roundStart < 0) {
+      // The loop's clock went backwards (a source that is not monotonic): every call from now on
+      // would look as if it started before this round and be ignored until the clock caught up,
+      // freezing the limit. The round starts again here, and the floor round's due time moves
+      // back with the clock.
+      newRound(startedAt);
+      if (nextFloorRound - now > FLOOR_PERIOD_NANOS) {
+        nextFloorRound = now + FLOOR_PERIOD_NANOS;
+      }
     }
     if (startedAt - roundStart < 0) {
       // Started under an earlier limit: it says nothing about this one.
@@ -292,8 +304,7 @@ public final class CallLimit {
         return;
       }
     }
-    boolean failed = failures > 0
-        && (failedShare >= MOSTLY_FAILING || failedShare > failuresAllowed * (1 + TOLERANCE));
+    boolean failed = failedTooMany(failedShare);
     failuresAllowed *= 1 - LOSS;
     if (settling && !failed) {
       // The round after a cut: its calls queued behind those started before the cut. Not judged.
@@ -432,11 +443,7 @@ public final class CallLimit {
       }
     }
     if (failed) {
-      trial = 0;
-      failureCutFrom = limit;
-      failureShareAtCut = failedShare;
-      setLimit(limit - Math.max(1, limit / 10));
-      slowStart = false;
+      backOffOnFailures(failedShare);
     } else if (queueing) {
       double gradient = 1 / ratio;
       int target = (int) Math.ceil(meanInFlight * gradient * (1 + tolerance));
@@ -482,7 +489,27 @@ public final class CallLimit {
     floorRound = false;
     setLimit(limitBeforeFloorRound);
     nextFloorRound = now + FLOOR_PERIOD_NANOS;
+    // Failures in a floor round count as in any round: the limit it restores backs off as the
+    // last round's would have (a floor round must not be a window in which failures are forgotten).
+    double failedShare = failures / (double) samples;
+    if (failedTooMany(failedShare)) {
+      backOffOnFailures(failedShare);
+    }
     newRound(now);
+  }
+
+  /** The round's failed share says the downstream fails more than its tolerated share (ADR 0065). */
+  private boolean failedTooMany(double failedShare) {
+    return failures > 0 && (failedShare >= MOSTLY_FAILING || failedShare > failuresAllowed * (1 + TOLERANCE));
+  }
+
+  /** Backs off by a tenth, remembering from where and at what failed share (ADR 0065 judges it next round). */
+  private void backOffOnFailures(double failedShare) {
+    trial = 0;
+    failureCutFrom = limit;
+    failureShareAtCut = failedShare;
+    setLimit(limit - Math.max(1, limit / 10));
+    slowStart = false;
   }
 
   /**

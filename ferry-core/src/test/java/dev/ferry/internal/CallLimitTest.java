@@ -61,7 +61,10 @@ class CallLimitTest {
     void serve() {
       while (!waiting.isEmpty() && serving.size() < pool.applyAsInt(now)) {
         Call c = waiting.poll();
-        serving.add(new Done(now + c.cost, c));
+        // A call starts service when a connection is free and it has been sent, whichever is
+        // later (CallLimitLoopLagTest frees connections at the downstream's time, which can be
+        // before a late loop sent the call).
+        serving.add(new Done(Math.max(now, c.startedAt) + c.cost, c));
       }
     }
 
