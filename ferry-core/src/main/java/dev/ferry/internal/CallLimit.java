@@ -28,6 +28,11 @@ import java.util.Arrays;
  * when the downstream itself slows), is undone for one round; if the old limit delivers again, the
  * cut stays undone, the floors move up to what calls take now and the tolerance widens by half its
  * base (up to {@link #MAX_TOLERANCE}); each cut that holds narrows it by {@link #LOSS} again.
+ * Throughput alone is too noisy to judge a cut by at a steady load below capacity (small batches
+ * vary by a quarter from round to round, and the rate does not depend on the limit there), so a cut
+ * is suspected only if the calls it removed were being served rather than queued ({@link
+ * #servedShare}: Little's law on the work the downstream completes per floor time), and the undo
+ * stands only if the calls it adds back are served again (ADR 0018).
  *
  * <p>Failed calls back the limit off only while they follow our concurrency (ADR 0065): a back-off
  * whose next round fails as large a share is undone and that share tolerated (it comes from the
@@ -72,8 +77,9 @@ public final class CallLimit {
    * A cut is suspected of costing throughput only if at least this share of the calls it removed
    * were served, not queued (and undone only if that share of them is served again when they come
    * back). Below the symmetric midpoint (1/2) because the costs are not symmetric: a call too few
-   * leaves a connection idle, a call too many waits a fraction of a call time; and the share is
-   * measured from round medians, which read a processor-sharing downstream's 0.64 as 0.48.
+   * leaves part of the downstream idle, a call too many waits a fraction of a call time. On a
+   * downstream whose calls share a CPU (15% slower per other call), the 7th call is 49% served and
+   * still pays in inputs per second.
    */
   static final double SERVED = 1 / 3.0;
   /** A round whose latency was at least this share loop lag is not judged (ADR 0015). */
@@ -521,7 +527,7 @@ public final class CallLimit {
    */
   static double servedShare(double inFlight, double ratio, double refInFlight, double refRatio) {
     double calls = inFlight / refInFlight - 1;
-    if (Math.abs(calls) < 1e-9 || ratio <= 0 || refRatio <= 0) {
+    if (refInFlight <= 0 || Math.abs(calls) < 1e-9 || ratio <= 0 || refRatio <= 0) {
       return 0;
     }
     return (inFlight / ratio / (refInFlight / refRatio) - 1) / calls;

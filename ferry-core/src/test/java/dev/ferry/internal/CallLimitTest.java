@@ -208,6 +208,23 @@ class CallLimitTest {
   }
 
   @Nested
+  class ServedShare {
+    @Test
+    void callsAFifoPoolQueuesCountAsQueuedAndCallsItServesAsServed() {
+      // A FIFO pool of 4: beyond it, latency over floor grows with the calls (8 calls: 2x), so the
+      // work completed per floor time stays 4: cutting 8 -> 6 removed queued calls only.
+      assertEquals(0, CallLimit.servedShare(6, 1.5, 8, 2.0), 1e-9);
+      // A downstream that never queues: latency stays at its floor, every removed call was served.
+      assertEquals(1, CallLimit.servedShare(6, 1.0, 8, 1.0), 1e-9);
+      // Processor sharing, each call 15% slower per other call in service: of the 7th call, about
+      // half is served (it adds 7.4% of work per floor time for 16.7% more calls), over SERVED.
+      double served = CallLimit.servedShare(6, 1 + 0.15 * 5, 7, 1 + 0.15 * 6);
+      assertTrue(served > 0.4 && served < 0.5 && served >= CallLimit.SERVED, "processor sharing: " + served);
+      assertEquals(0, CallLimit.servedShare(6, 1.2, 6, 1.0), "no change in the calls: no evidence");
+    }
+  }
+
+  @Nested
   class BacksOff {
     @Test
     void failuresLowerTheLimitButNeverBelowOne() {
