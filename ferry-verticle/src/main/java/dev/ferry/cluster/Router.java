@@ -461,7 +461,8 @@ final class Router {
     // Reaching the previous owner after the key moved, an input is older than whatever its
     // sender's entry node now sends to the new owner directly: it goes with the hand-off class.
     forward(target, p, target.equals(owner)
-        && (first || views.ownedJustBefore(key, loop.nanoTime(), ownedWindowNanos)));
+        ? first || views.ownedJustBefore(key, loop.nanoTime(), ownedWindowNanos)
+        : first);
   }
 
   private static boolean passed(String visited, String node) {

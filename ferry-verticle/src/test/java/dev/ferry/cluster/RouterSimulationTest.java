@@ -71,18 +71,30 @@ class RouterSimulationTest {
    */
   @Test
   void rawSendersForgingOrigins() {
-    simulate(false, 200, true);
-    simulate(true, 400, true);
+    simulate(false, 200, true, 0);
+    simulate(true, 400, true, 0);
   }
+
+  /**
+   * Membership storms: 12 joins, leaves and crashes per run instead of 1 to 3, so that leaves
+   * overlap leaves and joins (most nodes of a run may be leaving at once). Replay one with {@code
+   * -Dferry.routersim.storm=12 -Dferry.routersim.seed=N}.
+   */
+  @Test
+  void membershipStorms() {
+    simulate(false, 300, false, STORM);
+  }
+
+  static final int STORM = 12;
 
   private static void simulate(boolean lateViews, int defaultSeeds) {
-    simulate(lateViews, defaultSeeds, false);
+    simulate(lateViews, defaultSeeds, false, 0);
   }
 
-  private static void simulate(boolean lateViews, int defaultSeeds, boolean forged) {
+  private static void simulate(boolean lateViews, int defaultSeeds, boolean forged, int storm) {
     String one = System.getProperty("ferry.routersim.seed");
     if (one != null && (Boolean.getBoolean("ferry.routersim.late") != lateViews
-        || Boolean.getBoolean("ferry.routersim.forged") != forged)) {
+        || Boolean.getBoolean("ferry.routersim.forged") != forged || Integer.getInteger("ferry.routersim.storm", 0) != storm)) {
       return; // a replay runs the mode it names only
     }
     int seeds = Integer.getInteger("ferry.routersim.seeds", defaultSeeds);
@@ -92,6 +104,7 @@ class RouterSimulationTest {
     for (long seed = first; seed <= last; seed++) {
       Sim sim = new Sim(seed, lateViews);
       sim.forged = forged;
+      sim.storm = storm;
       try {
         sim.run();
       } catch (AssertionError | RuntimeException e) {
@@ -99,12 +112,14 @@ class RouterSimulationTest {
           sim.trace.forEach(System.out::println);
         }
         throw new AssertionError("seed " + seed + " (replay with -Dferry.routersim.seed=" + seed
-            + (lateViews ? " -Dferry.routersim.late=true" : "") + (forged ? " -Dferry.routersim.forged=true" : "") + "): " + e.getMessage()
+            + (lateViews ? " -Dferry.routersim.late=true" : "") + (forged ? " -Dferry.routersim.forged=true" : "")
+            + (storm > 0 ? " -Dferry.routersim.storm=" + storm : "") + "): " + e.getMessage()
             + "\n" + String.join("\n", sim.trace.subList(Math.max(0, sim.trace.size() - 60), sim.trace.size())), e);
       }
       sim.outcomes.forEach((k, v) -> totals.merge(k, (long) v, Long::sum));
     }
-    System.out.println("router simulation" + (lateViews ? " (views adopted late)" : "") + (forged ? " (forged origins)" : "") + ", " + (last - first + 1)
+    System.out.println("router simulation" + (lateViews ? " (views adopted late)" : "") + (forged ? " (forged origins)" : "")
+        + (storm > 0 ? " (storms of " + storm + " changes)" : "") + ", " + (last - first + 1)
         + " seeds, outcomes: " + totals);
   }
 
@@ -118,6 +133,8 @@ class RouterSimulationTest {
     final boolean lateViews;
     /** Raw senders stamp forged, reused or malformed origins, and send more often. */
     boolean forged;
+    /** Membership changes per run (0: 1 to 3), each drawn four times as often as otherwise. */
+    int storm;
     final List<String> trace = new ArrayList<>();
     /** Traced only when one seed is replayed: building the lines costs more than the run. */
     final boolean tracing = System.getProperty("ferry.routersim.seed") != null;
@@ -583,7 +600,7 @@ class RouterSimulationTest {
         clients.add(new Client("c" + i));
       }
       publish();
-      int changes = 1 + rnd.nextInt(3);
+      int changes = storm > 0 ? storm : 1 + rnd.nextInt(3);
       for (int step = 0; step < 600; step++) {
         int choice = rnd.nextInt(100);
         if (choice < 30) {
@@ -603,7 +620,7 @@ class RouterSimulationTest {
           completeOne();
         } else if (choice < 88 && idleWire()) {
           advance(); // time passes only while no message is on its way: messages take far less than a timer
-        } else if (choice == 88 && changes > 0) {
+        } else if ((choice == 88 || storm > 0 && choice < 92) && choice >= 88 && changes > 0) {
           changes--;
           membershipChange();
         }
