@@ -150,8 +150,14 @@ final class Router {
   private boolean abandoned;
   /** Leaving, every other node routed by a view without this node (it is never routed to again). */
   private boolean goneFromViews;
-  /** Whether {@link #left} also waits for nothing held or open here. */
+  /** Whether {@link #left} also waits for nothing held or open here (of what arrived by {@link #idleAfter}). */
   private boolean leftIdle;
+  /**
+   * The last arrival ({@link Pending#seq}) the idle wait covers: what arrives later (a bridge
+   * client's sends keep entering at a leaving node) is answered as ever, but does not hold the
+   * leave open (ADR 0102).
+   */
+  private long idleAfter;
   private boolean closed;
 
   private final EffectQueue effects = new EffectQueue();
@@ -287,14 +293,16 @@ final class Router {
    * Leaving, once the caller has withdrawn this node's announcement (the next snapshot drops it
    * from the view). Completes once the view without this node is adopted here and by every other
    * node (their releases arrived) and every key was handed over; with {@code idle}, also once
-   * nothing is held here and every forward made here was answered (ask for that only after this
-   * node stopped consuming: under load, new inputs keep arriving until then).
+   * nothing that arrived here before this call is held here or forwarded and unanswered (ask for
+   * that once this node stopped consuming; an input that still arrives later, from its bridge,
+   * does not keep the leave open: ADR 0102).
    */
   public Future<Void> leaving(boolean idle) {
     Promise<Void> done = Promise.promise();
     step(() -> {
       left = done;
       leftIdle = idle;
+      idleAfter = arrivals;
       checkLeft();
     });
     return done.future();
@@ -896,11 +904,29 @@ final class Router {
     if (left != null && abandoned) {
       Promise<Void> done = left;
       effects.add(done::tryComplete);
-    } else if (left != null && goneFromViews && handOffsOpen == 0
-        && (!leftIdle || (held.isEmpty() && open.isEmpty()))) {
+    } else if (left != null && goneFromViews && handOffsOpen == 0 && (!leftIdle || idle())) {
       Promise<Void> done = left;
       effects.add(done::tryComplete);
     }
+  }
+
+  /** Nothing that arrived by {@link #idleAfter} is held here or forwarded and unanswered. */
+  private boolean idle() {
+    for (ArrayDeque<Pending> q : held.values()) {
+      for (Pending p : q) {
+        if (p.seq <= idleAfter) {
+          return false;
+        }
+      }
+    }
+    for (Set<Forward> s : open.values()) {
+      for (Forward f : s) {
+        if (f.pending.seq <= idleAfter) {
+          return false;
+        }
+      }
+    }
+    return true;
   }
 
   private void answer(Pending p, Throwable failure) {
