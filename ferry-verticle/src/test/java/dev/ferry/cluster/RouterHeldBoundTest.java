@@ -5,15 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ferry.FerryError;
 import dev.ferry.FerryException;
-import dev.ferry.PerKeyConfig;
 import dev.ferry.internal.Loop;
 import dev.ferry.internal.PerKeyFerry;
 import dev.ferry.testing.VirtualLoop;
 import dev.ferry.verticle.Submission;
 import io.vertx.core.Future;
-import io.vertx.core.MultiMap;
-import io.vertx.core.Promise;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -63,39 +59,20 @@ class RouterHeldBoundTest {
     }
   };
   final List<List<Object>> calls = new ArrayList<>();
-  final PerKeyFerry<String, Submission, List<Object>, Object> ferry = new PerKeyFerry<>(loop,
-      PerKeyConfig.builder().callTimeout(Duration.ofMillis(CALL_TIMEOUT_MS)).build(), (Submission s) -> s.key, null, null,
-      (key, inputs) -> {
-        calls.add(inputs.stream().map(s -> s.body).toList());
-        return Future.succeededFuture(List.of());
-      }, (in, ok) -> in.body);
+  final PerKeyFerry<String, Submission, List<Object>, Object> ferry = RouterTesting.recordingFerry(loop, CALL_TIMEOUT_MS, calls);
 
   Router router(int maxHeld) {
     return new Router(loop, "b", ferry, CALL_TIMEOUT_MS, ClusterNode.maxHoldMs(CALL_TIMEOUT_MS, 10_000), maxHeld,
-        new Router.Links() {
-          @Override
-          public void forward(Router.Forward f) {
-            throw new AssertionError("nothing is forwarded here: b owns the key");
-          }
-
-          @Override
-          public void release(String node, String viewId) {
-          }
-        });
+        RouterTesting.noForward());
   }
 
   final Map<String, Integer> outcomes = new TreeMap<>();
 
   Future<Object> submit(Router router, String key, String body, long timeoutMs) throws Submission.BadInput {
-    MultiMap h = MultiMap.caseInsensitiveMultiMap().add(Submission.KEY, key);
-    if (timeoutMs > 0) {
-      h.add(Submission.TIMEOUT_MS, Long.toString(timeoutMs));
-    }
-    Promise<Object> answer = Promise.promise();
-    router.accept(Submission.parse(h, body), 0, false, null, null, answer);
-    answer.future().onComplete(ar -> outcomes.merge(ar.succeeded() ? "ok"
+    Future<Object> answer = RouterTesting.submit(router, key, body, timeoutMs);
+    answer.onComplete(ar -> outcomes.merge(ar.succeeded() ? "ok"
         : String.valueOf(((FerryException) ar.cause()).kind()), 1, Integer::sum));
-    return answer.future();
+    return answer;
   }
 
   @Test

@@ -65,16 +65,7 @@ class RouterLeaveTest {
   @Test
   void inputsThatKeepArrivingFromABridgeDoNotHoldTheLeaveOpen() throws Exception {
     List<Router.Forward> forwards = new ArrayList<>();
-    Router l = new Router(loop, "l", ferry, 1_000, ClusterNode.maxHoldMs(1_000, 5_000), new Router.Links() {
-      @Override
-      public void forward(Router.Forward f) {
-        forwards.add(f);
-      }
-
-      @Override
-      public void release(String node, String viewId) {
-      }
-    });
+    Router l = new Router(loop, "l", ferry, 1_000, ClusterNode.maxHoldMs(1_000, 5_000), RouterTesting.recording(forwards));
     l.snapshot(Set.of("l", "a"), Set.of("l", "a"), Set.of());
     l.released("a", l.viewId());
     l.snapshot(Set.of("l", "a"), Set.of("a"), Set.of("l")); // withdrawn
@@ -98,11 +89,9 @@ class RouterLeaveTest {
   }
 
   private Future<Object> send(Router r, String body) throws Exception {
-    io.vertx.core.Promise<Object> answer = io.vertx.core.Promise.promise();
-    r.accept(Submission.parse(io.vertx.core.MultiMap.caseInsensitiveMultiMap().add(Submission.KEY, "k"), body), 0, false,
-        null, null, answer);
+    Future<Object> answer = RouterTesting.submit(r, "k", body, 0);
     loop.runPending();
-    return answer.future();
+    return answer;
   }
 
   @Test
