@@ -92,8 +92,12 @@ class ClusterProcessIT {
       String leaver = ids.get(i);
       Process stopping = processes.get(i);
       stopping.destroy(); // SIGTERM
+      String leaverAddress = dev.ferry.verticle.FerryClient.nodeAddress(ClusterHarness.SUBMIT, leaver);
       while (stopping.isAlive()) {
         rolling.send(8, 8); // about 400 requests a second: load, without starving the starting JVMs
+        // And straight to the leaving node's own address, as a raw sender (or a stale client) may:
+        // served while it takes them, NO_HANDLERS at once from its refusal on (timed below).
+        rolling.direct(0, leaverAddress, "roll-direct-" + i, 1);
         ClusterHarness.sleep(20);
       }
       // 143: the JVM's exit status after SIGTERM once its shutdown hooks (Vert.x's close) ran.

@@ -65,13 +65,23 @@ final class Load {
         replies.add(cluster.send(sender.from(), sender.entry(), sender.key(), body));
         kinds.add(senders.stream().anyMatch(x -> x.client() != null) ? "raw " : "");
       }
-      long sentAt = System.nanoTime();
-      java.util.concurrent.atomic.AtomicLong latency = new java.util.concurrent.atomic.AtomicLong(-1);
-      latencies.add(latency);
-      replies.get(replies.size() - 1).onComplete(ar -> latency.set((System.nanoTime() - sentAt) / 1_000_000));
+      timeLast();
       if (i % burst == burst - 1) {
         ClusterHarness.sleep(1);
       }
+    }
+  }
+
+  /**
+   * Sends {@code count} unordered inputs of {@code key} from node {@code from}'s client context
+   * straight to {@code address} (a node address, as a raw sender or a stale client may), counted
+   * as "raw ...".
+   */
+  void direct(int from, String address, String key, int count) {
+    for (int i = 0; i < count; i++) {
+      replies.add(cluster.send(from, address, key, "d" + seq++));
+      kinds.add("raw ");
+      timeLast();
     }
   }
 
@@ -97,6 +107,14 @@ final class Load {
       out.merge(kinds.get(i) + kind, 1, Integer::sum);
     }
     return out;
+  }
+
+  /** Records when the last reply added comes: its latency, from now. */
+  private void timeLast() {
+    long sentAt = System.nanoTime();
+    java.util.concurrent.atomic.AtomicLong latency = new java.util.concurrent.atomic.AtomicLong(-1);
+    latencies.add(latency);
+    replies.get(replies.size() - 1).onComplete(ar -> latency.set((System.nanoTime() - sentAt) / 1_000_000));
   }
 
   /**
