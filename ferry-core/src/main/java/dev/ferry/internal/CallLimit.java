@@ -54,6 +54,12 @@ import java.util.Arrays;
 public final class CallLimit {
   /** How far above its floor a round's latency may be before it counts as queueing. */
   static final double TOLERANCE = 0.4;
+  /**
+   * A class's mean in a round lowers its floor only if the class had this many calls in it: the
+   * floor is the lowest mean of many rounds, and the mean of one or two calls of a heavy-tailed
+   * downstream is its fastest call, far below the typical one (ADR 0068).
+   */
+  static final int MIN_CLASS = 8;
   /** Samples in a round at least (and at least the limit). */
   static final int MIN_ROUND = 16;
   /** How often the floors are re-measured at a lowered limit. */
@@ -345,7 +351,7 @@ public final class CallLimit {
       double size = classSize[c] / (double) classCount[c];
       if (floorLatency[c] == 0) {
         setFloor(c, size, Math.max(1, mean - queueDelay));
-      } else if (mean < expected[c]) {
+      } else if (classCount[c] >= MIN_CLASS && mean < expected[c]) {
         setFloor(c, size, mean);
       }
     }

@@ -503,8 +503,6 @@ class DefaultDispatchAttackTest {
   }
 
   @Test
-  @Disabled("heavy-tailed latency that ignores concurrency is read as queueing: the limit is cut and inputs are "
-      + "rejected; see report")
   void heavyTailedLatencyDoesNotCutTheLimitIntoRejections() {
     // No queue; a call takes 1 ms x Pareto(1.1) (median 1.9 ms, capped at 10 s) whatever the
     // concurrency; 5,000/s over 1,000 keys. Fixed slots reject nothing (p99 0.65 s); the default's
