@@ -512,7 +512,8 @@ class DefaultDispatchAttackTest {
     // 0.5 s; then a few calls of the tail (seconds each) hold all 6 slots, no call completes, no
     // round ends, and nothing leaves for 3.8 s while the queue fills to maxQueueing. That was 1 of
     // these 5 seeds before ADR 0018; with ADR 0018's law, 4 of 5 reject 35-55% (the fifth doubles
-    // fixed slots' p99).
+    // fixed slots' p99). The floor was set by classes of one or two calls (the fastest draw of the
+    // tail); since ADR 0068 only a class with 8 calls in a round lowers its floor: none rejected.
     Shape shape = new Shape("pareto", 0,
         (n, t, x) -> (long) Math.min(10_000 * MS, MS / Math.pow(1 - x.nextDouble(), 1 / 1.1)));
     int bad = 0;
