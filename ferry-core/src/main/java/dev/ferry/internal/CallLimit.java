@@ -9,7 +9,9 @@ import java.util.Arrays;
  * <h2>Design</h2>
  *
  * A call's latency grows with its batch, so each sample is compared with the <em>floor</em> of its
- * batch-size class ({@code floor(log2(size))}): the lowest round mean seen for that class. Samples
+ * batch-size class ({@code floor(log2(size))}): the lowest round mean seen for that class, among
+ * rounds in which it had at least {@link #MIN_CLASS} calls (the mean of one or two calls of a
+ * heavy-tailed downstream is its fastest call, not its typical one; ADR 0068). Samples
  * are judged in rounds: a round takes the calls that started after it began and ends once it holds
  * {@code max(16, limit)} of them. At its end, {@code g = sum(floors) / sum(latencies)} says how much of
  * the time was queueing: well below 1, the limit drops to what the downstream serves at once
