@@ -109,6 +109,47 @@ class CallLimitHostileTest {
     assertEquals(64, seen[0], "lowest limit: a floor round would drop it to 60%");
   }
 
+  // A class of one or two calls in a round must not lower its floor (ADR 0068): with calls spread
+  // over eight batch-size classes, the lowest "mean" of such a class is the tail's fastest call
+  // (1 ms) while the median call is 1.9 ms, and every round reads as queueing.
+  @Test
+  void heavyTailedLatencySpreadOverBatchSizesDoesNotReadAsQueueing() {
+    for (long seed = 1; seed <= 5; seed++) {
+      CallLimit limit = CallLimit.learned(64);
+      Random rnd = new Random(seed);
+      long now = 0;
+      int lowest = Integer.MAX_VALUE;
+      int waves = 0;
+      while (now < 20_000 * MS) {
+        int n = limit.limit();
+        long[] lat = new long[n];
+        int[] size = new int[n];
+        long longest = 0;
+        for (int i = 0; i < n; i++) {
+          // 1 ms x Pareto(1.1) (median 1.9 ms), capped at 50 ms; whatever the size and concurrency.
+          lat[i] = (long) Math.min(50 * MS, MS / Math.pow(1 - rnd.nextDouble(), 1 / 1.1));
+          size[i] = 1 << rnd.nextInt(8);
+          longest = Math.max(longest, lat[i]);
+        }
+        Integer[] order = new Integer[n];
+        for (int i = 0; i < n; i++) {
+          order[i] = i;
+        }
+        java.util.Arrays.sort(order, (x, y) -> Long.compare(lat[x], lat[y]));
+        for (int k : order) {
+          limit.completed(now + lat[k], lat[k], size[k], k + 1, false);
+          if (now >= 10_000 * MS) {
+            lowest = Math.min(lowest, limit.limit());
+          }
+        }
+        now += longest;
+        waves++;
+      }
+      assertTrue(lowest >= 16, "seed " + seed + ": lowest limit " + lowest + " after 10 s (" + waves
+          + " waves) against a downstream that never queues");
+    }
+  }
+
   // Floors are round means and a round is judged by its median call: with 60% of calls at 10 ms
   // and 40% at 1 ms, the median call reads as 1.5x its floor, queueing by latency alone. The cut it
   // makes costs inputs per second (latency does not depend on concurrency here), so it is undone.
