@@ -21,16 +21,24 @@ class CallLimitHostileTest {
 
   /** Runs waves from {@code start} for {@code span} nanos; returns the lowest and highest limit seen after {@code settle}. */
   static int[] drive(CallLimit limit, long start, long span, long settle, Shape shape, long seed) {
+    return drive(limit, start, span, settle, shape, seed, r -> 8);
+  }
+
+  /** As above, each call carrying the inputs {@code sizes} draws. */
+  static int[] drive(CallLimit limit, long start, long span, long settle, Shape shape, long seed,
+      java.util.function.ToIntFunction<Random> sizes) {
     Random rnd = new Random(seed);
     long now = start;
     int[] seen = {Integer.MAX_VALUE, 0};
     while (now - start < span) {
       int n = limit.limit();
       long[] lat = new long[n];
+      int[] size = new int[n];
       boolean[] failed = new boolean[n];
       long longest = 0;
       for (int i = 0; i < n; i++) {
-        long l = shape.latency(i, n, 8, rnd);
+        size[i] = sizes.applyAsInt(rnd);
+        long l = shape.latency(i, n, size[i], rnd);
         failed[i] = l < 0;
         lat[i] = Math.abs(l);
         longest = Math.max(longest, lat[i]);
@@ -41,7 +49,7 @@ class CallLimitHostileTest {
       }
       java.util.Arrays.sort(order, (a, b) -> Long.compare(lat[a], lat[b]));
       for (int k : order) {
-        limit.completed(now + lat[k], lat[k], 8, k + 1, failed[k]);
+        limit.completed(now + lat[k], lat[k], size[k], k + 1, failed[k]);
         if (now - start >= settle) {
           seen[0] = Math.min(seen[0], limit.limit());
           seen[1] = Math.max(seen[1], limit.limit());
@@ -116,37 +124,13 @@ class CallLimitHostileTest {
   void heavyTailedLatencySpreadOverBatchSizesDoesNotReadAsQueueing() {
     for (long seed = 1; seed <= 5; seed++) {
       CallLimit limit = CallLimit.learned(64);
-      Random rnd = new Random(seed);
-      long now = 0;
-      int lowest = Integer.MAX_VALUE;
-      int waves = 0;
-      while (now < 20_000 * MS) {
-        int n = limit.limit();
-        long[] lat = new long[n];
-        int[] size = new int[n];
-        long longest = 0;
-        for (int i = 0; i < n; i++) {
-          // 1 ms x Pareto(1.1) (median 1.9 ms), capped at 50 ms; whatever the size and concurrency.
-          lat[i] = (long) Math.min(50 * MS, MS / Math.pow(1 - rnd.nextDouble(), 1 / 1.1));
-          size[i] = 1 << rnd.nextInt(8);
-          longest = Math.max(longest, lat[i]);
-        }
-        Integer[] order = new Integer[n];
-        for (int i = 0; i < n; i++) {
-          order[i] = i;
-        }
-        java.util.Arrays.sort(order, (x, y) -> Long.compare(lat[x], lat[y]));
-        for (int k : order) {
-          limit.completed(now + lat[k], lat[k], size[k], k + 1, false);
-          if (now >= 10_000 * MS) {
-            lowest = Math.min(lowest, limit.limit());
-          }
-        }
-        now += longest;
-        waves++;
-      }
-      assertTrue(lowest >= 16, "seed " + seed + ": lowest limit " + lowest + " after 10 s (" + waves
-          + " waves) against a downstream that never queues");
+      // 1 ms x Pareto(1.1) (median 1.9 ms), capped at 50 ms, whatever the size and concurrency;
+      // batches of 1 to 128 inputs.
+      int[] seen = drive(limit, 0, 20_000 * MS, 10_000 * MS,
+          (i, n, s, r) -> (long) Math.min(50 * MS, MS / Math.pow(1 - r.nextDouble(), 1 / 1.1)), seed,
+          r -> 1 << r.nextInt(8));
+      assertTrue(seen[0] >= 16, "seed " + seed + ": lowest limit " + seen[0]
+          + " after 10 s against a downstream that never queues");
     }
   }
 
