@@ -95,6 +95,13 @@ public final class CallLimit {
   private final boolean pinned;
   private int limit;
   private boolean slowStart = true;
+  /**
+   * The limit held before the failures that backed it off (0: none pending): once calls succeed
+   * again, the limit doubles per clean wave back up to it (TCP's ssthresh; ADR 0019).
+   */
+  private int recoverTo;
+  /** Successful calls in a row in the current round (a wave without failures ends a slow-start round). */
+  private int cleanRun;
 
   /** Floor point per batch-size class: its mean batch size and latency in nanos; latency 0 = none yet. */
   private final double[] floorSize = new double[CLASSES];
@@ -256,7 +263,9 @@ public final class CallLimit {
     heldBack |= inFlightAtStart >= limit;
     if (failed) {
       failures++;
+      cleanRun = 0;
     } else {
+      cleanRun++;
       int c = sizeClass(size);
       classSum[c] += Math.max(1, latencyNanos);
       classSize[c] += size;
@@ -267,6 +276,20 @@ public final class CallLimit {
       }
       sampleLatency[sampleCount] = Math.max(1, latencyNanos);
       sampleSize[sampleCount++] = size;
+    }
+    if (!floorRound && cleanRun >= limit && limit <= recoverTo / 2) {
+      // Calls succeed again after failures backed the limit off to half or less of what it was (an
+      // outage, not failures that follow our concurrency: those stop a tenth or two below): a wave
+      // of successes (as many as the limit, about one call time) doubles it back toward where it
+      // was (ADR 0019). The round's earlier failures are behind us; latency is judged again as the
+      // rounds go on.
+      setLimit(Math.min(recoverTo, 2 * limit));
+      if (limit >= recoverTo) {
+        recoverTo = 0;
+      }
+      failureCutFrom = 0;
+      newRound(now);
+      return;
     }
     if (samples >= Math.max(MIN_ROUND, limit)) {
       endRound(now);
@@ -306,6 +329,9 @@ public final class CallLimit {
       if (failures > 0 && failedShare < MOSTLY_FAILING && failedShare >= failureShareAtCut) {
         failuresAllowed = Math.max(failuresAllowed, failedShare);
         setLimit(from);
+        if (limit >= recoverTo) {
+          recoverTo = 0;
+        }
         newRound(now);
         return;
       }
@@ -469,6 +495,7 @@ public final class CallLimit {
       trialInFlight = meanInFlight;
       setLimit(Math.min(limit - 1, target));
       slowStart = false;
+      recoverTo = 0;
       settling = true;
     } else if (heldBack) {
       setLimit(slowStart ? 2 * limit : limit + Math.max(1, limit / 8));
@@ -514,6 +541,7 @@ public final class CallLimit {
     trial = 0;
     failureCutFrom = limit;
     failureShareAtCut = failedShare;
+    recoverTo = Math.max(recoverTo, limit);
     setLimit(limit - Math.max(1, limit / 10));
     slowStart = false;
   }
@@ -585,6 +613,7 @@ public final class CallLimit {
     roundStart = now;
     samples = 0;
     failures = 0;
+    cleanRun = 0;
     heldBack = false;
     inFlightSum = 0;
     rawLatencySum = 0;
