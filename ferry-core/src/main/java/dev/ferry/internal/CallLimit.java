@@ -37,6 +37,9 @@ import java.util.Arrays;
  * <p>Failed calls back the limit off only while they follow our concurrency (ADR 0065): a back-off
  * whose next round fails as large a share is undone and that share tolerated (it comes from the
  * inputs: one key whose batches always fail), decaying; half the calls failing always backs off.
+ * Once failures have backed the limit off to half or less of what it was (an outage), each wave
+ * of successes in a row (as many calls as the limit) doubles it back toward that limit (ADR 0019,
+ * TCP's slow start after a timeout).
  *
  * <p>Latency this loop added is not the downstream's (ADR 0015): a loop that runs callbacks late
  * (other processes hold the cores, a long task ahead in its queue) delays every completion by its
@@ -100,7 +103,7 @@ public final class CallLimit {
    * again, the limit doubles per clean wave back up to it (TCP's ssthresh; ADR 0019).
    */
   private int recoverTo;
-  /** Successful calls in a row in the current round (a wave without failures ends a slow-start round). */
+  /** Successful calls in a row in the current round (a wave of them doubles a limit recovering from failures). */
   private int cleanRun;
 
   /** Floor point per batch-size class: its mean batch size and latency in nanos; latency 0 = none yet. */
