@@ -512,7 +512,9 @@ class DefaultDispatchAttackTest {
     // -Dferry.attack.traceMs=250): the floor is the lowest round mean, 1.0 ms, while the median call
     // of this shape is 1.9 ms, so rounds read as queueing and the limit is cut 46 -> 19 -> 6 within
     // 0.5 s; then a few calls of the tail (seconds each) hold all 6 slots, no call completes, no
-    // round ends, and nothing leaves for 3.8 s while the queue fills to maxQueueing.
+    // round ends, and nothing leaves for 3.8 s while the queue fills to maxQueueing. That was 1 of
+    // these 5 seeds before ADR 0018; with ADR 0018's law, 4 of 5 reject 35-55% (the fifth doubles
+    // fixed slots' p99).
     Shape shape = new Shape("pareto", 0,
         (n, t, x) -> (long) Math.min(10_000 * MS, MS / Math.pow(1 - x.nextDouble(), 1 / 1.1)));
     int bad = 0;
