@@ -6,15 +6,16 @@ package dev.ferry;
  */
 public enum Dispatch {
   /**
-   * Every call, an idle key's first one included, counts against one limit learned from the
+   * The default (ADR 0016). Every call, an idle key's first one included, counts against one limit learned from the
    * downstream's latency (at most {@code maxInFlightBatches}, or fixed by {@code pinnedLimit}).
    * Idle keys go first, but while busy keys wait they take at most as many calls as the last busy
    * call carried inputs (ADR 0014); busy keys are served oldest waiting input first.
    */
   ADAPTIVE("adaptive"),
   /**
-   * The original rule: at most {@code maxInFlightBatches} batch calls, plus at most as many direct
-   * calls of idle keys; a key with inputs left after its call goes to the back of one line.
+   * The seeds' rule, opt-in (the default from ADR 0013 until 0016): at most {@code
+   * maxInFlightBatches} batch calls, plus at most as many direct calls of idle keys; a key with
+   * inputs left after its call goes to the back of one line.
    */
   FIXED_SLOTS("fixed-slots");
 

@@ -57,9 +57,9 @@ public abstract sealed class FerryBounds permits PerKeyConfig, FerryConfig {
     public final B maxBatchWeight(long value) { draft.maxBatchWeight = value; return self(); }
     /**
      * Most calls in flight at once; at least 1. For make and keyed: the batch slots (default 16).
-     * For perKey with {@link Dispatch#FIXED_SLOTS} (the default): the fixed number of batch slots,
-     * and the bound on direct calls (default 16); with {@link Dispatch#ADAPTIVE}: the ceiling of the
-     * learned call limit, every call counted (default 256).
+     * For perKey with {@link Dispatch#ADAPTIVE} (the default): the ceiling of the learned call
+     * limit, every call counted (default 256); with {@link Dispatch#FIXED_SLOTS}: the fixed number
+     * of batch slots, and the bound on direct calls (default 16).
      */
     public final B maxInFlightBatches(int value) {
       draft.maxInFlightBatches = value;

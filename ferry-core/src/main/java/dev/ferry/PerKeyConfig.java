@@ -10,10 +10,10 @@ import java.util.Set;
 /**
  * The bounds of a {@link Ferry#perKey per-key ferry}: immutable, validated once when built.
  *
- * <p>Defaults: {@code dispatch} {@link Dispatch#FIXED_SLOTS fixed-slots} (ADR 0013), {@code
+ * <p>Defaults: {@code dispatch} {@link Dispatch#ADAPTIVE adaptive} (ADR 0016), {@code
  * pinnedLimit} none (adaptive only: the call limit is learned), {@code maxBatchSize} 100, {@code
- * maxBatchWeight} unbounded, {@code maxInFlightBatches} 16 with fixed slots and 256 (the ceiling of
- * the learned limit) with adaptive dispatch, {@code maxQueueing} 10000, {@code maxQueuedWeight} unbounded, {@code
+ * maxBatchWeight} unbounded, {@code maxInFlightBatches} 256 (the ceiling of the learned limit) with
+ * adaptive dispatch and 16 (the seeds' batch slots) with {@code "fixed-slots"}, {@code maxQueueing} 10000, {@code maxQueuedWeight} unbounded, {@code
  * maxBatchDelay} zero (batches form on completion, no timer), {@code directIdleKeys} true, {@code
  * callTimeout} 30 s, {@code drainTimeout} 10 s. An invalid config never builds: {@link InvalidConfigException} names every
  * violated field with its value and rule.
@@ -21,10 +21,15 @@ import java.util.Set;
 public final class PerKeyConfig extends FerryBounds {
   private static final Set<String> JSON_FIELDS = jsonFields();
 
-  /** The default {@code maxInFlightBatches} with fixed slots (the default mode): the seeds' 16 batch slots. */
+  /** The default {@code maxInFlightBatches} with fixed slots (the seeds' mode, opt-in since ADR 0016): 16 batch slots. */
   public static final int DEFAULT_MAX_IN_FLIGHT = 16;
-  /** The default {@code maxInFlightBatches} with adaptive dispatch: the ceiling of a learned limit, high enough for a large pool. */
+  /**
+   * The default {@code maxInFlightBatches} with adaptive dispatch (the default mode): the ceiling of
+   * a learned limit, high enough for a large pool.
+   */
   public static final int DEFAULT_ADAPTIVE_CEILING = 256;
+  /** The dispatch mode when none is given: adaptive (ADR 0016; fixed slots from ADR 0013 until then). */
+  public static final Dispatch DEFAULT_DISPATCH = Dispatch.ADAPTIVE;
   private static final Limits FIXED_DEFAULTS = defaults(Dispatch.FIXED_SLOTS);
   private static final Limits ADAPTIVE_DEFAULTS = defaults(Dispatch.ADAPTIVE);
 
@@ -77,10 +82,10 @@ public final class PerKeyConfig extends FerryBounds {
 
   private static PerKeyConfig read(JsonObject json, ConfigCheck check) {
     String mode = check.readString(json, "dispatch");
-    Dispatch dispatch = mode == null ? Dispatch.FIXED_SLOTS : Dispatch.fromJson(mode);
+    Dispatch dispatch = mode == null ? DEFAULT_DISPATCH : Dispatch.fromJson(mode);
     if (dispatch == null) {
       check.violation("dispatch = \"" + mode + "\": must be \"adaptive\" or \"fixed-slots\"");
-      dispatch = Dispatch.FIXED_SLOTS;
+      dispatch = DEFAULT_DISPATCH;
     }
     Limits limits = Limits.read(json, dispatch == Dispatch.ADAPTIVE ? ADAPTIVE_DEFAULTS : FIXED_DEFAULTS, check);
     Boolean direct = check.readBoolean(json, "directIdleKeys");
@@ -130,7 +135,7 @@ public final class PerKeyConfig extends FerryBounds {
     return directIdleKeys;
   }
 
-  /** The dispatch mode (ADR 0011, 0013). */
+  /** The dispatch mode (ADR 0011, 0013, 0016). */
   public Dispatch dispatch() {
     return dispatch;
   }
@@ -167,7 +172,7 @@ public final class PerKeyConfig extends FerryBounds {
     return draft.toLimits();
   }
 
-  /** {@code maxInFlightBatches} when it is not set: the mode decides (ADR 0013). */
+  /** {@code maxInFlightBatches} when it is not set: the mode decides (ADR 0013, 0016). */
   private static int maxInFlightDefault(Dispatch dispatch) {
     return dispatch == Dispatch.ADAPTIVE ? DEFAULT_ADAPTIVE_CEILING : DEFAULT_MAX_IN_FLIGHT;
   }
@@ -183,11 +188,11 @@ public final class PerKeyConfig extends FerryBounds {
   /** Builds a {@link PerKeyConfig}; {@link #build()} validates every field at once. */
   public static final class Builder extends FerryBounds.Builder<Builder> {
     private boolean directIdleKeys = true;
-    private Dispatch dispatch = Dispatch.FIXED_SLOTS;
+    private Dispatch dispatch = DEFAULT_DISPATCH;
     private int pinnedLimit;
 
     private Builder() {
-      draft.maxInFlightBatches = DEFAULT_MAX_IN_FLIGHT;
+      draft.maxInFlightBatches = maxInFlightDefault(DEFAULT_DISPATCH);
     }
 
     @Override
@@ -202,8 +207,9 @@ public final class PerKeyConfig extends FerryBounds {
     }
 
     /**
-     * The dispatch mode (default {@link Dispatch#FIXED_SLOTS}). Unless {@code maxInFlightBatches}
-     * is set, it also picks that default: 16 slots, or a ceiling of 256 for the adaptive limit.
+     * The dispatch mode (default {@link Dispatch#ADAPTIVE}, ADR 0016; {@link Dispatch#FIXED_SLOTS}
+     * for the seeds' rule). Unless {@code maxInFlightBatches} is set, it also picks that default: a
+     * ceiling of 256 for the adaptive limit, or 16 slots.
      */
     public Builder dispatch(Dispatch value) {
       dispatch = value;
@@ -223,7 +229,7 @@ public final class PerKeyConfig extends FerryBounds {
       ConfigCheck check = new ConfigCheck();
       if (dispatch == null) {
         check.violation("dispatch = null: must be ADAPTIVE or FIXED_SLOTS");
-        dispatch = Dispatch.FIXED_SLOTS;
+        dispatch = DEFAULT_DISPATCH;
       }
       if (!draft.maxInFlightBatchesSet) {
         draft.maxInFlightBatches = maxInFlightDefault(dispatch);

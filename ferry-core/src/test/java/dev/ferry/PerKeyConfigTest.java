@@ -16,9 +16,9 @@ class PerKeyConfigTest {
     PerKeyConfig c = PerKeyConfig.defaults();
     assertEquals(100, c.maxBatchSize());
     assertEquals(Long.MAX_VALUE, c.maxBatchWeight());
-    assertEquals(16, c.maxInFlightBatches(), "the seeds' 16 batch slots");
-    assertEquals(Dispatch.FIXED_SLOTS, c.dispatch(), "ADR 0013: fixed slots until adaptive dispatch wins");
-    assertEquals(0, c.pinnedLimit());
+    assertEquals(256, c.maxInFlightBatches(), "the ceiling of the learned limit");
+    assertEquals(Dispatch.ADAPTIVE, c.dispatch(), "ADR 0016: adaptive dispatch is the default");
+    assertEquals(0, c.pinnedLimit(), "the limit is learned");
     assertEquals(10_000, c.maxQueueing());
     assertEquals(Long.MAX_VALUE, c.maxQueuedWeight());
     assertEquals(Duration.ZERO, c.maxBatchDelay());
@@ -89,6 +89,26 @@ class PerKeyConfigTest {
         () -> PerKeyConfig.builder().callTimeout(Duration.ofDays(365L * 1000)).build());
   }
 
+  /** ADR 0016: a config that names no mode is adaptive, with the ceiling 256, however it is made. */
+  @Test
+  void withNoDispatchGivenTheModeIsAdaptiveWithItsCeiling() {
+    for (PerKeyConfig c : new PerKeyConfig[] {PerKeyConfig.defaults(), PerKeyConfig.builder().build(),
+        PerKeyConfig.fromJson(new JsonObject()), PerKeyConfig.fromJson(new JsonObject().put("maxBatchSize", 8)),
+        PerKeyConfig.builder().maxBatchSize(8).directIdleKeys(false).build()}) {
+      assertEquals(Dispatch.ADAPTIVE, c.dispatch(), c.toString());
+      assertEquals(PerKeyConfig.DEFAULT_ADAPTIVE_CEILING, c.maxInFlightBatches(), c.toString());
+      assertEquals(256, c.maxInFlightBatches(), c.toString());
+      assertEquals(0, c.pinnedLimit(), c.toString());
+      assertEquals("adaptive", c.toJson().getString("dispatch"), c.toString());
+    }
+    assertEquals(Dispatch.ADAPTIVE, PerKeyConfig.DEFAULT_DISPATCH);
+    java.util.List<String> violations = new java.util.ArrayList<>();
+    PerKeyConfig read = PerKeyConfig.read(new JsonObject(), violations);
+    assertTrue(violations.isEmpty(), violations.toString());
+    assertEquals(Dispatch.ADAPTIVE, read.dispatch());
+    assertEquals(256, read.maxInFlightBatches());
+  }
+
   @Test
   void maxInFlightBatchesDefaultsByModeUnlessSet() {
     assertEquals(256, PerKeyConfig.builder().dispatch(Dispatch.ADAPTIVE).build().maxInFlightBatches(),
@@ -97,7 +117,9 @@ class PerKeyConfigTest {
     assertEquals(5, PerKeyConfig.builder().maxInFlightBatches(5).dispatch(Dispatch.ADAPTIVE).build().maxInFlightBatches(),
         "a value set is kept, whatever the mode");
     assertEquals(256, PerKeyConfig.fromJson(new JsonObject().put("dispatch", "adaptive")).maxInFlightBatches());
-    assertEquals(16, PerKeyConfig.fromJson(new JsonObject()).maxInFlightBatches());
+    assertEquals(16, PerKeyConfig.fromJson(new JsonObject().put("dispatch", "fixed-slots")).maxInFlightBatches());
+    assertEquals(16, PerKeyConfig.fromJson(new JsonObject().put("dispatch", "fixed-slots").put("directIdleKeys", true))
+        .toBuilder().build().maxInFlightBatches(), "a config read keeps its value through toBuilder");
     assertEquals(40, PerKeyConfig.fromJson(new JsonObject().put("dispatch", "adaptive").put("maxInFlightBatches", 40))
         .maxInFlightBatches());
     PerKeyConfig adaptive = PerKeyConfig.builder().dispatch(Dispatch.ADAPTIVE).build();
@@ -124,7 +146,7 @@ class PerKeyConfigTest {
         new JsonObject().put("dispatch", "fast").put("pinnedLimit", 300)));
     String m = e.getMessage();
     assertTrue(m.contains("dispatch = \"fast\": must be \"adaptive\" or \"fixed-slots\""), m);
-    assertTrue(m.contains("pinnedLimit = 300: must be >= 1 and <= maxInFlightBatches (16)"), m);
+    assertTrue(m.contains("pinnedLimit = 300: must be >= 1 and <= maxInFlightBatches (256)"), m);
     InvalidConfigException fixed = assertThrows(InvalidConfigException.class, () -> PerKeyConfig.builder()
         .dispatch(Dispatch.FIXED_SLOTS).pinnedLimit(4).build());
     assertTrue(fixed.getMessage().contains("pinnedLimit = 4: only with dispatch \"adaptive\""), fixed.getMessage());

@@ -48,14 +48,14 @@ interface Contender {
   /**
    * The contenders the adaptive-dispatch issue names, each given only the scenario's batch limit
    * and, where it is the tuning under test, the pool size: Ferry with every default but {@code
-   * maxBatchSize} (fixed slots since ADR 0013), and the same with adaptive dispatch; the seeds' fixed-slots mode with fixed 1 ms and 5 ms delays (at the seeds'
-   * default of 16 slots) and with direct calls off and as many slots as connections; unbatched;
-   * Reactor.
+   * maxBatchSize} (adaptive dispatch since ADR 0016); the seeds' fixed-slots mode as it was the
+   * default until then ({@code fixed slots 16}), with fixed 1 ms and 5 ms delays (at the same 16
+   * slots) and with direct calls off and as many slots as connections; unbatched; Reactor.
    */
   static List<Contender> adaptiveSet() {
     List<Contender> all = new java.util.ArrayList<>(List.of(
         perKey("ferry", shape -> PerKeyConfig.builder().maxBatchSize(shape.maxBatchSize())),
-        perKey("ferry adaptive", shape -> PerKeyConfig.builder().dispatch(Dispatch.ADAPTIVE).maxBatchSize(shape.maxBatchSize())),
+        perKey("fixed slots 16", shape -> fixedSlots(shape).maxInFlightBatches(16)),
         perKey("fixed 1ms", shape -> fixedSlots(shape).maxInFlightBatches(16).maxBatchDelay(Duration.ofMillis(1))),
         perKey("fixed 5ms", shape -> fixedSlots(shape).maxInFlightBatches(16).maxBatchDelay(Duration.ofMillis(5))),
         perKey("fixed direct off", shape -> fixedSlots(shape).maxInFlightBatches(shape.maxInFlightBatches())
@@ -106,20 +106,31 @@ interface Contender {
     };
   }
 
+  /**
+   * Scenario 3's contenders: Ferry with every default but {@code maxBatchSize} (adaptive dispatch
+   * since ADR 0016, its limit learned under the default ceiling); the seeds' fixed-slots mode with
+   * as many slots as the scenario gives ({@code fixed slots}), and its tunings: direct calls off, a
+   * 1 ms and a 5 ms delay; unbatched; Reactor.
+   */
   static List<Contender> all() {
-    return List.of(ferry("ferry", Duration.ZERO), ferry("ferry direct off", Duration.ZERO, false),
+    return List.of(perKey("ferry", shape -> PerKeyConfig.builder().maxBatchSize(shape.maxBatchSize())),
+        ferry("fixed slots", Duration.ZERO), ferry("ferry direct off", Duration.ZERO, false),
         ferry("ferry delay 1ms", Duration.ofMillis(1)), ferry("ferry delay 5ms", Duration.ofMillis(5)),
         unbatched(), reactor(Duration.ofMillis(1)));
   }
 
-  /** {@code Ferry.perKey}; a positive delay gives fixed-delay batching ("wait for company"). */
+  /**
+   * {@code Ferry.perKey} in the seeds' fixed-slots mode with the shape's slots; a positive delay
+   * gives fixed-delay batching ("wait for company").
+   */
   static Contender ferry(String name, Duration delay) {
     return ferry(name, delay, true);
   }
 
   /**
-   * {@code Ferry.perKey} with direct calls of idle keys on or off: off, the slots are the one hard
-   * bound on concurrent calls, which a store with a small connection pool may prefer.
+   * {@code Ferry.perKey} in the seeds' fixed-slots mode with direct calls of idle keys on or off:
+   * off, the slots are the one hard bound on concurrent calls, which a store with a small
+   * connection pool may prefer.
    */
   static Contender ferry(String name, Duration delay, boolean directIdleKeys) {
     return new Contender() {
@@ -132,7 +143,7 @@ interface Contender {
       public Running start(Context context, SimStore store, Shape shape) {
         // The waiting room is made effectively unbounded, like every other contender's queues:
         // overload shows as latency, not as rejections.
-        PerKeyConfig config = PerKeyConfig.builder().maxBatchSize(shape.maxBatchSize())
+        PerKeyConfig config = PerKeyConfig.builder().dispatch(Dispatch.FIXED_SLOTS).maxBatchSize(shape.maxBatchSize())
             .maxInFlightBatches(shape.maxInFlightBatches()).maxQueueing(5_000_000).maxBatchDelay(delay)
             .directIdleKeys(directIdleKeys).build();
         Ferry<String, String> f = Ferry.perKey(context, config, s -> s, null, null,

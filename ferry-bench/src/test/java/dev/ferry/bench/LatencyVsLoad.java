@@ -125,7 +125,7 @@ final class LatencyVsLoad implements Scenario {
   private JsonArray inFlightSweep(BenchEnv env, Duration warm, Duration measure, List<Row> rows) throws Exception {
     List<Integer> slots = env.pick(List.of(SLOTS, SLOTS + 2, 2 * SLOTS), List.of(SLOTS, 2 * SLOTS));
     List<Integer> loads = env.pick(List.of(90, 100, 120), List.of(120));
-    Contender ferry = Contender.ferry("ferry", Duration.ZERO);
+    Contender ferry = Contender.ferry("fixed slots", Duration.ZERO);
     JsonArray out = new JsonArray();
     DefaultCategoryDataset chart = new DefaultCategoryDataset();
     for (int load : loads) {
@@ -146,7 +146,7 @@ final class LatencyVsLoad implements Scenario {
       }
     }
     Charts.bars(env.out().resolve("s3-max-in-flight-sweep.png"),
-        "Ferry throughput by maxInFlightBatches, pool of " + SLOTS + " connections", "", "answered inputs / s", chart,
+        "Ferry (fixed slots) throughput by maxInFlightBatches, pool of " + SLOTS + " connections", "", "answered inputs / s", chart,
         capacity(), "capacity");
     return out;
   }

@@ -42,7 +42,7 @@ final class PoolChange implements Scenario {
     double rate = 0.9 * 4 * BATCH / ((ROUND_TRIP + BATCH * PER_INPUT) / 1e9);
     Context context = env.newContext();
     SimStore store = new SimStore(context, ROUND_TRIP, PER_INPUT, POOLS[0]);
-    Contender ferry = Contender.adaptiveSet().get(1); // "ferry adaptive": the learned limit is what this variant shows
+    Contender ferry = Contender.adaptiveSet().get(0); // "ferry", the default (adaptive): the learned limit is what this variant shows
     Contender.Running running = ferry.start(context, store, new Contender.Shape(BATCH, POOLS[0]));
     int count = (int) (rate * phase.toNanos() * POOLS.length / 1e9);
     int[] keyOf = new Downstream("x3c", "", 16, ROUND_TRIP, PER_INPUT, KEYS, false, BATCH).draw(count, 42);

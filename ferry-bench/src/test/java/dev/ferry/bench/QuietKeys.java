@@ -1,5 +1,6 @@
 package dev.ferry.bench;
 
+import dev.ferry.Dispatch;
 import dev.ferry.Ferry;
 import dev.ferry.PerKeyConfig;
 import io.vertx.core.Context;
@@ -14,7 +15,9 @@ import org.jfree.data.category.DefaultCategoryDataset;
  * taken; meanwhile many quiet keys each send one input now and then (open loop). The quiet inputs'
  * latency is measured with {@code directIdleKeys} on and off. With it on, an idle key's input
  * should go straight out and take about one round trip; with it off, it waits for a slot behind
- * the hot keys' turns.
+ * the hot keys' turns. Both in the seeds' fixed-slots mode, whose slots this scenario describes;
+ * then the same load with Ferry's defaults (adaptive dispatch since ADR 0016: one learned limit,
+ * at most 256, over hot and quiet calls alike), judged by the same target.
  */
 final class QuietKeys implements Scenario {
   static final long ROUND_TRIP = Saturation.ROUND_TRIP;
@@ -31,7 +34,7 @@ final class QuietKeys implements Scenario {
 
   @Override
   public String title() {
-    return "Quiet keys under a busy background: directIdleKeys on vs off";
+    return "Quiet keys under a busy background: directIdleKeys on vs off (fixed slots), and the defaults";
   }
 
   @Override
@@ -39,8 +42,9 @@ final class QuietKeys implements Scenario {
     double rate = env.pick(200.0, 200.0);
     Duration warm = env.pick(Duration.ofMillis(700), Duration.ofMillis(150));
     Duration measure = env.pick(Duration.ofMillis(4000), Duration.ofMillis(500));
-    JsonObject on = measure(env, true, rate, warm, measure);
-    JsonObject off = measure(env, false, rate, warm, measure);
+    JsonObject on = measure(env, fixedSlots(true), rate, warm, measure);
+    JsonObject off = measure(env, fixedSlots(false), rate, warm, measure);
+    JsonObject byDefault = measure(env, PerKeyConfig.builder().maxBatchSize(BATCH), rate, warm, measure);
 
     double nominalMs = (ROUND_TRIP + PER_INPUT) / 1e6;
     double deliveredMs = on.getDouble("meanCallMs");
@@ -51,8 +55,13 @@ final class QuietKeys implements Scenario {
         Row.verdict(onP99 <= deliveredMs + 1)));
     rows.add(new Row(id(), "quiet p50 / p99, direct off", fmt(off), "-",
         String.format("round trip %.2f ms delivered", off.getDouble("meanCallMs")), "-"));
-    rows.add(new Row(id(), "hot throughput on / off",
-        String.format("%,.0f/s / %,.0f/s", on.getDouble("hotThroughput"), off.getDouble("hotThroughput")), "-",
+    double defaultRoundTrip = byDefault.getDouble("meanCallMs");
+    rows.add(new Row(id(), "quiet p50 / p99, defaults (adaptive)", fmt(byDefault), "p99 <= round trip + 1 ms",
+        String.format("round trip %.2f ms delivered", defaultRoundTrip),
+        Row.verdict(byDefault.getDouble("p99Ms") <= defaultRoundTrip + 1)));
+    rows.add(new Row(id(), "hot throughput on / off / defaults",
+        String.format("%,.0f/s / %,.0f/s / %,.0f/s", on.getDouble("hotThroughput"), off.getDouble("hotThroughput"),
+            byDefault.getDouble("hotThroughput")), "-",
         String.format("%,.0f/s", SLOTS * BATCH / ((ROUND_TRIP + BATCH * PER_INPUT) / 1e9)) + " nominal", "-"));
 
     DefaultCategoryDataset chart = new DefaultCategoryDataset();
@@ -60,23 +69,33 @@ final class QuietKeys implements Scenario {
     chart.addValue(onP99, "p99", "directIdleKeys on");
     chart.addValue(off.getDouble("p50Ms"), "p50", "directIdleKeys off");
     chart.addValue(off.getDouble("p99Ms"), "p99", "directIdleKeys off");
+    chart.addValue(byDefault.getDouble("p50Ms"), "p50", "defaults (adaptive)");
+    chart.addValue(byDefault.getDouble("p99Ms"), "p99", "defaults (adaptive)");
     Charts.bars(env.out().resolve("s2-quiet-keys.png"),
         "Quiet-key latency while " + HOT_KEYS + " hot keys hold all " + SLOTS + " slots", "", "ms", chart,
         deliveredMs + 1, "target: round trip + 1 ms");
     return new Outcome(new JsonObject().put("roundTripMs", ROUND_TRIP / 1e6).put("perInputUs", PER_INPUT / 1e3)
         .put("maxInFlightBatches", SLOTS).put("maxBatchSize", BATCH).put("hotKeys", HOT_KEYS)
-        .put("quietKeys", QUIET_KEYS).put("quietRatePerSec", rate).put("directOn", on).put("directOff", off), rows);
+        .put("quietKeys", QUIET_KEYS).put("quietRatePerSec", rate).put("directOn", on).put("directOff", off)
+        .put("defaults", byDefault), rows);
   }
 
   private static String fmt(JsonObject r) {
     return String.format("%.2f / %.2f ms (n=%d)", r.getDouble("p50Ms"), r.getDouble("p99Ms"), r.getInteger("samples"));
   }
 
-  private JsonObject measure(BenchEnv env, boolean direct, double rate, Duration warm, Duration measure) throws Exception {
+  /** The seeds' fixed slots, which this scenario's hot keys hold while quiet keys call outside them (direct on). */
+  private static PerKeyConfig.Builder fixedSlots(boolean direct) {
+    return PerKeyConfig.builder().dispatch(Dispatch.FIXED_SLOTS).maxBatchSize(BATCH).maxInFlightBatches(SLOTS)
+        .directIdleKeys(direct);
+  }
+
+  private JsonObject measure(BenchEnv env, PerKeyConfig.Builder configure, double rate, Duration warm, Duration measure)
+      throws Exception {
     Context context = env.newContext();
     SimStore store = new SimStore(context, ROUND_TRIP, PER_INPUT, 0);
-    PerKeyConfig config = PerKeyConfig.builder().maxBatchSize(BATCH).maxInFlightBatches(SLOTS)
-        .maxQueueing(100_000).directIdleKeys(direct).build();
+    PerKeyConfig config = configure.maxQueueing(100_000).build();
+    boolean direct = config.directIdleKeys();
     Ferry<String, String> ferry = Ferry.perKey(context, config, s -> s, null, null,
         (String key, List<String> batch) -> store.call(batch.size(), key), (in, out) -> out);
     Flood flood = Flood.start(context, ferry, "hot-", HOT_KEYS, 2 * BATCH);
@@ -100,7 +119,7 @@ final class QuietKeys implements Scenario {
 
     long from = start + warm.toNanos();
     Latencies.Stats s = quiet.stats(from, sentAt, System.nanoTime());
-    return new JsonObject().put("directIdleKeys", direct).put("samples", s.samples()).put("pending", s.pending())
+    return new JsonObject().put("dispatch", config.dispatch().jsonName()).put("directIdleKeys", direct).put("samples", s.samples()).put("pending", s.pending())
         .put("p50Ms", s.p50ms()).put("p99Ms", s.p99ms()).put("maxMs", s.max() / 1e6)
         .put("meanCallMs", meanWire / 1e6).put("hotThroughput", (hot1 - hot0) / ((sentAt - start) / 1e9));
   }

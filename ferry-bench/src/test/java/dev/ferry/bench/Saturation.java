@@ -1,5 +1,6 @@
 package dev.ferry.bench;
 
+import dev.ferry.Dispatch;
 import dev.ferry.Ferry;
 import dev.ferry.PerKeyConfig;
 import io.vertx.core.Context;
@@ -82,7 +83,8 @@ final class Saturation implements Scenario {
     Context context = env.newContext();
     SimStore store = new SimStore(context, ROUND_TRIP, PER_INPUT, 0);
     int window = 2 * BATCH;
-    PerKeyConfig config = PerKeyConfig.builder()
+    // The seeds' fixed slots, as many as the store's connections: this scenario's figures are theirs.
+    PerKeyConfig config = PerKeyConfig.builder().dispatch(Dispatch.FIXED_SLOTS)
         .maxBatchSize(BATCH).maxInFlightBatches(SLOTS).maxQueueing(keys * window + 1).build();
     Ferry<String, String> ferry = Ferry.perKey(context, config, s -> s, null, null,
         (String key, List<String> batch) -> store.call(batch.size(), key), (in, out) -> out);

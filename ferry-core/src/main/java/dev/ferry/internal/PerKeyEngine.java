@@ -25,10 +25,10 @@ import java.util.PriorityQueue;
  * completion: whatever arrived while a key's previous call was in flight leaves together in its
  * next one (group commit), and no timer is involved unless a batch delay is configured.
  *
- * <p>Two dispatch modes (ADR 0011, 0013, 0014):
+ * <p>Two dispatch modes (ADR 0011, 0014, 0016):
  *
  * <ul>
- *   <li><b>Adaptive</b> (opt-in): every call counts against one limit, learned by {@link
+ *   <li><b>Adaptive</b> (the default): every call counts against one limit, learned by {@link
  *       CallLimit} from the calls' latency. An input whose key is idle (no lane) leaves at once as a
  *       batch of one (a <em>direct call</em>) when the limit allows and nothing waits; otherwise
  *       its new lane waits in the {@link #line idle line}, FIFO. Lanes re-queued after a call wait
@@ -36,7 +36,7 @@ import java.util.PriorityQueue;
  *       first). A grant takes the idle line's head unless busy lanes wait and idle lanes have
  *       already taken, since the last busy grant, as many grants as that grant carried inputs
  *       (ADR 0014): idle keys go first, but never take more calls than busy keys send inputs.
- *   <li><b>Fixed slots</b> (the original rule, the default): at most {@code maxInFlightBatches} batch calls
+ *   <li><b>Fixed slots</b> (the original rule, opt-in): at most {@code maxInFlightBatches} batch calls
  *       from one FIFO {@link #line}, a lane with inputs left goes to its back; direct calls of idle
  *       keys outside the slots, at most {@code maxInFlightBatches} of them (past that bound an
  *       idle key's input waits in its lane like any other).

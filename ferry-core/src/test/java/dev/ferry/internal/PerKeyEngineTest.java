@@ -30,8 +30,12 @@ import org.junit.jupiter.api.Test;
  */
 class PerKeyEngineTest {
 
+  /**
+   * A config to adapt to the class's mode: it starts from fixed slots, so an unset {@code
+   * maxInFlightBatches} is the seeds' 16 in both modes (adaptive pins its limit there).
+   */
   static PerKeyConfig.Builder config() {
-    return PerKeyConfig.builder();
+    return PerKeyConfig.builder().dispatch(Dispatch.FIXED_SLOTS);
   }
 
   /** The dispatch mode every test here runs in. */

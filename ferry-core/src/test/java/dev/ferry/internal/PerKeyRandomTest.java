@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.ferry.Dispatch;
 import dev.ferry.FerryError;
 import dev.ferry.FerryException;
 import dev.ferry.PerKeyConfig;
@@ -27,7 +28,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * Thousands of inputs over many keys with random arrivals, call latencies, failures, deadlines,
  * configs and a close or drain, in virtual time. Guarantees 1-7 are checked on every recorded call
  * as it starts, and at the end every submit must have exactly one outcome that agrees with what
- * was sent. A failure names its seed; rerun one with {@code -Dferry.seed=N}.
+ * was sent, in both dispatch modes (even seeds fixed slots, odd seeds adaptive with a learned
+ * limit). A failure names its seed; rerun one with {@code -Dferry.seed=N}.
  */
 class PerKeyRandomTest {
   record In(long id, String key, long weight, long order) {}
@@ -71,7 +73,10 @@ class PerKeyRandomTest {
     Run(long seed) {
       rnd = new Random(seed);
       customOrder = rnd.nextInt(4) == 0;
+      // Both dispatch modes, half the seeds each (the mode is not drawn from rnd, so each seed's
+      // schedule is the one it had when this test ran in one mode only).
       PerKeyConfig.Builder b = PerKeyConfig.builder()
+          .dispatch(seed % 2 == 0 ? Dispatch.FIXED_SLOTS : Dispatch.ADAPTIVE)
           .maxInFlightBatches(1 + rnd.nextInt(4))
           .maxBatchSize(1 + rnd.nextInt(8))
           .maxQueueing(rnd.nextBoolean() ? 10_000 : 5 + rnd.nextInt(40))

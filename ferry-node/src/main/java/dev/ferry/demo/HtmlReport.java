@@ -29,17 +29,21 @@ final class HtmlReport {
   private HtmlReport() {}
 
   /** The job's data as the page reads it: options, the table's figures and each run's timeline. */
-  static JsonObject data(JobOptions options, String database, RunReport warmup, List<RunReport> runs) {
+  static JsonObject data(JobOptions options, String database, List<RunReport> warmups, List<RunReport> runs) {
     JsonArray all = new JsonArray();
     for (RunReport r : runs) {
       all.add(run(r));
+    }
+    JsonArray warm = new JsonArray();
+    for (RunReport r : warmups) {
+      warm.add(run(r));
     }
     return new JsonObject()
         .put("title", String.format(Locale.ROOT, "Ferry main job: %,d hot accounts at %,d deposits/s, %,d quiet accounts at %,d operations/s",
             options.hot(), options.rate(), options.quiet(), options.quietRate()))
         .put("database", database)
         .put("stepMs", Timeline.STEP_MS)
-        .put("warmup", warmup == null ? null : run(warmup))
+        .put("warmups", warm)
         .put("runs", all);
   }
 
@@ -61,13 +65,13 @@ final class HtmlReport {
   }
 
   /** Writes the report to {@code file} (creating its folder) and returns the path. */
-  static Path write(Path file, JobOptions options, String database, RunReport warmup, List<RunReport> runs) {
+  static Path write(Path file, JobOptions options, String database, List<RunReport> warmups, List<RunReport> runs) {
     try {
       Path parent = file.toAbsolutePath().getParent();
       if (parent != null) {
         Files.createDirectories(parent);
       }
-      Files.writeString(file, page(data(options, database, warmup, runs)), StandardCharsets.UTF_8);
+      Files.writeString(file, page(data(options, database, warmups, runs)), StandardCharsets.UTF_8);
       return file;
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write the HTML report " + file, e);
@@ -152,12 +156,12 @@ final class HtmlReport {
       "    table.appendChild(tr);",
       "  });",
       "  document.getElementById('summary').appendChild(table);",
-      "  if (data.warmup) {",
+      "  data.warmups.forEach(function (warm) {",
       "    var w = document.createElement('p');",
-      "    w.textContent = 'Warm-up (not in the table): ' + data.warmup.inputs.toLocaleString('en') + ' inputs through Ferry, '",
-      "      + data.warmup.throughput.toLocaleString('en') + ' inputs/s, quiet p99 ' + data.warmup.quietP99 + ' ms.';",
+      "    w.textContent = 'Warm-up (not in the table), ' + warm.label.replace(/^warm-up, /, '') + ': ' + warm.inputs.toLocaleString('en')",
+      "      + ' inputs, ' + warm.throughput.toLocaleString('en') + ' inputs/s, quiet p99 ' + warm.quietP99 + ' ms.';",
       "    document.getElementById('summary').appendChild(w);",
-      "  }",
+      "  });",
       "  var charts = [",
       "    {id: 'throughput', title: 'Throughput (inputs answered per second)', unit: 'inputs/s', log: false, series: [['throughput', '']]},",
       "    {id: 'batch', title: 'Mean batch (inputs per call to the store)', unit: 'inputs', log: false, series: [['busyBatch', ' busy'], ['quietBatch', ' quiet']]},",

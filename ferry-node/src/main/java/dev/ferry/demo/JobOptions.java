@@ -12,8 +12,8 @@ import java.util.Locale;
  *
  * @param duration how long the load is offered in each measured run (the job then waits for the
  *     last replies)
- * @param warmup how long the same load runs through Ferry first, to warm the JVM and the
- *     database; reported apart, never in the table (zero: no warm-up)
+ * @param warmup how long the same load runs through Ferry first, in each dispatch mode measured,
+ *     to warm the JVM and the database; reported apart, never in the table (zero: no warm-up)
  * @param hot number of hot accounts receiving the bulk import
  * @param quiet number of quiet accounts, each touched now and then
  * @param rate bulk-import deposits per second, spread over the hot accounts
@@ -54,7 +54,7 @@ public record JobOptions(
       "usage: java -cp target/ferry.jar dev.ferry.demo.MainJob [options]",
       "",
       "  --duration D       how long each measured run offers load: 500ms, 15s, 1m (default 10s, at most 10m)",
-      "  --warmup D         how long the same load warms up first, not measured (default 5s, 0 for none)",
+      "  --warmup D         how long the same load warms up each Ferry mode first, not measured (default 5s, 0 for none)",
       "  --store S          pg: embedded PostgreSQL, its own process (default); h2: in memory, in this JVM",
       "  --hot N            hot accounts getting the bulk import (default 4, >= 1)",
       "  --quiet N          quiet accounts, each touched now and then (default 2000, >= 0)",

@@ -7,13 +7,13 @@ import java.util.Locale;
 import java.util.function.Function;
 
 /**
- * What the main job did: the warm-up (apart), the store's one-input round trip measured alone, and
+ * What the main job did: the warm-up runs (apart), the store's one-input round trip measured alone, and
  * the measured runs side by side, the first through Ferry; each run also measured the store's
  * one-input round trip under its own load ({@link RunReport#storeP50Ms()}).
  *
  * @param options the options of the job
  * @param database what the store runs on
- * @param warmup the warm-up run, or null when there was none
+ * @param warmups the warm-up runs, one per Ferry mode measured (the default last), or none
  * @param storeRoundTripP50Ms median of one-input calls to the store made one at a time, no other load
  * @param storeRoundTripP99Ms 99th percentile of the same
  * @param runs the measured runs: Ferry first, then the comparisons
@@ -22,11 +22,15 @@ import java.util.function.Function;
 public record JobReport(
     JobOptions options,
     String database,
-    RunReport warmup,
+    List<RunReport> warmups,
     double storeRoundTripP50Ms,
     double storeRoundTripP99Ms,
     List<RunReport> runs,
     Path html) {
+
+  public JobReport {
+    warmups = List.copyOf(warmups);
+  }
 
   /** The measured run through Ferry with the defaults. */
   public RunReport ferry() {
@@ -35,7 +39,7 @@ public record JobReport(
 
   /** The job's verdict, exit code 0 when true: in every run each submission got exactly one reply and the database matched. */
   public boolean ok() {
-    return (warmup == null || warmup.ok()) && runs.stream().allMatch(RunReport::ok);
+    return warmups.stream().allMatch(RunReport::ok) && runs.stream().allMatch(RunReport::ok);
   }
 
   /** Quiet keys' p99 over their p50 in the Ferry run (target: at most 3). */
@@ -61,12 +65,13 @@ public record JobReport(
     return ferry().quietP50Ms() / ferry().storeP50Ms();
   }
 
-  /** Prints the summary: warm-up line, store round trip, the side-by-side table, the targets. */
+  /** Prints the summary: warm-up lines, store round trip, the side-by-side table, the targets. */
   public void print(PrintStream out) {
     out.println();
-    if (warmup != null) {
-      out.printf(Locale.ROOT, "warm-up (not in the table): %,d inputs in %.1f s through Ferry, %,.0f inputs/s, quiet p50 %s ms p99 %s ms, busy p99 %s ms%n",
-          warmup.inputs(), warmup.seconds(), warmup.inputsPerSecond(), ms(warmup.quietP50Ms()), ms(warmup.quietP99Ms()), ms(warmup.busyP99Ms()));
+    for (RunReport warmup : warmups) {
+      out.printf(Locale.ROOT, "%s (not in the table): %,d inputs in %.1f s, %,.0f inputs/s, quiet p50 %s ms p99 %s ms, busy p99 %s ms%n",
+          warmup.label(), warmup.inputs(), warmup.seconds(), warmup.inputsPerSecond(), ms(warmup.quietP50Ms()),
+          ms(warmup.quietP99Ms()), ms(warmup.busyP99Ms()));
     }
     out.printf(Locale.ROOT, "store round trip (one input, one call at a time, nothing else running): p50 %s ms, p99 %s ms%n",
         ms(storeRoundTripP50Ms), ms(storeRoundTripP99Ms));

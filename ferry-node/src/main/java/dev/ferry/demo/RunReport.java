@@ -7,7 +7,8 @@ import java.util.List;
  * What one run of the main job's load did (the warm-up, the run through Ferry, the run without
  * it), as counted by the callers, by the store's side of the event bus and by the database.
  *
- * @param label the run's name in the table: {@code Ferry}, {@code unbatched}, {@code warm-up}
+ * @param label the run's name in the table: {@code Ferry}, {@code fixed slots}, {@code unbatched}, or
+ *     {@code warm-up, Ferry} and {@code warm-up, fixed slots}
  * @param busyInputs submissions to hot accounts
  * @param quietInputs submissions to quiet accounts
  * @param acknowledged inputs applied and acknowledged with the new balance

@@ -32,7 +32,7 @@ class DemoMainJobTest {
     assertEquals(JobOptions.StoreKind.PG, options.store());
     Outcome o = run(options);
 
-    // Ferry with the defaults (fixed slots), with adaptive dispatch, and the run without Ferry
+    // Ferry with the defaults (adaptive dispatch), with the seeds' fixed slots, and the run without Ferry
     assertEquals(3, o.job.runs().size(), o.printed);
     RunReport ferry = o.job.ferry();
     assertAnsweredAndConsistent(ferry, options, o.printed);
@@ -40,21 +40,27 @@ class DemoMainJobTest {
     assertEquals(ferry.inputs() - ferry.rejected() - ferry.other(), ferry.carried(), o.printed);
     assertEquals(ferry.calls(), ferry.busyCalls() + ferry.quietCalls(), o.printed);
 
-    RunReport adaptive = o.job.runs().get(1);
-    assertEquals(MainJob.ADAPTIVE_RUN, adaptive.label());
-    assertAnsweredAndConsistent(adaptive, options, o.printed);
-    assertEquals(adaptive.calls(), adaptive.busyCalls() + adaptive.quietCalls(), o.printed);
+    RunReport fixed = o.job.runs().get(1);
+    assertEquals(MainJob.FIXED_SLOTS_RUN, fixed.label());
+    assertAnsweredAndConsistent(fixed, options, o.printed);
+    assertEquals(fixed.calls(), fixed.busyCalls() + fixed.quietCalls(), o.printed);
     RunReport unbatched = o.job.runs().get(o.job.runs().size() - 1);
     assertEquals("unbatched", unbatched.label());
     assertAnsweredAndConsistent(unbatched, options, o.printed);
     assertEquals(unbatched.inputs(), unbatched.calls(), "one call per input: " + o.printed);
     assertEquals(unbatched.calls(), unbatched.carried(), o.printed);
 
-    assertTrue(o.job.warmup().inputs() > 0 && o.job.warmup().ok(), o.printed);
+    // Both modes warm up before any measured run, the default last (right before it is measured).
+    assertEquals(java.util.List.of("warm-up, fixed slots", "warm-up, Ferry"),
+        o.job.warmups().stream().map(RunReport::label).toList(), o.printed);
+    for (RunReport warmup : o.job.warmups()) {
+      assertTrue(warmup.inputs() > 0 && warmup.ok(), o.printed);
+    }
     assertTrue(o.job.storeRoundTripP50Ms() > 0, o.printed);
     assertTrue(o.job.ok(), o.printed);
     assertTrue(o.printed.contains("embedded PostgreSQL"), o.printed);
-    assertTrue(o.printed.contains("warm-up (not in the table)"), o.printed);
+    assertTrue(o.printed.contains("warm-up, fixed slots (not in the table)"), o.printed);
+    assertTrue(o.printed.contains("warm-up, Ferry (not in the table)"), o.printed);
     assertTrue(o.printed.contains("Ferry") && o.printed.contains("unbatched"), o.printed);
     assertTrue(o.printed.contains("quiet p50 / store round trip"), o.printed);
     assertTrue(o.printed.contains("report: " + html.toAbsolutePath().normalize()), o.printed);
@@ -69,7 +75,7 @@ class DemoMainJobTest {
         "--quiet", "30", "--rate", "1000", "--quiet-rate", "100", "--no-compare", "--no-report", "--no-progress");
     Outcome o = run(options);
     assertEquals(1, o.job.runs().size(), o.printed);
-    assertNull(o.job.warmup(), o.printed);
+    assertTrue(o.job.warmups().isEmpty(), o.printed);
     assertNull(o.job.html(), o.printed);
     assertAnsweredAndConsistent(o.job.ferry(), options, o.printed);
     assertTrue(o.job.ok(), o.printed);
@@ -107,7 +113,8 @@ class DemoMainJobTest {
   void optionsHaveDefaultsThatFinishWellUnderAMinute() {
     JobOptions d = JobOptions.parse();
     assertEquals(JobOptions.defaults(), d);
-    assertTrue(d.duration().plus(d.duration()).plus(d.warmup()).compareTo(Duration.ofSeconds(30)) <= 0);
+    // Three measured runs and two warm-ups (one per Ferry mode).
+    assertTrue(d.duration().multipliedBy(3).plus(d.warmup().multipliedBy(2)).compareTo(Duration.ofSeconds(45)) <= 0);
     assertEquals(JobOptions.StoreKind.PG, d.store());
     assertTrue(d.compare());
     assertEquals(JobOptions.DEFAULT_REPORT, d.report());

@@ -40,9 +40,9 @@ class HtmlReportChromiumTest {
     SplittableRandom random = new SplittableRandom(seed);
     String context = "seed " + seed;
     JobOptions options = JobOptions.parse("--no-progress");
-    RunReport warmup = run("warm-up", 8, random);
-    List<RunReport> runs = List.of(run("Ferry", 40, random), run("unbatched", 44, random));
-    Path file = HtmlReport.write(dir.resolve("report.html"), options, "a test database", warmup, runs);
+    List<RunReport> warmups = List.of(run("warm-up, fixed slots", 8, random), run("warm-up, Ferry", 8, random));
+    List<RunReport> runs = List.of(run("Ferry", 40, random), run("fixed slots", 42, random), run("unbatched", 44, random));
+    Path file = HtmlReport.write(dir.resolve("report.html"), options, "a test database", warmups, runs);
 
     String dom = dumpDom(file, dir);
     Matcher m = Pattern.compile("<pre id=\"chart-data\">(.*?)</pre>", Pattern.DOTALL).matcher(dom);
@@ -85,7 +85,8 @@ class HtmlReportChromiumTest {
         }
       }
     }
-    assertTrue(dom.contains("unbatched") && dom.contains("Warm-up"), context + ": the summary table and the warm-up line");
+    assertTrue(dom.contains("unbatched") && dom.contains("Warm-up (not in the table), fixed slots:")
+        && dom.contains("Warm-up (not in the table), Ferry:"), context + ": the summary table and a warm-up line per mode");
   }
 
   private static String[] fields(String figure) {

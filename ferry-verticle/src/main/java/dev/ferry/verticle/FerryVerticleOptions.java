@@ -148,20 +148,20 @@ public final class FerryVerticleOptions {
 
   public String getAddress() { return address != null ? address : VerticleConfig.DEFAULT_ADDRESS; }
   public String getMetricsAddress() { return metricsAddress != null ? metricsAddress : VerticleConfig.DEFAULT_METRICS_ADDRESS; }
-  /** {@code "fixed-slots"} (default) or {@code "adaptive"} (docs/guide/per-key.md). */
-  public String getDispatch() { return dispatch != null ? dispatch : "fixed-slots"; }
+  /** {@code "adaptive"} (default) or {@code "fixed-slots"} (docs/guide/per-key.md). */
+  public String getDispatch() { return dispatch != null ? dispatch : PerKeyConfig.DEFAULT_DISPATCH.jsonName(); }
   /** A call limit fixed by hand instead of learned, or 0 for none (the default). */
   public int getPinnedLimit() { return pinnedLimit != null ? pinnedLimit : defaults().pinnedLimit(); }
   public int getMaxBatchSize() { return maxBatchSize != null ? maxBatchSize : defaults().maxBatchSize(); }
   public long getMaxBatchWeight() { return maxBatchWeight != null ? maxBatchWeight : defaults().maxBatchWeight(); }
-  /** Set, or the default of the dispatch mode in force: 16 slots with fixed slots, a ceiling of 256 with adaptive. */
+  /** Set, or the default of the dispatch mode in force: a ceiling of 256 with adaptive, 16 slots with fixed slots. */
   public int getMaxInFlightBatches() {
     if (maxInFlightBatches != null) {
       return maxInFlightBatches;
     }
     // The mode's default, from PerKeyConfig itself (an unknown mode fails validation elsewhere).
     dev.ferry.Dispatch mode = dev.ferry.Dispatch.fromJson(getDispatch());
-    return PerKeyConfig.builder().dispatch(mode == null ? dev.ferry.Dispatch.FIXED_SLOTS : mode).build().maxInFlightBatches();
+    return PerKeyConfig.builder().dispatch(mode == null ? PerKeyConfig.DEFAULT_DISPATCH : mode).build().maxInFlightBatches();
   }
   public int getMaxQueueing() { return maxQueueing != null ? maxQueueing : defaults().maxQueueing(); }
   public long getMaxQueuedWeight() { return maxQueuedWeight != null ? maxQueuedWeight : defaults().maxQueuedWeight(); }

@@ -94,6 +94,21 @@ class FerryVerticleConfigTest extends VerticleTestBase {
         .put("address", "d").put("headers", new JsonObject()))).contains("downstream.headers: unknown field"));
   }
 
+  /** ADR 0016: a deployment that names no mode runs adaptive dispatch, its limit learned under a ceiling of 256. */
+  @Test
+  void withNoDispatchGivenTheVerticleRunsAdaptiveDispatch() {
+    dev.ferry.PerKeyConfig perKey = VerticleConfig.read(config(new JsonObject())).perKey();
+    assertEquals(dev.ferry.Dispatch.ADAPTIVE, perKey.dispatch());
+    assertEquals(256, perKey.maxInFlightBatches());
+    assertEquals(0, perKey.pinnedLimit());
+    String id = deploy(config(new JsonObject()));
+    // A learned limit starts at 1 (fixed slots would report their 16 batch slots).
+    assertEquals(1, metrics().getInteger("callLimit"), "the learned limit at its start");
+    await(vertx.undeploy(id));
+    deploy(config(new JsonObject().put("dispatch", "fixed-slots")));
+    assertEquals(16, metrics().getInteger("callLimit"), "the seeds' mode, asked for by name");
+  }
+
   @Test
   void defaultsNeedOnlyADownstreamAndMetricsAnswer() {
     deploy(config(new JsonObject()));

@@ -1,6 +1,7 @@
 package dev.ferry.verticle;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -22,7 +23,10 @@ class FerryVerticleOptionsTest extends VerticleTestBase {
     assertEquals(conf, options.toJson());
     assertEquals("ferry.downstream", options.getDownstream().getString("address"));
     assertEquals(conf.getString("dispatch"), options.getDispatch());
-    assertEquals(conf.getInteger("maxInFlightBatches"), options.getMaxInFlightBatches());
+    assertEquals("adaptive", options.getDispatch(), "ADR 0016: the shipped config says the default");
+    assertFalse(conf.containsKey("maxInFlightBatches"), "left to follow the mode: 256 adaptive, 16 fixed slots");
+    assertEquals(256, options.getMaxInFlightBatches());
+    assertEquals(16, new FerryVerticleOptions(conf.copy().put("dispatch", "fixed-slots")).getMaxInFlightBatches());
     options.validate();
   }
 
@@ -30,6 +34,10 @@ class FerryVerticleOptionsTest extends VerticleTestBase {
   void gettersGiveTheDefaultsAndSettersChain() {
     FerryVerticleOptions options = new FerryVerticleOptions();
     assertEquals("ferry.submit", options.getAddress());
+    assertEquals("adaptive", options.getDispatch(), "ADR 0016: adaptive dispatch is the default");
+    assertEquals(256, options.getMaxInFlightBatches(), "the ceiling of the learned limit");
+    assertEquals(0, options.getPinnedLimit(), "the limit is learned");
+    assertEquals(16, new FerryVerticleOptions().setDispatch("fixed-slots").getMaxInFlightBatches(), "the seeds' slots");
     assertEquals(100, options.getMaxBatchSize());
     assertEquals(10_000, options.getDrainTimeoutMs());
     assertTrue(options.isDirectIdleKeys());
