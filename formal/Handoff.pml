@@ -193,7 +193,7 @@ bool crashed;
 
 /* scratch (hidden: every event is one atomic step) */
 hidden byte zrOwn, zrVia, zrTgt, zrq, zrb, zri, zqi, zfj, zfb, zhx, zdx, zdc, zci, zsi,
-  zss, zsnv, zsch, zmt, zei, ztt, zwx, zwk, zff, zeng, zbo, zbk, zbb, zbq;
+  zss, zsnv, zsch, zmt, zei, ztt, zwx, zwk, zff, zeng, zbo, zbk, zbb, zbq, zcls;
 hidden int zdm;
 
 #define conv ((dead[A] || vi[A] == pub) && (dead[B] || vi[B] == pub) && cvi == pub)
@@ -392,7 +392,12 @@ inline route(n, p) {
                  hold(p, 1)                              /* paced: views disagree */
               :: else ->
                  pretry[p] = 0;
-                 forward(n, zrTgt, p, zrTgt == zrOwn && (OLD(p) || jb[n]))
+                 /* an old input keeps its hand-off class along the path too (ADR 0101) */
+                 if
+                 :: zrTgt == zrOwn -> zcls = OLD(p) || jb[n]
+                 :: else -> zcls = OLD(p)
+                 fi;
+                 forward(n, zrTgt, p, zcls)
               fi
            fi
         fi

@@ -252,10 +252,44 @@ public class EventBusCost {
     return sendBatches(cpu, DOWNSTREAM_UNCOPIED);
   }
 
+  /**
+   * The downstream's share as {@link #downstreamShare} measures it, but on fresh inputs: each
+   * invocation sends new batch requests whose inputs are new objects, built off the event loop
+   * (their building is not counted), as the ferry's inputs are new objects every time. {@link
+   * #downstreamShare} replays the same 1,024 inputs, which stay in the caches and the old
+   * generation; the downstream reading and copying fresh ones costs more. Not a JMH benchmark:
+   * {@link EventBusInterleaved} uses it (ADR 0074).
+   */
+  public int downstreamShareFresh(LoopCpu cpu) {
+    return sendBatches(cpu, DOWNSTREAM, freshBatches());
+  }
+
+  /** {@link #downstreamShareFresh} with the downstream replying uncopied. */
+  public int downstreamShareFreshUncopiedReply(LoopCpu cpu) {
+    return sendBatches(cpu, DOWNSTREAM_UNCOPIED, freshBatches());
+  }
+
+  private java.util.List<JsonObject> freshBatches() {
+    java.util.List<JsonObject> fresh = new java.util.ArrayList<>(BATCHES);
+    for (JsonObject request : batchRequests) {
+      int size = request.getJsonArray("inputs").size();
+      JsonArray inputs = new JsonArray(new java.util.ArrayList<>(size));
+      for (int i = 0; i < size; i++) {
+        inputs.add(new JsonObject(new java.util.LinkedHashMap<>(4)).put("id", null).put("input", body.copy()));
+      }
+      fresh.add(new JsonObject().put("key", "key-0").put("inputs", inputs));
+    }
+    return fresh;
+  }
+
   private int sendBatches(LoopCpu cpu, String address) {
+    return sendBatches(cpu, address, batchRequests);
+  }
+
+  private int sendBatches(LoopCpu cpu, String address, java.util.List<JsonObject> requests) {
     return onSender(cpu, done -> {
       int[] left = {N};
-      for (JsonObject request : batchRequests) {
+      for (JsonObject request : requests) {
         int size = request.getJsonArray("inputs").size();
         bus.request(address, request, local).onComplete(ar -> {
           if (ar.failed()) {

@@ -222,7 +222,8 @@ final class Overhead implements Scenario {
         double cpuShareUncopied = score.getOrDefault("cpu:downstreamShareUncopiedReply/" + keys, Double.NaN);
         rows.add(new Row(id(), "ferry.submit per input, downstream replies uncopied, " + label,
             String.format("median %.0f ns vs bare echo %.0f ns = %.2fx, floor %.2fx; CPU %.0f ns = %.2fx (echo %.0f"
-                + " + downstream's share %.0f + ferry's own %.0f)", uncopied, echo, uncopied / echo, uncopied / floor,
+                + " + downstream's share %.0f + ferry's own %.0f; one fork each, so the ferry's own is a difference"
+                + " of medians from different JVMs, +-100 ns: EventBusInterleaved measures it per round)", uncopied, echo, uncopied / echo, uncopied / floor,
                 cpuUncopied, cpuUncopied / cpuEcho, cpuEcho, cpuShareUncopied, cpuUncopied - cpuEcho - cpuShareUncopied),
             String.format("<= %.1fx bare echo", EVENT_BUS_TARGET), String.format("bare echo %.0f ns", echo),
             Row.verdict(uncopied / echo <= EVENT_BUS_TARGET)));

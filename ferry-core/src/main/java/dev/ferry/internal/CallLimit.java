@@ -28,6 +28,11 @@ import java.util.Arrays;
  * when the downstream itself slows), is undone for one round; if the old limit delivers again, the
  * cut stays undone, the floors move up to what calls take now and the tolerance widens by half its
  * base (up to {@link #MAX_TOLERANCE}); each cut that holds narrows it by {@link #LOSS} again.
+ * Throughput alone is too noisy to judge a cut by at a steady load below capacity (small batches
+ * vary by a quarter from round to round, and the rate does not depend on the limit there), so a cut
+ * is suspected only if the calls it removed were being served rather than queued ({@link
+ * #servedShare}: Little's law on the work the downstream completes per floor time), and the undo
+ * stands only if the calls it adds back are served again (ADR 0018).
  *
  * <p>Failed calls back the limit off only while they follow our concurrency (ADR 0065): a back-off
  * whose next round fails as large a share is undone and that share tolerated (it comes from the
@@ -68,6 +73,15 @@ public final class CallLimit {
   static final double MOSTLY_FAILING = 0.5;
   /** The tolerance never rises above this: latency 5x its floor is queueing, whatever was learned. */
   static final double MAX_TOLERANCE = 4.0;
+  /**
+   * A cut is suspected of costing throughput only if at least this share of the calls it removed
+   * were served, not queued (and undone only if that share of them is served again when they come
+   * back). Below the symmetric midpoint (1/2) because the costs are not symmetric: a call too few
+   * leaves part of the downstream idle, a call too many waits a fraction of a call time. On a
+   * downstream whose calls share a CPU (15% slower per other call), the 7th call is 49% served and
+   * still pays in inputs per second.
+   */
+  static final double SERVED = 1 / 3.0;
   /** A round whose latency was at least this share loop lag is not judged (ADR 0015). */
   static final double LAG_SHARE = 0.5;
   /** A trial cut: judged by the inputs per second of the round after next. */
@@ -120,6 +134,7 @@ public final class CallLimit {
   private double trialRate;
   private double rateBeforeCut;
   private double trialRatio;
+  private double trialInFlight;
   /**
    * How far above its floor the median call may be before it counts as queueing: starts at
    * {@link #TOLERANCE}, rises when a cut made on latency cost throughput (that latency is this
@@ -209,11 +224,23 @@ public final class CallLimit {
     if (pinned) {
       return;
     }
+    // A loop clock that went backwards mid-call would give a negative latency.
+    latencyNanos = Math.max(0, latencyNanos);
     long startedAt = now - latencyNanos;
     if (!started) {
       started = true;
       roundStart = startedAt;
       nextFloorRound = now + FLOOR_PERIOD_NANOS;
+    }
+    if (now - roundStart < 0) {
+      // The loop's clock went backwards (a source that is not monotonic): every call from now on
+      // would look as if it started before this round and be ignored until the clock caught up,
+      // freezing the limit. The round starts again here, and the floor round's due time moves
+      // back with the clock.
+      newRound(startedAt);
+      if (nextFloorRound - now > FLOOR_PERIOD_NANOS) {
+        nextFloorRound = now + FLOOR_PERIOD_NANOS;
+      }
     }
     if (startedAt - roundStart < 0) {
       // Started under an earlier limit: it says nothing about this one.
@@ -283,8 +310,7 @@ public final class CallLimit {
         return;
       }
     }
-    boolean failed = failures > 0
-        && (failedShare >= MOSTLY_FAILING || failedShare > failuresAllowed * (1 + TOLERANCE));
+    boolean failed = failedTooMany(failedShare);
     failuresAllowed *= 1 - LOSS;
     if (settling && !failed) {
       // The round after a cut: its calls queued behind those started before the cut. Not judged.
@@ -355,7 +381,13 @@ public final class CallLimit {
     if (trial != 0 && !failed) {
       int kind = trial;
       trial = 0;
-      if (kind == CUT && heldBack && rate < (1 - LOSS) * trialRate && ratio <= trialRatio) {
+      // Were the calls the change removed (or, undone, added back) served or queued? By Little's
+      // law the downstream completes (calls in flight / latency over floor) floor-times of work
+      // per unit of time: calls it serves move that with them, calls it queues do not. Only a
+      // cut of calls it mostly served can have cost the inputs per second; a lower rate after a
+      // cut of queued calls is the rounds' noise (small batches vary) or a lighter load.
+      boolean served = servedShare(meanInFlight, ratio, trialInFlight, trialRatio) >= SERVED;
+      if (kind == CUT && heldBack && rate < (1 - LOSS) * trialRate && ratio <= trialRatio && served) {
         // The cut held calls back and fewer inputs per second came through, while latency over
         // floor did not rise (it does when the downstream itself slows down: a pool that shrank).
         // The cut probably cost them: the downstream was serving those calls, not queueing them
@@ -367,12 +399,15 @@ public final class CallLimit {
         trialFrom = cutTo;
         rateBeforeCut = trialRate;
         trialRate = rate;
+        trialInFlight = meanInFlight;
+        trialRatio = ratio;
         settling = true;
         newRound(now);
         return;
       }
-      if (kind == UNDONE && rate <= (rateBeforeCut + trialRate) / 2) {
-        // No better with the old limit: the downstream slowed down, the cut stands.
+      if (kind == UNDONE && (rate <= (rateBeforeCut + trialRate) / 2 || !served)) {
+        // No better with the old limit (the downstream slowed down), or the old limit's extra
+        // calls mostly queued: the cut stands.
         setLimit(trialFrom);
         settling = true;
         newRound(now);
@@ -414,11 +449,7 @@ public final class CallLimit {
       }
     }
     if (failed) {
-      trial = 0;
-      failureCutFrom = limit;
-      failureShareAtCut = failedShare;
-      setLimit(limit - Math.max(1, limit / 10));
-      slowStart = false;
+      backOffOnFailures(failedShare);
     } else if (queueing) {
       double gradient = 1 / ratio;
       int target = (int) Math.ceil(meanInFlight * gradient * (1 + tolerance));
@@ -435,6 +466,7 @@ public final class CallLimit {
       trialFrom = limit;
       trialRate = rate;
       trialRatio = ratio;
+      trialInFlight = meanInFlight;
       setLimit(Math.min(limit - 1, target));
       slowStart = false;
       settling = true;
@@ -463,7 +495,42 @@ public final class CallLimit {
     floorRound = false;
     setLimit(limitBeforeFloorRound);
     nextFloorRound = now + FLOOR_PERIOD_NANOS;
+    // Failures in a floor round count as in any round: the limit it restores backs off as the
+    // last round's would have (a floor round must not be a window in which failures are forgotten).
+    double failedShare = failures / (double) samples;
+    if (failedTooMany(failedShare)) {
+      backOffOnFailures(failedShare);
+    }
     newRound(now);
+  }
+
+  /** The round's failed share says the downstream fails more than its tolerated share (ADR 0065). */
+  private boolean failedTooMany(double failedShare) {
+    return failures > 0 && (failedShare >= MOSTLY_FAILING || failedShare > failuresAllowed * (1 + TOLERANCE));
+  }
+
+  /** Backs off by a tenth, remembering from where and at what failed share (ADR 0065 judges it next round). */
+  private void backOffOnFailures(double failedShare) {
+    trial = 0;
+    failureCutFrom = limit;
+    failureShareAtCut = failedShare;
+    setLimit(limit - Math.max(1, limit / 10));
+    slowStart = false;
+  }
+
+  /**
+   * Of the calls in flight added or removed since a reference round, the share the downstream
+   * served rather than queued: its work completed per unit of time (calls in flight over latency
+   * over floor, by Little's law) moves in proportion to the calls it serves and not at all with
+   * calls that wait in its queue. 1: all served (no queue), 0: all queued; 0 when the calls in
+   * flight did not change (no evidence).
+   */
+  static double servedShare(double inFlight, double ratio, double refInFlight, double refRatio) {
+    double calls = inFlight / refInFlight - 1;
+    if (refInFlight <= 0 || Math.abs(calls) < 1e-9 || ratio <= 0 || refRatio <= 0) {
+      return 0;
+    }
+    return (inFlight / ratio / (refInFlight / refRatio) - 1) / calls;
   }
 
   /** Inputs per nano: mean calls in flight x mean inputs per call / mean latency, over the round's successful calls. */

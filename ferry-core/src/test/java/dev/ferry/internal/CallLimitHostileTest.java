@@ -71,6 +71,37 @@ class CallLimitHostileTest {
   }
 
   @Test
+  void aLoopClockThatGoesBackwardsDoesNotFreezeTheLimit() {
+    // A clock that is not monotonic (a wall clock set back, a virtualised timer): after it jumps
+    // back 10 s, calls seem to start before the round in progress; they must still be judged.
+    CallLimit limit = CallLimit.learned(64);
+    drive(limit, 0, 60 * MS, 0, (i, n, s, r) -> 2 * MS, 1);
+    int before = limit.limit();
+    assertTrue(before < 64, "the limit should still be growing at 60 ms: " + before);
+    drive(limit, 60 * MS - 10_000 * MS, 1000 * MS, 0, (i, n, s, r) -> 2 * MS, 1);
+    assertEquals(64, limit.limit(), "limit 1 s after the clock went back 10 s (it was " + before + ")");
+  }
+
+  @Test
+  void failuresInAFloorRoundBackTheLimitOff() {
+    // The floor re-measurement runs one round at 60% of the limit, then restores it: a downstream
+    // that fails every call of that round must not get the full limit back as if nothing failed.
+    CallLimit limit = CallLimit.learned(64);
+    long now = 0;
+    // One wave at a time until a floor round starts (30 s after the first call).
+    while (!limit.inFloorRound() && now < 40_000 * MS) {
+      drive(limit, now, 1, 0, (i, n, s, r) -> 2 * MS, 1);
+      now += 2 * MS;
+    }
+    assertTrue(limit.inFloorRound(), "no floor round within 40 s");
+    while (limit.inFloorRound()) {
+      drive(limit, now, 1, 0, (i, n, s, r) -> -2 * MS, 1);
+      now += 2 * MS;
+    }
+    assertTrue(limit.limit() < 64, "every call of the floor round failed, yet the limit came back to " + limit.limit());
+  }
+
+  @Test
   void aClockNearLongMaxValueDoesNotForceAFloorRoundEveryRound() {
     // nextFloorRound = now + 30 s must not overflow into "due at once" within 30 s of the wrap.
     CallLimit limit = CallLimit.learned(64);

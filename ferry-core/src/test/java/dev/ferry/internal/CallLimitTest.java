@@ -61,7 +61,10 @@ class CallLimitTest {
     void serve() {
       while (!waiting.isEmpty() && serving.size() < pool.applyAsInt(now)) {
         Call c = waiting.poll();
-        serving.add(new Done(now + c.cost, c));
+        // A call starts service when a connection is free and it has been sent, whichever is
+        // later (CallLimitLoopLagTest frees connections at the downstream's time, which can be
+        // before a late loop sent the call).
+        serving.add(new Done(Math.max(now, c.startedAt) + c.cost, c));
       }
     }
 
@@ -201,6 +204,23 @@ class CallLimitTest {
       double perInput = (8_400_000 - 2_000_000) / 63.0;
       assertEquals(2_000_000 + perInput, limit.floorNanos(2), 2, "between two points, the floor is their line");
       assertEquals(8_400_000 + perInput, limit.floorNanos(65), 2, "beyond the largest, the line goes on");
+    }
+  }
+
+  @Nested
+  class ServedShare {
+    @Test
+    void callsAFifoPoolQueuesCountAsQueuedAndCallsItServesAsServed() {
+      // A FIFO pool of 4: beyond it, latency over floor grows with the calls (8 calls: 2x), so the
+      // work completed per floor time stays 4: cutting 8 -> 6 removed queued calls only.
+      assertEquals(0, CallLimit.servedShare(6, 1.5, 8, 2.0), 1e-9);
+      // A downstream that never queues: latency stays at its floor, every removed call was served.
+      assertEquals(1, CallLimit.servedShare(6, 1.0, 8, 1.0), 1e-9);
+      // Processor sharing, each call 15% slower per other call in service: of the 7th call, about
+      // half is served (it adds 7.4% of work per floor time for 16.7% more calls), over SERVED.
+      double served = CallLimit.servedShare(6, 1 + 0.15 * 5, 7, 1 + 0.15 * 6);
+      assertTrue(served > 0.4 && served < 0.5 && served >= CallLimit.SERVED, "processor sharing: " + served);
+      assertEquals(0, CallLimit.servedShare(6, 1.2, 6, 1.0), "no change in the calls: no evidence");
     }
   }
 

@@ -23,6 +23,7 @@ public final class VirtualLoop implements Loop {
   private final Map<Long, Timer> live = new HashMap<>();
   private long now = 1_000_000_000L;
   private long nextId;
+  private long postedTaskDelay;
 
   @Override
   public boolean inLoop() {
@@ -31,7 +32,20 @@ public final class VirtualLoop implements Loop {
 
   @Override
   public void execute(Runnable task) {
-    tasks.add(task);
+    if (postedTaskDelay > 0) {
+      schedule(postedTaskDelay, task);
+    } else {
+      tasks.add(task);
+    }
+  }
+
+  /**
+   * From now on, a task posted with {@link #execute} runs {@code nanos} after it was posted (as a
+   * timer) instead of at the next {@link #runPending}: a loop that runs what is queued on it late,
+   * as one whose thread waits for a core does. 0 (the default) turns it off.
+   */
+  public void delayPostedTasks(long nanos) {
+    postedTaskDelay = nanos;
   }
 
   @Override

@@ -92,8 +92,12 @@ class ClusterProcessIT {
       String leaver = ids.get(i);
       Process stopping = processes.get(i);
       stopping.destroy(); // SIGTERM
+      String leaverAddress = dev.ferry.verticle.FerryClient.nodeAddress(ClusterHarness.SUBMIT, leaver);
       while (stopping.isAlive()) {
         rolling.send(8, 8); // about 400 requests a second: load, without starving the starting JVMs
+        // And straight to the leaving node's own address, as a raw sender (or a stale client) may:
+        // served while it takes them, NO_HANDLERS at once from its refusal on (timed below).
+        rolling.direct(0, leaverAddress, "roll-direct-" + i, 1);
         ClusterHarness.sleep(20);
       }
       // 143: the JVM's exit status after SIGTERM once its shutdown hooks (Vert.x's close) ran.
@@ -123,6 +127,12 @@ class ClusterProcessIT {
     // delivered); never a timeout, never 503 (ADR 0056, 0093).
     rolled.forEach((kind, n) -> assertTrue(kind.equals("routing ok") || kind.equals("raw ok") || kind.startsWith("raw NO_HANDLERS"),
         () -> "outcome " + kind + " through the rolling restart: " + rolled + " " + rolling.samples));
+    // "At once": a refusal takes a round trip, never a hold or a forward's bound (seconds to tens of
+    // seconds). Measured loosely, well under the senders' 20 s send timeout, so that a loaded CI
+    // machine does not make it flake.
+    long slowestRefusal = rolling.slowestMs("raw NO_HANDLERS");
+    System.out.println("ClusterProcessIT: slowest raw NO_HANDLERS through the rolling restart: " + slowestRefusal + " ms");
+    assertTrue(slowestRefusal < 5_000, "a raw sender waited " + slowestRefusal + " ms for NO_HANDLERS");
     assertEquals(List.of(), downstream.violations(), "two calls in flight for a key through the rolling restart");
     assertEquals(List.of(), downstream.reorders(), "a routing client's inputs out of order through the rolling restart");
     await(routed.close());

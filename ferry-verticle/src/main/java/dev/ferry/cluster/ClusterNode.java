@@ -56,7 +56,7 @@ public final class ClusterNode implements Router.Links {
   private java.util.function.Predicate<Message<?>> dropped = m -> !m.isSend();
 
   private ClusterNode(Vertx vertx, Context context, String address, PerKeyFerry<String, Submission, ?, Object> ferry,
-      long callTimeoutMs, long drainTimeoutMs, BiConsumer<Message<Object>, AsyncResult<Object>> reply,
+      long callTimeoutMs, long drainTimeoutMs, int maxHeld, BiConsumer<Message<Object>, AsyncResult<Object>> reply,
       Membership membership) {
     this.vertx = vertx;
     this.context = context;
@@ -66,7 +66,7 @@ public final class ClusterNode implements Router.Links {
     this.reply = reply;
     this.membership = membership;
     this.self = membership.self();
-    this.router = new Router(new VertxLoop(context), self, ferry, callTimeoutMs, maxHoldMs, this);
+    this.router = new Router(new VertxLoop(context), self, ferry, callTimeoutMs, maxHoldMs, maxHeld, this);
   }
 
   /**
@@ -81,12 +81,16 @@ public final class ClusterNode implements Router.Links {
     return drainTimeoutMs + 2 * callTimeoutMs;
   }
 
-  /** The cluster layer for a clustered Vert.x; the only entry point that loads Hazelcast classes. */
+  /**
+   * The cluster layer for a clustered Vert.x; the only entry point that loads Hazelcast classes.
+   * {@code maxQueueing} (the ferry's) also bounds the inputs held here while ownership changes
+   * (ADR 0100).
+   */
   @SuppressWarnings("unchecked")
   public static ClusterNode create(Vertx vertx, Context context, String address, Object perKeyFerry,
-      long callTimeoutMs, long drainTimeoutMs, BiConsumer<Message<Object>, AsyncResult<Object>> reply) {
+      long callTimeoutMs, long drainTimeoutMs, int maxQueueing, BiConsumer<Message<Object>, AsyncResult<Object>> reply) {
     return new ClusterNode(vertx, context, address, (PerKeyFerry<String, Submission, ?, Object>) perKeyFerry,
-        callTimeoutMs, drainTimeoutMs, reply, new HazelcastMembership(vertx, context, address));
+        callTimeoutMs, drainTimeoutMs, maxQueueing, reply, new HazelcastMembership(vertx, context, address));
   }
 
   public String nodeId() {

@@ -35,6 +35,10 @@ final class Pending {
   final Promise<Object> answer;
   /** The timer bounding its wait while held, or -1. */
   long holdTimer = -1;
+  /** When {@link #holdTimer} fires (loop time). */
+  long holdTimerAt;
+  /** In one of the router's held queues now. */
+  boolean held;
   /** When its wait while held ends (System.nanoTime()), set at its first hold; 0 before. */
   long holdUntil;
   /** Held at the hop limit and let go: it may be passed on once more (still paced by the hold). */

@@ -42,7 +42,12 @@ import java.util.Set;
  * <ul>
  *   <li>Every input accepted here ({@link Pending}) is answered exactly once: by the local ferry, by
  *       the node it was forwarded to, or here (CLOSED or TIMEOUT when a hold ends).
- *   <li>An input is held in at most one queue; its hold timer is live iff it is held.
+ *   <li>An input is held in at most one queue; its hold timer is live iff it is held ({@link
+ *       Pending#held}); at most {@code maxHeld} inputs are held here ({@link #heldTotal}), beyond
+ *       which a new one is refused (ADR 0100).
+ *   <li>Routing a key's held inputs again costs one step per input and no timer for those that
+ *       would only be held again behind an earlier one (ADR 0100): a hold ending under a stream of
+ *       inputs never re-routes, or re-arms the timers of, everything held behind it.
  *   <li>A key's held inputs are kept in one queue, hand-offs first, then in the order they arrived
  *       here ({@link Pending#before}); an input never passes one held before it, except one that
  *       waits for the key's path, which inputs coming along that path pass. So that an
@@ -103,12 +108,18 @@ final class Router {
   private final PerKeyFerry<String, Submission, ?, Object> ferry;
   private final Links links;
   private final long maxHoldNanos;
+  /** How many inputs may be held here at once (the ferry's maxQueueing: ADR 0100). */
+  private final int maxHeld;
   /** How long after losing a key this node still forwards its inputs with the hand-off class. */
   private final long ownedWindowNanos;
   private final Views views;
 
   /** Per key, the inputs held here, in the order they go ({@link Pending#before}). */
   private final Map<String, ArrayDeque<Pending>> held = new LinkedHashMap<>();
+  /** The inputs in {@link #held}, all keys together. */
+  private int heldTotal;
+  /** How many times an input was routed (for tests: the work a hold's end causes). */
+  long routes;
   /** The nodes each input submitted to the local ferry had passed, for a hand-off to carry on. */
   private final Map<Submission, Pending> submitted = new java.util.IdentityHashMap<>();
   private final Set<String> handingOff = new HashSet<>();
@@ -139,8 +150,14 @@ final class Router {
   private boolean abandoned;
   /** Leaving, every other node routed by a view without this node (it is never routed to again). */
   private boolean goneFromViews;
-  /** Whether {@link #left} also waits for nothing held or open here. */
+  /** Whether {@link #left} also waits for nothing held or open here (of what arrived by {@link #idleAfter}). */
   private boolean leftIdle;
+  /**
+   * The last arrival ({@link Pending#seq}) the idle wait covers: what arrives later (a bridge
+   * client's sends keep entering at a leaving node) is answered as ever, but does not hold the
+   * leave open (ADR 0102).
+   */
+  private long idleAfter;
   private boolean closed;
 
   private final EffectQueue effects = new EffectQueue();
@@ -156,7 +173,18 @@ final class Router {
    */
   Router(Loop loop, String self, PerKeyFerry<String, Submission, ?, Object> ferry, long callTimeoutMs, long maxHoldMs,
       Links links) {
+    this(loop, self, ferry, callTimeoutMs, maxHoldMs, Integer.MAX_VALUE, links);
+  }
+
+  /**
+   * @param maxHeld how many inputs may be held here at once, all keys together (the ferry's {@code
+   *     maxQueueing}): a new input beyond it is refused REJECTED, as the ferry refuses one beyond
+   *     its queue (ADR 0100)
+   */
+  Router(Loop loop, String self, PerKeyFerry<String, Submission, ?, Object> ferry, long callTimeoutMs, long maxHoldMs,
+      int maxHeld, Links links) {
     this.loop = loop;
+    this.maxHeld = maxHeld;
     this.self = self;
     this.ferry = ferry;
     this.links = links;
@@ -265,14 +293,16 @@ final class Router {
    * Leaving, once the caller has withdrawn this node's announcement (the next snapshot drops it
    * from the view). Completes once the view without this node is adopted here and by every other
    * node (their releases arrived) and every key was handed over; with {@code idle}, also once
-   * nothing is held here and every forward made here was answered (ask for that only after this
-   * node stopped consuming: under load, new inputs keep arriving until then).
+   * nothing that arrived here before this call is held here or forwarded and unanswered (ask for
+   * that once this node stopped consuming; an input that still arrives later, from its bridge,
+   * does not keep the leave open: ADR 0102).
    */
   public Future<Void> leaving(boolean idle) {
     Promise<Void> done = Promise.promise();
     step(() -> {
       left = done;
       leftIdle = idle;
+      idleAfter = arrivals;
       checkLeft();
     });
     return done.future();
@@ -305,11 +335,13 @@ final class Router {
       closed = true;
       for (ArrayDeque<Pending> q : held.values()) {
         for (Pending p : q) {
+          p.held = false;
           cancelHold(p);
           answer(p, new FerryException(FerryError.CLOSED, "this node left the cluster"));
         }
       }
       held.clear();
+      heldTotal = 0;
     });
   }
 
@@ -333,11 +365,7 @@ final class Router {
 
   /** Inputs held here now. */
   public int heldCount() {
-    int n = 0;
-    for (ArrayDeque<Pending> q : held.values()) {
-      n += q.size();
-    }
-    return n;
+    return heldTotal;
   }
 
   /** Forwards made here and not answered yet. */
@@ -363,6 +391,7 @@ final class Router {
   // ---------------------------------------------------------------- inside transitions
 
   private void route(Pending p) {
+    routes++;
     String key = p.input.key;
     if (p.seq == 0) {
       p.seq = ++arrivals;
@@ -440,7 +469,8 @@ final class Router {
     // Reaching the previous owner after the key moved, an input is older than whatever its
     // sender's entry node now sends to the new owner directly: it goes with the hand-off class.
     forward(target, p, target.equals(owner)
-        && (first || views.ownedJustBefore(key, loop.nanoTime(), ownedWindowNanos)));
+        ? first || views.ownedJustBefore(key, loop.nanoTime(), ownedWindowNanos)
+        : first);
   }
 
   private static boolean passed(String visited, String node) {
@@ -637,17 +667,44 @@ final class Router {
     hold(p, Long.MAX_VALUE);
   }
 
-  /** Holds {@code p} until flushed, or until {@code retryMs} pass (then routes it again). */
+  /**
+   * Holds {@code p} until flushed, or until {@code retryMs} pass (then routes it again). A new
+   * input (never held, not handed off) is refused instead when {@code maxHeld} are held here: the
+   * ferry's own bound would refuse it too, and nothing else bounds what waits here (ADR 0100).
+   */
   private void hold(Pending p, long retryMs) {
+    long now = loop.nanoTime();
+    if (p.holdUntil == 0 && !p.handedOff && heldTotal >= maxHeld) {
+      cancelHold(p);
+      answer(p, new FerryException(FerryError.REJECTED, "too many inputs held at " + self
+          + " while ownership changes (" + maxHeld + ", maxQueueing): not sent"));
+      return;
+    }
     ArrayDeque<Pending> q = held.computeIfAbsent(p.input.key, k -> new ArrayDeque<>());
     insertInOrder(q, p);
-    long now = loop.nanoTime();
+    p.held = true;
+    heldTotal++;
     if (p.holdUntil == 0) {
       // Bounded from the first hold: routing again after a view change does not extend it.
       p.holdUntil = p.deadline - now < maxHoldNanos ? p.deadline : now + maxHoldNanos;
     }
     long wait = Math.max(1, Math.min(retryMs == Long.MAX_VALUE ? Long.MAX_VALUE : retryMs * 1_000_000, p.holdUntil - now));
-    p.holdTimer = loop.schedule(wait, () -> step(() -> holdEnded(q, p)));
+    if (p.holdTimer >= 0 && p.holdTimerAt == now + wait) {
+      return; // held again as before (a flush): its timer stands
+    }
+    cancelHold(p);
+    p.holdTimerAt = now + wait;
+    p.holdTimer = loop.schedule(wait, () -> step(() -> holdEnded(p)));
+  }
+
+  /** Takes {@code p} out of its key's queue (its timer, if live, is the caller's to cancel). */
+  private void unhold(ArrayDeque<Pending> q, Pending p) {
+    q.remove(p);
+    p.held = false;
+    heldTotal--;
+    if (q.isEmpty()) {
+      held.remove(p.input.key, q);
+    }
   }
 
   private static void insertInOrder(ArrayDeque<Pending> q, Pending p) {
@@ -666,21 +723,23 @@ final class Router {
     q.addAll(all);
   }
 
-  private void holdEnded(ArrayDeque<Pending> q, Pending p) {
-    if (!q.contains(p)) {
-      return; // flushed meanwhile
-    }
+  private void holdEnded(Pending p) {
     p.holdTimer = -1;
+    if (!p.held) {
+      return; // flushed meanwhile (its timer is cancelled then: defensive)
+    }
+    ArrayDeque<Pending> q = held.get(p.input.key);
     if (loop.nanoTime() >= p.holdUntil) {
-      q.remove(p);
-      if (q.isEmpty()) {
-        held.remove(p.input.key, q);
-      }
+      // Only the first of the key's held inputs, or one that came along the path or back, may be
+      // what later ones wait behind (behindHeld); an ordinary input behind another held one is
+      // not: routing the rest again would hold each again, at a cost that grows with the queue.
+      boolean blocking = q.peekFirst() == p || old(p);
+      unhold(q, p);
       answer(p, loop.nanoTime() >= p.deadline
           ? new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent")
           : new FerryException(FerryError.CLOSED, "the key's owner could not be reached: membership did not settle in time ("
               + heldFor(p) + ")"));
-      if (!q.isEmpty() && !handingOff.contains(p.input.key)) {
+      if (blocking && !q.isEmpty() && !handingOff.contains(p.input.key)) {
         flush(p.input.key); // those held behind it go on (nothing else may ever flush them)
       }
       checkLeft();
@@ -721,13 +780,25 @@ final class Router {
     }
   }
 
-  /** Routes the key's held inputs again, in their order (hand-offs first: accepted before the others). */
+  /**
+   * Routes the key's held inputs again, in their order (hand-offs first: accepted before the
+   * others). Once one is held again, an input that entered here from a caller and is no retry
+   * would only be held behind it (route: behindHeld): it is put back at once, its timer kept.
+   */
   private void flush(String key) {
     ArrayDeque<Pending> q = held.remove(key);
     if (q != null) {
+      heldTotal -= q.size();
       for (Pending p : q) {
-        cancelHold(p);
-        route(p);
+        p.held = false;
+        if (p.sender == null && !p.handedOff && !p.retry && held.containsKey(key)) {
+          hold(p);
+        } else {
+          route(p);
+        }
+        if (!p.held) {
+          cancelHold(p);
+        }
       }
     }
   }
@@ -833,11 +904,29 @@ final class Router {
     if (left != null && abandoned) {
       Promise<Void> done = left;
       effects.add(done::tryComplete);
-    } else if (left != null && goneFromViews && handOffsOpen == 0
-        && (!leftIdle || (held.isEmpty() && open.isEmpty()))) {
+    } else if (left != null && goneFromViews && handOffsOpen == 0 && (!leftIdle || idle())) {
       Promise<Void> done = left;
       effects.add(done::tryComplete);
     }
+  }
+
+  /** Nothing that arrived by {@link #idleAfter} is held here or forwarded and unanswered. */
+  private boolean idle() {
+    for (ArrayDeque<Pending> q : held.values()) {
+      for (Pending p : q) {
+        if (p.seq <= idleAfter) {
+          return false;
+        }
+      }
+    }
+    for (Set<Forward> s : open.values()) {
+      for (Forward f : s) {
+        if (f.pending.seq <= idleAfter) {
+          return false;
+        }
+      }
+    }
+    return true;
   }
 
   private void answer(Pending p, Throwable failure) {

@@ -123,7 +123,8 @@ public class FerryVerticle extends VerticleBase {
       try {
         // Until it has joined the ownership view, the cluster layer holds what arrives.
         cluster = ClusterNode.create(vertx, context, settings.address(), ferry,
-            settings.perKey().callTimeout().toMillis(), settings.drainTimeoutMs(), FerryVerticle::reply);
+            settings.perKey().callTimeout().toMillis(), settings.drainTimeoutMs(), settings.perKey().maxQueueing(),
+            FerryVerticle::reply);
       } catch (RuntimeException unsupported) {
         // A cluster manager other than Hazelcast, say: release what was built, fail the deploy.
         ferry.close();

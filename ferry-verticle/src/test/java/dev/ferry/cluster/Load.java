@@ -27,6 +27,8 @@ final class Load {
   private final List<Sender> senders = new ArrayList<>();
   private final List<Future<?>> replies = new ArrayList<>();
   private final List<String> kinds = new ArrayList<>();
+  /** Per reply, ms from its send to its answer (-1 until answered), set on the sender's thread. */
+  private final List<java.util.concurrent.atomic.AtomicLong> latencies = new ArrayList<>();
   private int seq;
   /** A few failure messages, for the assertion message. */
   final List<String> samples = new ArrayList<>();
@@ -63,9 +65,23 @@ final class Load {
         replies.add(cluster.send(sender.from(), sender.entry(), sender.key(), body));
         kinds.add(senders.stream().anyMatch(x -> x.client() != null) ? "raw " : "");
       }
+      timeLast();
       if (i % burst == burst - 1) {
         ClusterHarness.sleep(1);
       }
+    }
+  }
+
+  /**
+   * Sends {@code count} unordered inputs of {@code key} from node {@code from}'s client context
+   * straight to {@code address} (a node address, as a raw sender or a stale client may), counted
+   * as "raw ...".
+   */
+  void direct(int from, String address, String key, int count) {
+    for (int i = 0; i < count; i++) {
+      replies.add(cluster.send(from, address, key, "d" + seq++));
+      kinds.add("raw ");
+      timeLast();
     }
   }
 
@@ -81,9 +97,7 @@ final class Load {
         r.toCompletionStage().toCompletableFuture().get(left, TimeUnit.NANOSECONDS);
         kind = "ok";
       } catch (ExecutionException e) {
-        kind = e.getCause() instanceof ReplyException re
-            ? re.failureType() + "/" + re.failureCode()
-            : e.getCause() instanceof dev.ferry.FerryException fe ? fe.kind().toString() : String.valueOf(e.getCause());
+        kind = kindOf(r);
         if (samples.size() < 5) {
           samples.add(String.valueOf(e.getCause()));
         }
@@ -93,6 +107,39 @@ final class Load {
       out.merge(kinds.get(i) + kind, 1, Integer::sum);
     }
     return out;
+  }
+
+  /** Records when the last reply added comes: its latency, from now. */
+  private void timeLast() {
+    long sentAt = System.nanoTime();
+    java.util.concurrent.atomic.AtomicLong latency = new java.util.concurrent.atomic.AtomicLong(-1);
+    latencies.add(latency);
+    replies.get(replies.size() - 1).onComplete(ar -> latency.set((System.nanoTime() - sentAt) / 1_000_000));
+  }
+
+  /**
+   * The longest time, in ms, from a send to its answer among the answered replies whose kind (as
+   * {@link #outcomes} counts them) starts with {@code kind}, or -1 when none was. Loose: a reply
+   * whose time is not recorded yet (its handler runs just after the answer) is not counted.
+   */
+  long slowestMs(String kind) {
+    long slowest = -1;
+    for (int i = 0; i < replies.size(); i++) {
+      Future<?> r = replies.get(i);
+      if (r.isComplete() && (kinds.get(i) + kindOf(r)).startsWith(kind)) {
+        slowest = Math.max(slowest, latencies.get(i).get());
+      }
+    }
+    return slowest;
+  }
+
+  private static String kindOf(Future<?> r) {
+    if (r.succeeded()) {
+      return "ok";
+    }
+    return r.cause() instanceof ReplyException re
+        ? re.failureType() + "/" + re.failureCode()
+        : r.cause() instanceof dev.ferry.FerryException fe ? fe.kind().toString() : String.valueOf(r.cause());
   }
 
   int sent() {

@@ -35,16 +35,7 @@ class RouterGivenUpForwardTest {
     PerKeyConfig config = PerKeyConfig.builder().callTimeout(Duration.ofMillis(1_000)).build();
     PerKeyFerry<String, Submission, List<Object>, Object> ferry = new PerKeyFerry<>(loop, config,
         (Submission s) -> s.key, null, null, (key, inputs) -> Promise.<List<Object>>promise().future(), (in, ok) -> in.body);
-    Router router = new Router(loop, "a", ferry, 1_000, ClusterNode.maxHoldMs(1_000, 1_000), new Router.Links() {
-      @Override
-      public void forward(Router.Forward f) {
-        forwards.add(f);
-      }
-
-      @Override
-      public void release(String node, String viewId) {
-      }
-    });
+    Router router = new Router(loop, "a", ferry, 1_000, ClusterNode.maxHoldMs(1_000, 1_000), RouterTesting.recording(forwards));
     router.snapshot(Set.of("a", "b"), Set.of("a", "b"), Set.of());
     return router;
   }

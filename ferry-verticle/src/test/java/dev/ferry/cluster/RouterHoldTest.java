@@ -6,14 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ferry.FerryError;
 import dev.ferry.FerryException;
-import dev.ferry.PerKeyConfig;
 import dev.ferry.internal.PerKeyFerry;
 import dev.ferry.testing.VirtualLoop;
 import dev.ferry.verticle.Submission;
 import io.vertx.core.Future;
-import io.vertx.core.MultiMap;
-import io.vertx.core.Promise;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -30,23 +26,9 @@ class RouterHoldTest {
 
   final VirtualLoop loop = new VirtualLoop();
   final List<List<Object>> calls = new ArrayList<>();
-  final PerKeyFerry<String, Submission, List<Object>, Object> ferry = new PerKeyFerry<>(loop,
-      PerKeyConfig.builder().callTimeout(Duration.ofMillis(CALL_TIMEOUT_MS)).build(), (Submission s) -> s.key, null, null,
-      (key, inputs) -> {
-        calls.add(inputs.stream().map(s -> s.body).toList());
-        return Future.succeededFuture(List.of());
-      }, (in, ok) -> in.body);
+  final PerKeyFerry<String, Submission, List<Object>, Object> ferry = RouterTesting.recordingFerry(loop, CALL_TIMEOUT_MS, calls);
   final Router router = new Router(loop, "b", ferry, CALL_TIMEOUT_MS, ClusterNode.maxHoldMs(CALL_TIMEOUT_MS, DRAIN_TIMEOUT_MS),
-      new Router.Links() {
-        @Override
-        public void forward(Router.Forward f) {
-          throw new AssertionError("nothing is forwarded here: b owns the key");
-        }
-
-        @Override
-        public void release(String node, String viewId) {
-        }
-      });
+      RouterTesting.noForward());
 
   /** A key that b owns once it joined a (who owned everything before). */
   static String keyOfB() {
@@ -58,13 +40,7 @@ class RouterHoldTest {
   }
 
   Future<Object> submit(String key, String body, long timeoutMs) throws Submission.BadInput {
-    MultiMap h = MultiMap.caseInsensitiveMultiMap().add(Submission.KEY, key);
-    if (timeoutMs > 0) {
-      h.add(Submission.TIMEOUT_MS, Long.toString(timeoutMs));
-    }
-    Promise<Object> answer = Promise.promise();
-    router.accept(Submission.parse(h, body), 0, false, null, null, answer);
-    return answer.future();
+    return RouterTesting.submit(router, key, body, timeoutMs);
   }
 
   @Test

@@ -19,7 +19,8 @@ import org.junit.jupiter.api.Test;
  * A graceful leave that a join overlaps (ADR 0099), in virtual time: the leaving node's leave ends
  * once every node routes without it, whatever views come after, and every node releases to a
  * leaving node too (so a join before that moment does not leave it waiting for releases that
- * would never come).
+ * would never come). A bridge client that keeps sending to a leaving node does not hold its leave
+ * open (ADR 0102).
  */
 class RouterLeaveTest {
   final VirtualLoop loop = new VirtualLoop();
@@ -59,6 +60,38 @@ class RouterLeaveTest {
     l.snapshot(Set.of("l", "a", "b"), Set.of("a", "b"), Set.of("l"));
     loop.runPending();
     assertTrue(idle.succeeded(), "the leave waited for releases of a view that cannot route to l");
+  }
+
+  @Test
+  void inputsThatKeepArrivingFromABridgeDoNotHoldTheLeaveOpen() throws Exception {
+    List<Router.Forward> forwards = new ArrayList<>();
+    Router l = new Router(loop, "l", ferry, 1_000, ClusterNode.maxHoldMs(1_000, 5_000), RouterTesting.recording(forwards));
+    l.snapshot(Set.of("l", "a"), Set.of("l", "a"), Set.of());
+    l.released("a", l.viewId());
+    l.snapshot(Set.of("l", "a"), Set.of("a"), Set.of("l")); // withdrawn
+    l.released("a", l.viewId());
+    List<Future<Object>> answers = new ArrayList<>();
+    answers.add(send(l, "x0")); // arrived before l stopped consuming: forwarded to a
+    Future<Void> idle = l.leaving(true); // l stopped consuming; its bridge still takes sends
+    // A bridge client keeps one input forwarded and unanswered at every moment.
+    for (int i = 1; i <= 3; i++) {
+      answers.add(send(l, "x" + i));
+      l.forwarded(forwards.get(i - 1), Future.succeededFuture("ok " + (i - 1)));
+      loop.runPending();
+    }
+    assertTrue(idle.succeeded(), "the leave waited for inputs that arrived after it stopped consuming");
+    assertFalse(answers.get(3).isComplete());
+    l.forwarded(forwards.get(3), Future.succeededFuture("ok 3"));
+    loop.runPending();
+    for (int i = 0; i <= 3; i++) {
+      assertEquals("ok " + i, answers.get(i).result(), "each is answered, the later ones too");
+    }
+  }
+
+  private Future<Object> send(Router r, String body) throws Exception {
+    Future<Object> answer = RouterTesting.submit(r, "k", body, 0);
+    loop.runPending();
+    return answer;
   }
 
   @Test

@@ -60,9 +60,41 @@ class RouterSimulationTest {
     simulate(true, 1000);
   }
 
+  /**
+   * The same with hostile or buggy raw senders (more of them) stamping their own {@code
+   * ferry-origin}: a routing client's origin with any place, one origin reused for all, negative,
+   * extreme and malformed places, huge text (ADR 0098 trusts what the header says). Every rule
+   * checked above must still hold for the routing clients: none of their inputs waits past its
+   * bound (no 503) or is answered twice, their order is kept, every leave ends. Replay one with
+   * {@code -Dferry.routersim.forged=true -Dferry.routersim.seed=N} (with {@code
+   * -Dferry.routersim.late=true}: the late-view variant).
+   */
+  @Test
+  void rawSendersForgingOrigins() {
+    simulate(false, 200, true, 0);
+    simulate(true, 400, true, 0);
+  }
+
+  /**
+   * Membership storms: 12 joins, leaves and crashes per run instead of 1 to 3, so that leaves
+   * overlap leaves and joins (most nodes of a run may be leaving at once). Replay one with {@code
+   * -Dferry.routersim.storm=12 -Dferry.routersim.seed=N}.
+   */
+  @Test
+  void membershipStorms() {
+    simulate(false, 300, false, STORM);
+  }
+
+  static final int STORM = 12;
+
   private static void simulate(boolean lateViews, int defaultSeeds) {
+    simulate(lateViews, defaultSeeds, false, 0);
+  }
+
+  private static void simulate(boolean lateViews, int defaultSeeds, boolean forged, int storm) {
     String one = System.getProperty("ferry.routersim.seed");
-    if (one != null && Boolean.getBoolean("ferry.routersim.late") != lateViews) {
+    if (one != null && (Boolean.getBoolean("ferry.routersim.late") != lateViews
+        || Boolean.getBoolean("ferry.routersim.forged") != forged || Integer.getInteger("ferry.routersim.storm", 0) != storm)) {
       return; // a replay runs the mode it names only
     }
     int seeds = Integer.getInteger("ferry.routersim.seeds", defaultSeeds);
@@ -71,6 +103,8 @@ class RouterSimulationTest {
     Map<String, Long> totals = new java.util.TreeMap<>();
     for (long seed = first; seed <= last; seed++) {
       Sim sim = new Sim(seed, lateViews);
+      sim.forged = forged;
+      sim.storm = storm;
       try {
         sim.run();
       } catch (AssertionError | RuntimeException e) {
@@ -78,12 +112,14 @@ class RouterSimulationTest {
           sim.trace.forEach(System.out::println);
         }
         throw new AssertionError("seed " + seed + " (replay with -Dferry.routersim.seed=" + seed
-            + (lateViews ? " -Dferry.routersim.late=true" : "") + "): " + e.getMessage()
+            + (lateViews ? " -Dferry.routersim.late=true" : "") + (forged ? " -Dferry.routersim.forged=true" : "")
+            + (storm > 0 ? " -Dferry.routersim.storm=" + storm : "") + "): " + e.getMessage()
             + "\n" + String.join("\n", sim.trace.subList(Math.max(0, sim.trace.size() - 60), sim.trace.size())), e);
       }
       sim.outcomes.forEach((k, v) -> totals.merge(k, (long) v, Long::sum));
     }
-    System.out.println("router simulation" + (lateViews ? " (views adopted late)" : "") + ", " + (last - first + 1)
+    System.out.println("router simulation" + (lateViews ? " (views adopted late)" : "") + (forged ? " (forged origins)" : "")
+        + (storm > 0 ? " (storms of " + storm + " changes)" : "") + ", " + (last - first + 1)
         + " seeds, outcomes: " + totals);
   }
 
@@ -95,6 +131,10 @@ class RouterSimulationTest {
     final boolean crashes;
     /** Time may pass while snapshots wait to be adopted (a party adopts a view long after others). */
     final boolean lateViews;
+    /** Raw senders stamp forged, reused or malformed origins, and send more often. */
+    boolean forged;
+    /** Membership changes per run (0: 1 to 3), each drawn four times as often as otherwise. */
+    int storm;
     final List<String> trace = new ArrayList<>();
     /** Traced only when one seed is replayed: building the lines costs more than the run. */
     final boolean tracing = System.getProperty("ferry.routersim.seed") != null;
@@ -494,11 +534,34 @@ class RouterSimulationTest {
       String key = "k" + rnd.nextInt(6);
       String body = "raw/" + key + ":" + rawSeq++;
       answers.put(body, 0);
+      String origin = forged ? forgedOrigin() : null;
       request("raw", entry.id, 20_000, to -> {
         Promise<Object> answer = Promise.promise();
-        to.router.accept(input(key, body, 0), 0, false, null, null, answer);
+        to.router.accept(input(key, body, 0), 0, false, null, origin, answer);
         return answer.future();
       }, ar -> answered(body, ar, false), () -> true);
+    }
+
+    /** What a hostile or buggy raw sender puts in ferry-origin. */
+    String forgedOrigin() {
+      switch (rnd.nextInt(8)) {
+        case 0:
+        case 1:
+          // A routing client's origin, with a place near its real ones (before or after them).
+          return "c" + rnd.nextInt(2) + "#" + rnd.nextInt(6);
+        case 2:
+          return "raw#1"; // one origin and place reused by every input
+        case 3:
+          return "raw#" + (rnd.nextBoolean() ? Long.MIN_VALUE : Long.MAX_VALUE);
+        case 4:
+          return "raw#" + (-1 - rnd.nextInt(3));
+        case 5:
+          return List.of("", "#", "raw#", "raw", "#x", "raw#99999999999999999999", "a#b#3", "##").get(rnd.nextInt(8));
+        case 6:
+          return "h".repeat(10_000) + "#" + rnd.nextInt(3);
+        default:
+          return null;
+      }
     }
 
     void answered(String body, AsyncResult<Object> ar, boolean routing) {
@@ -537,7 +600,7 @@ class RouterSimulationTest {
         clients.add(new Client("c" + i));
       }
       publish();
-      int changes = 1 + rnd.nextInt(3);
+      int changes = storm > 0 ? storm : 1 + rnd.nextInt(3);
       for (int step = 0; step < 600; step++) {
         int choice = rnd.nextInt(100);
         if (choice < 30) {
@@ -545,7 +608,7 @@ class RouterSimulationTest {
           if (c.open < 6) {
             clientSubmits(c);
           }
-        } else if (choice < 35) {
+        } else if (choice < (forged ? 45 : 35)) {
           rawSends();
         } else if (choice < 60) {
           deliverOne();
@@ -557,7 +620,7 @@ class RouterSimulationTest {
           completeOne();
         } else if (choice < 88 && idleWire()) {
           advance(); // time passes only while no message is on its way: messages take far less than a timer
-        } else if (choice == 88 && changes > 0) {
+        } else if ((choice == 88 || storm > 0 && choice < 92) && choice >= 88 && changes > 0) {
           changes--;
           membershipChange();
         }

@@ -9,7 +9,6 @@ import dev.ferry.InvalidConfigException;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.Message;
-import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonObject;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
@@ -36,13 +35,6 @@ class FerryVerticleOpsTest extends VerticleTestBase {
     }
   }
 
-  String get(int port, String path) {
-    return await(vertx.createHttpClient()
-        .request(HttpMethod.GET, port, "127.0.0.1", path)
-        .compose(req -> req.send())
-        .compose(resp -> resp.body().map(b -> resp.statusCode() + "\n" + b)));
-  }
-
   @Test
   void prometheusScrapeShowsTheFerrysMetersTaggedWithItsAddress() {
     int port = freePort();
@@ -53,7 +45,7 @@ class FerryVerticleOpsTest extends VerticleTestBase {
       replies.add(send("k", i));
     }
     replies.forEach(VerticleTestBase::await);
-    String scrape = get(port, "/metrics");
+    String scrape = httpGet(port, "/metrics");
     assertTrue(scrape.startsWith("200\n"), scrape);
     assertTrue(scrape.contains("ferry_submitted_total{ferry=\"ferry.submit\"} 3.0"), scrape);
     assertTrue(scrape.contains("ferry_batch_size_count{ferry=\"ferry.submit\"}"), scrape);
@@ -75,7 +67,7 @@ class FerryVerticleOpsTest extends VerticleTestBase {
     int port = freePort();
     deploy(config(new JsonObject().put("monitoring", new JsonObject().put("port", port))));
     assertEquals("UP", health().getString("status"));
-    assertTrue(get(port, "/health").startsWith("200"));
+    assertTrue(httpGet(port, "/health").startsWith("200"));
     downstream.auto(call -> call.fail(500, "store down"));
     for (int i = 0; i < Operations.DEGRADED_AFTER; i++) {
       code(send("k" + i, i)); // each fails with 502
@@ -83,7 +75,7 @@ class FerryVerticleOpsTest extends VerticleTestBase {
     JsonObject degraded = health();
     assertEquals("DOWN", degraded.getString("status"), degraded.encode());
     assertTrue(degraded.encode().contains("degraded"), degraded.encode());
-    assertTrue(get(port, "/health").startsWith("503"));
+    assertTrue(httpGet(port, "/health").startsWith("503"));
     downstream.auto(EbRecorder.Call::echo);
     await(send("k", "fine"));
     assertEquals("UP", health().getString("status"));

@@ -131,8 +131,7 @@ class FerryVerticleUndeployRaceTest extends VerticleTestBase {
     for (int i = 0; i < 3; i++) {
       assertEquals(i, body(replies.get(i)));
     }
-    String scrape = await(vertx.createHttpClient().request(io.vertx.core.http.HttpMethod.GET, port, "127.0.0.1", "/metrics")
-        .compose(req -> req.send()).compose(resp -> resp.body().map(Object::toString)));
+    String scrape = httpGet(port, "/metrics");
     assertTrue(scrape.contains("ferry_submitted_total{ferry=\"ferry.submit\"} 3.0"), scrape);
     // Another address is another ferry; once the first is gone, its address can be served again.
     String other = deploy(config(new JsonObject().put("address", "other.submit").put("metricsAddress", "other.metrics")

@@ -123,6 +123,22 @@ abstract class VerticleTestBase {
     return metricsUntil(m -> m.getLong("submitted") >= n);
   }
 
+  /**
+   * GET {@code path} on this host's {@code port}: "status\nbody". The client stays referenced
+   * until the answer is in, then is closed: a Vert.x 5 client nobody references is shut down when
+   * the garbage collector finds it ("Pool closed" mid-request under load; eclipse-vertx/vert.x#5577).
+   */
+  String httpGet(int port, String path) {
+    io.vertx.core.http.HttpClient client = vertx.createHttpClient();
+    try {
+      return await(client.request(io.vertx.core.http.HttpMethod.GET, port, "127.0.0.1", path)
+          .compose(req -> req.send())
+          .compose(resp -> resp.body().map(b -> resp.statusCode() + "\n" + b)));
+    } finally {
+      client.close();
+    }
+  }
+
   static <T> T await(Future<T> future) {
     try {
       return future.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);

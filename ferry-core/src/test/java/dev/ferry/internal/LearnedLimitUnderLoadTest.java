@@ -1,0 +1,161 @@
+package dev.ferry.internal;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.Dispatch;
+import dev.ferry.FerryMetrics;
+import dev.ferry.PerKeyConfig;
+import dev.ferry.testing.VirtualLoop;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The learned limit (ADR 0012) fed by the real engine under an open-loop load, in virtual time:
+ * inputs arrive at random (Poisson, seeded) over a few keys, the engine batches them and calls a
+ * pool of connections that serves calls in arrival order. Unlike {@link CallLimitTest}'s
+ * saturating client, the load here is below what the downstream carries, which is where the
+ * limit's judgement is the least certain: batches are small and vary, so every round's figures
+ * are noisy.
+ */
+class LearnedLimitUnderLoadTest {
+  static final long MS = 1_000_000L;
+
+  /** A FIFO pool of connections in virtual time, each call costing a fixed time plus a time per input. */
+  static final class Pool {
+    final VirtualLoop loop;
+    final int size;
+    final long fixed;
+    final long perInput;
+    final ArrayDeque<Runnable> waiting = new ArrayDeque<>();
+    int busy;
+    /** Completions reach the ferry through its loop's queue (a real client's callbacks do), not inline. */
+    boolean throughTheLoop;
+
+    Pool(VirtualLoop loop, int size, long fixed, long perInput) {
+      this.loop = loop;
+      this.size = size;
+      this.fixed = fixed;
+      this.perInput = perInput;
+    }
+
+    Future<Void> call(int inputs) {
+      Promise<Void> done = Promise.promise();
+      waiting.add(() -> loop.schedule(fixed + perInput * inputs, () -> {
+        busy--;
+        if (throughTheLoop) {
+          loop.execute(done::complete);
+        } else {
+          done.complete();
+        }
+        next();
+      }));
+      next();
+      return done.future();
+    }
+
+    private void next() {
+      while (busy < size && !waiting.isEmpty()) {
+        busy++;
+        waiting.poll().run();
+      }
+    }
+  }
+
+  /**
+   * Runs {@code inputsPerSec} over {@code keys} keys against a pool of {@code pool} (2 ms + 5 us per
+   * input) for {@code seconds}; returns the lowest and highest limit in force after the first second,
+   * and the per mille of that time the limit spent within [pool, 2 x pool].
+   */
+  static int[] limitUnderLoad(int pool, int keys, double inputsPerSec, int seconds, long seed) {
+    return limitUnderLoad(pool, keys, inputsPerSec, seconds, seed, 0, null);
+  }
+
+  /**
+   * As above, on a loop that runs every posted task {@code loopLagNanos} late, the store's
+   * completions included; {@code ferryOut} receives the ferry at the end.
+   */
+  static int[] limitUnderLoad(int pool, int keys, double inputsPerSec, int seconds, long seed, long loopLagNanos,
+      java.util.function.Consumer<PerKeyFerry<Integer, Integer, List<Integer>, Integer>> ferryOut) {
+    VirtualLoop loop = new VirtualLoop();
+    loop.delayPostedTasks(loopLagNanos);
+    Pool store = new Pool(loop, pool, 2 * MS, 5_000);
+    store.throughTheLoop = loopLagNanos > 0;
+    PerKeyConfig config = PerKeyConfig.builder().dispatch(Dispatch.ADAPTIVE).maxBatchSize(8).build();
+    PerKeyFerry<Integer, Integer, List<Integer>, Integer> ferry = new PerKeyFerry<>(loop, config, k -> k, null, null,
+        (k, ins) -> store.call(ins.size()).map(v -> ins), (in, r) -> in);
+    SplittableRandom rnd = new SplittableRandom(seed);
+    long start = loop.nanoTime();
+    long end = start + seconds * 1000 * MS;
+    Runnable[] arrive = new Runnable[1];
+    arrive[0] = () -> {
+      ferry.submit(rnd.nextInt(keys));
+      long gap = (long) (-Math.log(1 - rnd.nextDouble()) / inputsPerSec * 1e9);
+      if (loop.nanoTime() + gap < end) {
+        loop.schedule(Math.max(1, gap), arrive[0]);
+      }
+    };
+    loop.schedule(1, arrive[0]);
+    int[] seen = {Integer.MAX_VALUE, 0, 0};
+    long within = 0;
+    long since = start + 1000 * MS;
+    long last = since;
+    while (loop.nextTimerAt() >= 0 && loop.nanoTime() < end) {
+      int limit = ferry.metrics().callLimit();
+      loop.advance(Math.max(1, loop.nextTimerAt() - loop.nanoTime()));
+      long now = Math.min(loop.nanoTime(), end);
+      if (now > since) {
+        // The limit in force until now, over the time since the last step.
+        within += limit >= pool && limit <= 2 * pool ? now - last : 0;
+        last = now;
+        seen[0] = Math.min(seen[0], limit);
+        seen[1] = Math.max(seen[1], limit);
+      }
+    }
+    seen[2] = (int) (1000 * within / (end - since));
+    if (ferryOut != null) {
+      ferryOut.accept(ferry);
+    }
+    return seen;
+  }
+
+  @Test
+  void atMiddleLoadsOfSmallBatchesTheLimitStaysWithinPoolAndTwicePool() {
+    // 16 keys, a pool of 4 connections at 2 ms a call: 2,000 calls a second. 4,000 and 8,000
+    // inputs a second are a quarter and half of what full batches of 8 carry, but more calls than
+    // the pool serves unless batches hold 2 to 4 inputs: the queue must form in the ferry (where
+    // batches grow), not at the pool. The rounds' delivered-rate figures vary by 20-30% from one
+    // to the next here (batches of 1 to 3 inputs, 16 calls a round): before ADR 0012's trials
+    // asked whether the calls a cut removed had been served or queued (ADR 0018), that noise
+    // undid cuts and rebased the floors upwards, and the limit climbed to 13-18 (every key's call
+    // out: 4.5x the pool), within [4, 8] none of the time.
+    for (double rate : new double[] {4_000, 8_000}) {
+      for (long seed = 1; seed <= 3; seed++) {
+        int[] seen = limitUnderLoad(4, 16, rate, 4, seed);
+        String at = "seed " + seed + ", " + rate + " inputs/s: limit " + seen[0] + ".." + seen[1] + ", within [4, 8] "
+            + seen[2] / 10.0 + "% of the time";
+        assertTrue(seen[2] >= 900, at);
+        assertTrue(seen[1] <= 12, at + ": the limit came near every key's call out (16)");
+      }
+    }
+  }
+
+  @Test
+  void theLoopsLagReachesTheLimitThroughTheEngine() {
+    // ADR 0015 end to end: the engine's probe reads how late its loop runs posted tasks and passes
+    // that to the limit with each call's latency. Here every posted task, the store's completions
+    // included, runs 1 ms late (half a call's own 2 ms): the limit must see that lag (its metric)
+    // and, taking it off, keep enough calls out for a load that needs the whole pool. (A lag of
+    // more than the call itself from the first call on keeps the limit at 1: such rounds are not
+    // judged, ADR 0015, and the limit starts at 1.)
+    long lag = MS;
+    FerryMetrics[] metrics = new FerryMetrics[1];
+    int[] seen = limitUnderLoad(16, 256, 40_000, 4, 1, lag, f -> metrics[0] = f.metrics());
+    long seenLag = metrics[0].seenLoopLagMicros();
+    assertTrue(seenLag >= 500 && seenLag <= 1_000, "the limit saw a loop lag of " + seenLag + " us; the loop ran tasks 1 ms late");
+    assertTrue(seen[0] >= 16, "the limit fell to " + seen[0] + " on a late loop; the pool is 16");
+  }
+}
