@@ -39,6 +39,9 @@ import java.util.Arrays;
  * <p>Failed calls back the limit off only while they follow our concurrency (ADR 0065): a back-off
  * whose next round fails as large a share is undone and that share tolerated (it comes from the
  * inputs: one key whose batches always fail), decaying; half the calls failing always backs off.
+ * Once failures have backed the limit off to half or less of what it was (an outage), each wave
+ * of successes in a row (as many calls as the limit) doubles it back toward that limit (ADR 0019,
+ * TCP's slow start after a timeout).
  *
  * <p>Latency this loop added is not the downstream's (ADR 0015): a loop that runs callbacks late
  * (other processes hold the cores, a long task ahead in its queue) delays every completion by its
@@ -103,6 +106,13 @@ public final class CallLimit {
   private final boolean pinned;
   private int limit;
   private boolean slowStart = true;
+  /**
+   * The limit held before the failures that backed it off (0: none pending): once calls succeed
+   * again, the limit doubles per clean wave back up to it (TCP's ssthresh; ADR 0019).
+   */
+  private int recoverTo;
+  /** Successful calls in a row in the current round (a wave of them doubles a limit recovering from failures). */
+  private int cleanRun;
 
   /** Floor point per batch-size class: its mean batch size and latency in nanos; latency 0 = none yet. */
   private final double[] floorSize = new double[CLASSES];
@@ -264,7 +274,9 @@ public final class CallLimit {
     heldBack |= inFlightAtStart >= limit;
     if (failed) {
       failures++;
+      cleanRun = 0;
     } else {
+      cleanRun++;
       int c = sizeClass(size);
       classSum[c] += Math.max(1, latencyNanos);
       classSize[c] += size;
@@ -275,6 +287,20 @@ public final class CallLimit {
       }
       sampleLatency[sampleCount] = Math.max(1, latencyNanos);
       sampleSize[sampleCount++] = size;
+    }
+    if (!floorRound && cleanRun >= limit && limit <= recoverTo / 2) {
+      // Calls succeed again after failures backed the limit off to half or less of what it was (an
+      // outage, not failures that follow our concurrency: those stop a tenth or two below): a wave
+      // of successes (as many as the limit, about one call time) doubles it back toward where it
+      // was (ADR 0019). The round's earlier failures are behind us; latency is judged again as the
+      // rounds go on.
+      setLimit(Math.min(recoverTo, 2 * limit));
+      if (limit >= recoverTo) {
+        recoverTo = 0;
+      }
+      failureCutFrom = 0;
+      newRound(now);
+      return;
     }
     if (samples >= Math.max(MIN_ROUND, limit)) {
       endRound(now);
@@ -314,6 +340,9 @@ public final class CallLimit {
       if (failures > 0 && failedShare < MOSTLY_FAILING && failedShare >= failureShareAtCut) {
         failuresAllowed = Math.max(failuresAllowed, failedShare);
         setLimit(from);
+        if (limit >= recoverTo) {
+          recoverTo = 0;
+        }
         newRound(now);
         return;
       }
@@ -477,6 +506,7 @@ public final class CallLimit {
       trialInFlight = meanInFlight;
       setLimit(Math.min(limit - 1, target));
       slowStart = false;
+      recoverTo = 0;
       settling = true;
     } else if (heldBack) {
       setLimit(slowStart ? 2 * limit : limit + Math.max(1, limit / 8));
@@ -522,6 +552,7 @@ public final class CallLimit {
     trial = 0;
     failureCutFrom = limit;
     failureShareAtCut = failedShare;
+    recoverTo = Math.max(recoverTo, limit);
     setLimit(limit - Math.max(1, limit / 10));
     slowStart = false;
   }
@@ -593,6 +624,7 @@ public final class CallLimit {
     roundStart = now;
     samples = 0;
     failures = 0;
+    cleanRun = 0;
     heldBack = false;
     inFlightSum = 0;
     rawLatencySum = 0;

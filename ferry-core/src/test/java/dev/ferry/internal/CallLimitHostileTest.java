@@ -91,6 +91,21 @@ class CallLimitHostileTest {
   }
 
   @Test
+  void afterAnOutageTheLimitDoublesBackPerWaveToWhereItWas() {
+    // ADR 0019: an outage (every call failing fast) backs the limit off to 1; once calls succeed
+    // again, each wave of successes doubles it back to the limit held before the outage, instead
+    // of one call per round of 16 (about 50 call times from 1 to 16).
+    CallLimit limit = CallLimit.learned(64);
+    drive(limit, 0, 1000 * MS, 0, (i, n, s, r) -> 2 * MS, 1);
+    assertEquals(64, limit.limit(), "before the outage");
+    drive(limit, 1000 * MS, 2000 * MS, 0, (i, n, s, r) -> -MS, 1);
+    assertEquals(1, limit.limit(), "after 2 s of failures");
+    // Eight waves of 2 ms calls: 1, 2, 4, ... 64 takes six.
+    drive(limit, 3000 * MS, 16 * MS, 0, (i, n, s, r) -> 2 * MS, 1);
+    assertEquals(64, limit.limit(), "eight call times after the outage");
+  }
+
+  @Test
   void failuresInAFloorRoundBackTheLimitOff() {
     // The floor re-measurement runs one round at 60% of the limit, then restores it: a downstream
     // that fails every call of that round must not get the full limit back as if nothing failed.

@@ -532,8 +532,6 @@ class DefaultDispatchAttackTest {
   }
 
   @Test
-  @Disabled("after an outage of fast failures the limit climbs back from 1 by one call per round of 16: "
-      + "inputs queue for a second at 20 ms calls; see report")
   void theLimitRecoversFromAnOutageAsFastAsItStarted() {
     // FIFO pool of 32, 20 ms calls; every call fails within 1 ms from 5 s to 10 s; 1,000/s over
     // 1,000 keys. Inputs submitted after the outage: fixed slots p99 28 ms; the default 1,035 ms
