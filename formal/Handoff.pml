@@ -115,7 +115,8 @@ byte pub;                 /* last published snapshot */
 #endif
 hidden byte oneCallPerKey PID(1), keyOrder PID(2), exactlyOnce PID(3),
   stranded PID(4), noCallWhileHanding PID(5), handOffAfterCall PID(6),
-  nothingOpen PID(7), modelBound PID(8), sentOnce PID(9), handOffsFirst PID(10);
+  nothingOpen PID(7), modelBound PID(8), sentOnce PID(9), handOffsFirst PID(10),
+  leaveEnds PID(11);
 
 /* ---- pendings: an input accepted at a node (Pending), slot (n, x, d) ---- */
 #ifndef D
@@ -150,6 +151,7 @@ bool pback[NPEND];        /* ... a back trip (Forward#back) */
 #define okey(p) ((pho[p] -> 0 : 64) + paseq[p])
 #define OLD(p) (pho[p] || pret[p] || palong[p])
 
+#define RELTO(n) (mb[n] & ~(1 << (n)))
 /* ---- node state (Router, Views) ---- */
 byte vi[NN];              /* last snapshot adopted */
 bool kn[NN];              /* Views#known */
@@ -169,6 +171,7 @@ byte bt[NN * 3];          /* Router#backTrips: those that went back to a node th
 byte arr[NN];             /* arrivals */
 bool leaving[NN];         /* leave started (announcement withdrawn) */
 bool refusing[NN];        /* ClusterNode#refusing */
+bool gone[NN];            /* Router#goneFromViews: settled on a view without itself */
 bool dead[NN];
 
 #define known(n) kn[n]
@@ -487,21 +490,28 @@ inline recompute(n) {
 }
 
 /* ClusterNode#leave: refusing once the view without this node is settled
- * and every key was handed over (Router#checkLeft) */
+ * (and stays so through later views, ADR 0099) and every key was handed
+ * over (Router#checkLeft) */
 inline checkLeft(n) {
   if
-  :: leaving[n] && !refusing[n] && known(n) && !((vw[n] >> (n)) & 1) && aw[n] == 0 && hoOpen[n] == 0 ->
-     refusing[n] = 1
+  :: leaving[n] && known(n) && !((vw[n] >> (n)) & 1) && aw[n] == 0 -> gone[n] = 1
+  :: else -> skip
+  fi;
+  if
+  :: leaving[n] && !refusing[n] && gone[n] && hoOpen[n] == 0 -> refusing[n] = 1
   :: else -> skip
   fi
 }
 
-/* Router#maybeRelease: after the hand-offs, on the same channels */
+/* Router#maybeRelease: after the hand-offs, on the same channels, to every
+ * other member (Views#releaseTargets: the view, the unsettled views and the
+ * nodes whose ferry is open, i.e. announced or leaving: here every member,
+ * as no node closes; ADR 0099: leaving nodes too) */
 inline maybeRelease(n) {
   if
   :: known(n) && !relSent[n] && hoOpen[n] == 0 ->
      relSent[n] = 1;
-     zmt = (vw[n] | unsN[n]) & mb[n] & ~(1 << (n));
+     zmt = RELTO(n);
      ztt = 0;
      do
      :: ztt < NN ->
@@ -592,8 +602,11 @@ inline snapshot(n, s) {
   :: zsch ->
      if
      :: !known(n) ->
-        unsN[n] = unsN[n] | (zsnv & ~(1 << (n)));
-        unsO[n] = unsO[n] | obit(owner(zsnv & ~(1 << (n))));
+        /* before it joined, the others owned every key, the leaving ones too */
+        zmt = (zsnv | (mem[s] & ~ann[s])) & ~(1 << (n));
+        unsN[n] = unsN[n] | zmt;
+        unsO[n] = unsO[n] | obit(owner(zmt));
+        zmt = 0;
         jb[n] = 0
      :: else -> jb[n] = (owner(vw[n]) == n)
      fi;
@@ -682,7 +695,7 @@ end:
        :: k == REL ->
           rel[n * 8 + a] = rel[n * 8 + a] | (1 << m);
           if
-          :: known(n) && a == vw[n] -> recompute(n); flushAll(n)
+          :: known(n) && a == vw[n] -> recompute(n); flushAll(n); checkLeft(n)  /* ADR 0099 */
           :: else -> skip
           fi
        :: k == REP ->
@@ -1016,6 +1029,12 @@ proctype Auditor() {
     x = 0;
     do
     :: x < NPEND -> PROP(nothingOpen, pst[x] == FREE || dead[pnode(x)]); x++
+    :: else -> break
+    od;
+    x = 0;
+    /* a leave ends: every leaving node refuses in the end (ADR 0056, 0099) */
+    do
+    :: x < NN -> PROP(leaveEnds, !leaving[x] || dead[x] || refusing[x]); x++
     :: else -> break
     od;
     x = 0
