@@ -27,6 +27,11 @@
  *   REJOIN  a second view change while the first hand-off is under way: S0 =
  *           {A} (A owns), S1 = {A, B} (B owns), then B leaves gracefully:
  *           S2 = members {A, B}, announced {A} (A owns again).
+ *   TRIO    three nodes A, B, C (C = 2); snapshots S0..S2 as bit sets of
+ *           members and announced nodes (-DS<i>M, -DS<i>A, -DNS), the
+ *           ranking -DRANK0, -DRANK1. A member that is gone crashed, an
+ *           announced member no longer announced leaves (once it started), a
+ *           node not in S0 joins at the first snapshot naming it.
  *
  * Properties: never two calls in flight for the key outside a crash
  * (oneCallPerKey; -DSTRICT checks it in a crash too, and must fail); the
@@ -36,7 +41,9 @@
  * request was answered and nothing is held or open at a live node
  * (stranded, nothingOpen); a node's engine starts no call once its hand-off
  * began and hands off only with no call in flight (noCallWhileHanding,
- * handOffAfterCall). modelBound guards the model's own sizes.
+ * handOffAfterCall); once nothing can move, every leaving node refuses
+ * (leaveEnds: its leave ended, ADR 0099). modelBound guards the model's own
+ * sizes.
  *
  * Time is nondeterminism: a hold may expire at any moment (unless
  * -DNO_EXPIRY), a waiting request of the client may pass its deadline at any
