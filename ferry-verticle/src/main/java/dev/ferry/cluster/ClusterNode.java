@@ -169,8 +169,8 @@ public final class ClusterNode implements Router.Links {
       } else {
         // A release from a client would end a new owner's wait while the previous owner may still
         // have a call in flight for the key (two calls at once: ADR 0103).
-        m.fail(FerryError.BAD_INPUT.code(), "\"" + CTL + "\" may only be \"view\" here"
-            + (peer ? "" : "; releases travel between ferry nodes only"));
+        m.fail(FerryError.BAD_INPUT.code(), peer ? "\"" + CTL + "\" must be \"view\" or \"release\""
+            : "\"" + CTL + "\" may only be \"view\" at a node address; releases travel between ferry nodes only");
       }
       return;
     }

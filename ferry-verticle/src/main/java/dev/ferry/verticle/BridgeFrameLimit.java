@@ -135,6 +135,7 @@ final class BridgeFrameLimit {
 
     @Override
     public void handle(Buffer data) {
+      assert io.vertx.core.Context.isOnEventLoopThread() : "a bridge socket's bytes arrive on its event loop";
       if (refused) {
         return; // closing: nothing more reaches the bridge
       }

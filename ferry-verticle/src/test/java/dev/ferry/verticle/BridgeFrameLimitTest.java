@@ -4,12 +4,17 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vertx.core.Future;
+import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.net.NetSocket;
 import java.lang.reflect.Proxy;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -48,14 +53,37 @@ class BridgeFrameLimitTest {
     return b;
   }
 
-  /** Feeds {@code stream} to a guard in pieces of {@code piece} bytes; returns what the parser got. */
+  private static Vertx vertx;
+
+  @BeforeAll
+  static void start() {
+    vertx = Vertx.vertx();
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+  }
+
+  /**
+   * Feeds {@code stream} to a guard in pieces of {@code piece} bytes, on an event loop as a
+   * socket would; returns what the parser got.
+   */
   private static Buffer feed(Buffer stream, int piece, int max, FakeSocket socket) {
-    Buffer parsed = Buffer.buffer();
-    BridgeFrameLimit.Guard guard = new BridgeFrameLimit.Guard(socket.socket, parsed::appendBuffer, max);
-    for (int i = 0; i < stream.length(); i += piece) {
-      guard.handle(stream.getBuffer(i, Math.min(stream.length(), i + piece)));
+    CompletableFuture<Buffer> done = new CompletableFuture<>();
+    vertx.getOrCreateContext().runOnContext(v -> {
+      Buffer parsed = Buffer.buffer();
+      BridgeFrameLimit.Guard guard = new BridgeFrameLimit.Guard(socket.socket, parsed::appendBuffer, max);
+      for (int i = 0; i < stream.length(); i += piece) {
+        guard.handle(stream.getBuffer(i, Math.min(stream.length(), i + piece)));
+      }
+      done.complete(parsed);
+    });
+    try {
+      return done.get(10, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      throw new AssertionError(e);
     }
-    return parsed;
   }
 
   @Test
