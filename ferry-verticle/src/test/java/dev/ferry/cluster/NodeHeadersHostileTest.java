@@ -64,9 +64,10 @@ class NodeHeadersHostileTest {
     }
     Promise<Void> started = Promise.promise();
     context.runOnContext(v -> {
-      // maxQueueing 2: at most two inputs held; a hold ends after 2 x callTimeoutMs (drain 0).
-      node = ClusterNode.create(vertx, context, SUBMIT, RouterTesting.recordingFerry(new VertxLoop(context), 1000, calls),
-          1000, 0, 2, NodeHeadersHostileTest::reply, new FixedView("n0", Set.copyOf(VIEW)));
+      // maxQueueing 2: at most two inputs held; a hold ends after 2 x callTimeoutMs (drain 0), far
+      // beyond what a test takes on a loaded machine.
+      node = ClusterNode.create(vertx, context, SUBMIT, RouterTesting.recordingFerry(new VertxLoop(context), 10_000, calls),
+          10_000, 0, 2, NodeHeadersHostileTest::reply, new FixedView("n0", Set.copyOf(VIEW)));
       node.start().onComplete(started);
     });
     await(started.future());
