@@ -20,8 +20,9 @@ import java.nio.charset.StandardCharsets;
  * before it; so the bridge is given a Vert.x whose net servers hand it sockets seen here first:
  * each socket's bytes pass a {@link Guard} that reads only the length prefixes (no copy, no
  * buffering) on their way to the bridge's parser. A frame announced longer than {@code
- * maxFrameBytes} (or negative) is never read: the client gets an error frame, nothing after it is
- * delivered, and the socket is closed once that frame is written. Frames before it were delivered
+ * maxFrameBytes} (or negative) is never buffered: the client gets an error frame, nothing from its
+ * prefix on reaches the bridge (it is read and dropped), and the socket is closed once that frame
+ * is written. Frames before it were delivered
  * as usual; their replies are lost with the socket, as when a client disconnects.
  *
  * <p>Only {@link Vertx#createNetServer}, {@link NetServer#connectHandler} and {@link
@@ -168,8 +169,10 @@ final class BridgeFrameLimit {
     }
 
     private void refuse(int length) {
+      // What still arrives is read and dropped until the socket is closed (not paused: unread
+      // bytes at the close would make the kernel reset the connection, which may cost the client
+      // its error frame).
       refused = true;
-      socket.pause();
       String why = (length < 0 ? "a frame length of " + Integer.toUnsignedString(length) + " bytes"
           : "a frame of " + length + " bytes") + " is over the bridge's maxFrameBytes (" + maxFrameBytes
           + "); the connection is closed";

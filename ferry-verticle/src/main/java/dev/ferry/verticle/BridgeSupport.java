@@ -29,7 +29,7 @@ import java.util.function.Supplier;
  * closed, so that a leaving node still forwards its bridge clients' inputs after it stopped
  * taking the public address's (docs/guide/clustering.md, "What each path guarantees").
  *
- * <p>A frame longer than {@code maxFrameBytes} is never read: an error frame, then the socket is
+ * <p>A frame longer than {@code maxFrameBytes} is never buffered: an error frame, then the socket is
  * closed ({@link BridgeFrameLimit}, ADR 0104).
  *
  * <p>A send to the submit address that the bridge itself would fail on after the hook (headers

@@ -159,7 +159,11 @@ class BridgeHostileTest {
         frame = ClusterHarness.readFrame(in); // replies to the three may come before it, or be lost with the socket
       } while (!"err".equals(frame.getString("type")));
       assertTrue(frame.getString("message").contains("over the bridge's maxFrameBytes (1048576)"), frame.encode());
-      assertEquals(-1, in.read(), "the connection is closed");
+      try {
+        assertEquals(-1, in.read(), "the connection is closed");
+      } catch (java.net.SocketException reset) {
+        // Closed with bytes of ours still unread there: the kernel may reset rather than end it.
+      }
     }
     long deadline = System.nanoTime() + 20_000_000_000L;
     while (applied.size() < 3 && System.nanoTime() < deadline) {

@@ -37,8 +37,6 @@ class BridgeFrameLimitTest {
             case "close":
               closed = true;
               return Future.succeededFuture();
-            case "pause":
-              return proxy;
             default:
               return null;
           }

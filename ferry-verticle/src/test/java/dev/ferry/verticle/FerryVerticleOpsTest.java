@@ -149,7 +149,7 @@ class FerryVerticleOpsTest extends VerticleTestBase {
       assertEquals("message", ok.getString("type"), ok.encode());
       assertEquals("x".repeat(pad), ok.getString("body"));
       // One that announces 100 MiB is refused once its length is read: an error frame, then the
-      // connection is closed (the rest of it is never read).
+      // connection is closed (the rest of it is never buffered).
       out.writeInt(100 << 20);
       out.write(new byte[1000]);
       out.flush();
@@ -157,7 +157,11 @@ class FerryVerticleOpsTest extends VerticleTestBase {
       assertEquals("err", refused.getString("type"), refused.encode());
       assertTrue(refused.getString("message").contains("a frame of 104857600 bytes is over the bridge's maxFrameBytes (4096)"),
           refused.encode());
-      assertEquals(-1, in.read(), "the connection is closed");
+      try {
+        assertEquals(-1, in.read(), "the connection is closed");
+      } catch (java.net.SocketException reset) {
+        // Closed with bytes of ours still unread there: the kernel may reset rather than end it.
+      }
     }
     // The node goes on serving other clients.
     try (Socket socket = new Socket("127.0.0.1", port)) {
