@@ -110,8 +110,8 @@ public final class Submission implements Completable<Object> {
     String reserved = reservedHeader(headers);
     if (reserved != null) {
       throw new BadInput("the header \"" + (reserved.length() > 64 ? reserved.substring(0, 64) + "..." : reserved)
-          + "\" is reserved for traffic between ferry nodes; a client may send key, id, timeout-ms, order and "
-          + ORIGIN);
+          + "\" is reserved for traffic between ferry nodes: of the " + RESERVED_PREFIX + "* headers a client may send "
+          + ORIGIN + " only");
     }
     return parse(headers, body);
   }
