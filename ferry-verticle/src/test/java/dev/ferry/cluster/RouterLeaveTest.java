@@ -29,8 +29,13 @@ class RouterLeaveTest {
       PerKeyConfig.builder().callTimeout(Duration.ofMillis(1_000)).build(), (Submission s) -> s.key, null, null,
       (key, inputs) -> Future.succeededFuture(List.of()), (in, ok) -> in.body);
 
+  /** Routers by node id, whose releases reach each other when the test delivers them ({@link #deliver}). */
+  final java.util.Map<String, Router> cluster = new java.util.HashMap<>();
+  final java.util.ArrayDeque<Runnable> wire = new java.util.ArrayDeque<>();
+
+  /** A router that records its releases in {@link #releases} and sends them to the routers of {@link #cluster}. */
   Router router(String self) {
-    return new Router(loop, self, ferry, 1_000, ClusterNode.maxHoldMs(1_000, 5_000), new Router.Links() {
+    Router r = new Router(loop, self, ferry, 1_000, ClusterNode.maxHoldMs(1_000, 5_000), new Router.Links() {
       @Override
       public void forward(Router.Forward f) {
         throw new AssertionError("no input in this test");
@@ -39,8 +44,25 @@ class RouterLeaveTest {
       @Override
       public void release(String node, String viewId) {
         releases.add(self + ">" + node + " " + viewId);
+        wire.add(() -> {
+          Router to = cluster.get(node);
+          if (to != null) {
+            to.released(self, viewId);
+          }
+        });
       }
     });
+    cluster.put(self, r);
+    return r;
+  }
+
+  /** Delivers every release sent, and those they cause. */
+  void deliver() {
+    loop.runPending();
+    while (!wire.isEmpty()) {
+      wire.poll().run();
+      loop.runPending();
+    }
   }
 
   @Test
@@ -94,35 +116,6 @@ class RouterLeaveTest {
     return answer;
   }
 
-  /** Routers by node id whose releases reach each other when the test delivers them ({@link #deliver}). */
-  final java.util.Map<String, Router> cluster = new java.util.HashMap<>();
-  final java.util.ArrayDeque<Runnable> wire = new java.util.ArrayDeque<>();
-
-  Router clustered(String self) {
-    Router r = new Router(loop, self, ferry, 1_000, ClusterNode.maxHoldMs(1_000, 5_000), new Router.Links() {
-      @Override
-      public void forward(Router.Forward f) {
-        throw new AssertionError("no input in this test");
-      }
-
-      @Override
-      public void release(String node, String viewId) {
-        releases.add(self + ">" + node + " " + viewId);
-        wire.add(() -> cluster.get(node).released(self, viewId));
-      }
-    });
-    cluster.put(self, r);
-    return r;
-  }
-
-  void deliver() {
-    loop.runPending();
-    while (!wire.isEmpty()) {
-      wire.poll().run();
-      loop.runPending();
-    }
-  }
-
   /**
    * The join that a's view never shows (formal/Handoff.pml, the rejoin with a join adopted late): b
    * joins and starts leaving before a adopts the view with b, so a goes from {a} to {a} again
@@ -133,10 +126,10 @@ class RouterLeaveTest {
    */
   @Test
   void aNodeReleasesAnUnchangedViewToAJoinItNeverSaw() {
-    Router a = clustered("a");
+    Router a = router("a");
     a.snapshot(Set.of("a"), Set.of("a"), Set.of());
     deliver();
-    Router b = clustered("b");
+    Router b = router("b");
     b.snapshot(Set.of("a", "b"), Set.of("a", "b"), Set.of()); // b joins (a has not adopted it)
     deliver();
     Future<Void> noneRoutesToB = b.leaving(false);
@@ -160,12 +153,12 @@ class RouterLeaveTest {
    */
   @Test
   void aNodeReleasesAnUnchangedViewToANodeThatBecameAFerry() {
-    Router a = clustered("a");
+    Router a = router("a");
     a.snapshot(Set.of("a"), Set.of("a"), Set.of());
     a.snapshot(Set.of("a", "b"), Set.of("a"), Set.of()); // b is a member, not announced yet
     deliver();
     assertEquals(List.of(), releases, "a member with no ferry waits for no release");
-    Router b = clustered("b");
+    Router b = router("b");
     b.snapshot(Set.of("a", "b"), Set.of("a", "b"), Set.of());
     Future<Void> noneRoutesToB = b.leaving(false);
     b.snapshot(Set.of("a", "b"), Set.of("a"), Set.of("b"));
