@@ -243,7 +243,9 @@ final class Router {
         unreachable.clear();
         handOffLostKeys();
       } else {
-        releasedTo.retainAll(members); // one gone and back (the same id) waits for it again
+        // One that stopped waiting (gone, or its ferry closed) and waits again (a ferry deployed
+        // anew on the same Vert.x node: the same id) is sent it again.
+        releasedTo.retainAll(views.releaseTargets());
       }
       flushAll();
       maybeRelease();

@@ -168,6 +168,28 @@ class RouterLeaveTest {
     assertTrue(noneRoutesToB.succeeded(), "b waits for a release of [a] that a never sends: " + b.describe());
   }
 
+  /**
+   * A ferry deployed again on the same Vert.x node has the same node id: once its first ferry
+   * closed (no longer a node that waits for releases), it gets the release again when it waits
+   * again, here as a join a's view never shows.
+   */
+  @Test
+  void aNodeReleasesAnUnchangedViewAgainToAFerryDeployedAgain() {
+    Router a = router("a");
+    a.snapshot(Set.of("a", "b"), Set.of("a"), Set.of("b")); // b leaving
+    deliver();
+    assertEquals(List.of("a>b a"), releases);
+    a.snapshot(Set.of("a", "b"), Set.of("a"), Set.of()); // b's ferry closed; its Vert.x node stays
+    Router b = router("b"); // deployed again: the same id, a new router
+    b.snapshot(Set.of("a", "b"), Set.of("a", "b"), Set.of());
+    Future<Void> noneRoutesToB = b.leaving(false);
+    b.snapshot(Set.of("a", "b"), Set.of("a"), Set.of("b"));
+    deliver();
+    a.snapshot(Set.of("a", "b"), Set.of("a"), Set.of("b")); // a never saw b announced
+    deliver();
+    assertTrue(noneRoutesToB.succeeded(), "b waits for a release of [a] that a sent its first ferry only: " + b.describe());
+  }
+
   @Test
   void nodesReleaseToALeavingNodeToo() {
     Router a = router("a");
