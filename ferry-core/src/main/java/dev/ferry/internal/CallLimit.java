@@ -302,9 +302,19 @@ public final class CallLimit {
       newRound(now);
       return;
     }
-    if (samples >= Math.max(MIN_ROUND, limit)) {
+    if (samples >= roundSize()) {
       endRound(now);
     }
+  }
+
+  /**
+   * Samples that end a round: one wave (as many as the limit) during slow start, so the limit
+   * doubles per call time as TCP's window does per round trip (ADR 0020); otherwise at least
+   * {@link #MIN_ROUND}, so that one slow call does not move the round's median. A floor round always
+   * takes at least {@link #MIN_ROUND}: its class means become the floors.
+   */
+  private int roundSize() {
+    return slowStart && !floorRound ? limit : Math.max(MIN_ROUND, limit);
   }
 
   private void endRound(long now) {
@@ -381,7 +391,10 @@ public final class CallLimit {
       double mean = classSum[c] / (double) classCount[c];
       double size = classSize[c] / (double) classCount[c];
       if (floorLatency[c] == 0) {
-        setFloor(c, size, Math.max(1, mean - queueDelay));
+        // Not below the curve the other classes draw (0 where it has no value): the queueing they
+        // show is an average, and a class whose few calls queued less than that would otherwise
+        // learn a floor below what its batch size costs (ADR 0020).
+        setFloor(c, size, Math.max(Math.max(1, mean - queueDelay), expected[c]));
       } else if (classCount[c] >= MIN_CLASS && mean < expected[c]) {
         setFloor(c, size, mean);
       }
@@ -505,13 +518,20 @@ public final class CallLimit {
       trialRatio = ratio;
       trialInFlight = meanInFlight;
       setLimit(Math.min(limit - 1, target));
+      if (slowStart) {
+        // Slow start learned its floors from waves of 1, 2, 4 ... calls whose batches were small
+        // (no queue had formed in the ferry yet): the classes of the load it found were first met
+        // in rounds that queued. The floors are re-measured as soon as this cut has settled, not a
+        // floor period later (ADR 0020).
+        nextFloorRound = now;
+      }
       slowStart = false;
       recoverTo = 0;
       settling = true;
     } else if (heldBack) {
       setLimit(slowStart ? 2 * limit : limit + Math.max(1, limit / 8));
     }
-    if (heldBack && now - nextFloorRound >= 0) {
+    if (heldBack && now - nextFloorRound >= 0 && !settling) {
       trial = 0;
       floorRound = true;
       limitBeforeFloorRound = limit;
