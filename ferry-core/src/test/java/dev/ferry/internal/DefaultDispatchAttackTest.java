@@ -547,7 +547,7 @@ class DefaultDispatchAttackTest {
 
   @Test
   @Disabled("a downstream failing every call holds the limit at 1, so callers wait up to 1.9 s to learn it; "
-      + "a trade-off for the law's owner, see report")
+      + "a trade-off kept on purpose: a fast failure may be a downstream shedding load because of our calls (ADR 0020)")
   void aDownstreamFailingEveryCallFailsCallersFast() {
     // FIFO pool of 16, every call fails after 2 ms; 5,000/s over 1,000 keys. Fixed slots tell every
     // caller within 4.5 ms; the default, limit 1, within 1,859 ms.
