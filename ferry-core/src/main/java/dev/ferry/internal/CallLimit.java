@@ -87,6 +87,13 @@ public final class CallLimit {
   /** A cut after which the limit holds calls back and fewer inputs per second arrive than this share less is undone. */
   static final double LOSS = 0.1;
   /**
+   * A cut is a trial (judged by throughput) only if it removes at least this share of the limit:
+   * a smaller one can cost at most its share of the calls, within the noise of one round's
+   * delivered rate (a fifth at small batches, ADR 0018), so judging it undid right cuts on noise
+   * and rebased the floors onto a queue (ADR 0020). Twice {@link #LOSS}.
+   */
+  static final double TRIAL_CUT = 2 * LOSS;
+  /**
    * A round in which at least this share of calls failed always backs off: the downstream is
    * failing most of what it gets (down, or overloaded), whatever the failures follow.
    */
@@ -520,13 +527,14 @@ public final class CallLimit {
         ratioAtFirstCut = ratio;
         inFlightAtFirstCut = meanInFlight;
       }
-      // Every cut is a trial, judged by the inputs per second of the round after next.
-      trial = CUT;
+      // A cut of at least TRIAL_CUT of the limit is a trial, judged by the inputs per second of
+      // the round after next; a smaller one is judged with its streak (above).
       trialFrom = limit;
       trialRate = rate;
       trialRatio = ratio;
       trialInFlight = meanInFlight;
       setLimit(Math.min(limit - 1, target));
+      trial = trialFrom - limit >= TRIAL_CUT * trialFrom ? CUT : 0;
       if (slowStart) {
         // Slow start learned its floors from waves of 1, 2, 4 ... calls whose batches were small
         // (no queue had formed in the ferry yet): the classes of the load it found were first met
