@@ -33,8 +33,9 @@ import java.util.Arrays;
  * a cut settles waits a round: its calls would queue behind those started before the cut).
  *
  * <p>Latency can rise for reasons that are not a queue (batches that grew, a busy machine, a cache
- * that misses), so every cut is a trial judged by throughput: the inputs per second the round after
- * next delivers (by Little's law: calls in flight x inputs per call / latency). A cut that held
+ * that misses), so every cut of at least {@link #TRIAL_CUT} of the limit is a trial judged by
+ * throughput (a smaller one could cost less than one round's noise, ADR 0020): the inputs per
+ * second the round after next delivers (by Little's law: calls in flight x inputs per call / latency). A cut that held
  * calls back and cost more than {@link #LOSS} of them, without latency over floor rising (it rises
  * when the downstream itself slows), is undone for one round; if the old limit delivers again, the
  * cut stays undone, the floors move up to what calls take now and the tolerance widens by half its

@@ -491,7 +491,7 @@ class DefaultDispatchAttackTest {
     // rejected); the default's first, low limits let batches grow to 100 (101 ms a call, 8,000
     // inputs/s), and it never gets back: p99 1.5 s, 57% rejected. A startup effect only: warmed
     // at 5,000/s first, the same step to 20,000/s is served as with fixed slots (survey4). Since
-    // ADR 0020 the slow start reaches 8 calls in 4.3 ms, before batches grow: as fixed slots.
+    // ADR 0020 the slow start reaches 8 calls in 4.3 ms, before batches grow: p99 3.8 ms.
     Shape shape = new Shape("steep", 8, (n, t, x) -> MS + 10_000L * n * n);
     Arrivals in = Arrivals.poisson(20_000, 5_000, 16, new SplittableRandom(SEED));
     Result adaptive = run("default", defaults(), shape, in, null, 8, 2_000, 60_000, SEED);
