@@ -13,7 +13,7 @@ import java.util.function.Function;
  *
  * @param options the options of the job
  * @param database what the store runs on
- * @param warmups the warm-up runs, one per Ferry mode measured (the default last), or none
+ * @param warmups the warm-up rounds: each Ferry mode measured warms up in rounds until the JIT settles (the default last), or none
  * @param storeRoundTripP50Ms median of one-input calls to the store made one at a time, no other load
  * @param storeRoundTripP99Ms 99th percentile of the same
  * @param runs the measured runs: Ferry first, then the comparisons
@@ -69,9 +69,9 @@ public record JobReport(
   public void print(PrintStream out) {
     out.println();
     for (RunReport warmup : warmups) {
-      out.printf(Locale.ROOT, "%s (not in the table): %,d inputs in %.1f s, %,.0f inputs/s, quiet p50 %s ms p99 %s ms, busy p99 %s ms%n",
+      out.printf(Locale.ROOT, "%s (not in the table): %,d inputs in %.1f s, %,.0f inputs/s, quiet p50 %s ms p99 %s ms, busy p99 %s ms, JIT compiling %.1f s%n",
           warmup.label(), warmup.inputs(), warmup.seconds(), warmup.inputsPerSecond(), ms(warmup.quietP50Ms()),
-          ms(warmup.quietP99Ms()), ms(warmup.busyP99Ms()));
+          ms(warmup.quietP99Ms()), ms(warmup.busyP99Ms()), warmup.jitSeconds());
     }
     out.printf(Locale.ROOT, "store round trip (one input, one call at a time, nothing else running): p50 %s ms, p99 %s ms%n",
         ms(storeRoundTripP50Ms), ms(storeRoundTripP99Ms));
@@ -93,6 +93,7 @@ public record JobReport(
     row(out, "mean batch, quiet keys", r -> batch(r.quietMeanBatch()));
     row(out, "CPU, cores (JVM + database)", r -> String.format(Locale.ROOT, "%.2f + %.2f",
         r.jvmCpuSeconds() / Math.max(1e-9, r.seconds()), r.serverCpuSeconds() / Math.max(1e-9, r.seconds())));
+    row(out, "JIT compiling, s", r -> String.format(Locale.ROOT, "%.1f", r.jitSeconds()));
     row(out, "inputs answered", r -> String.format(Locale.ROOT, "%,d", r.inputs() - r.unanswered()));
     row(out, "offered of planned", r -> String.format(Locale.ROOT, "%.0f%%", 100.0 * r.inputs() / Math.max(1, r.plannedInputs())));
     row(out, "acknowledged", r -> String.format(Locale.ROOT, "%,d", r.acknowledged()));

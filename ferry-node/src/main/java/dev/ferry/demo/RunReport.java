@@ -37,6 +37,8 @@ import java.util.List;
  * @param mismatches accounts whose database row disagrees with the acknowledged operations
  * @param jvmCpuSeconds CPU time this JVM used during the run (every thread: load, Ferry, store, GC)
  * @param serverCpuSeconds CPU time the database server's processes used (0 for H2, which runs in the JVM)
+ * @param jitSeconds time the JVM's JIT compilers spent compiling during the run (part of {@code
+ *     jvmCpuSeconds}): a run that still compiles competes with its own threads for the cores
  * @param timeline the run over time ({@link Timeline#toJson()}), for the HTML report
  */
 public record RunReport(
@@ -68,6 +70,7 @@ public record RunReport(
     List<String> mismatches,
     double jvmCpuSeconds,
     double serverCpuSeconds,
+    double jitSeconds,
     JsonObject timeline) {
 
   public long inputs() {

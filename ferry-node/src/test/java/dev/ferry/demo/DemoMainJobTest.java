@@ -50,9 +50,19 @@ class DemoMainJobTest {
     assertEquals(unbatched.inputs(), unbatched.calls(), "one call per input: " + o.printed);
     assertEquals(unbatched.calls(), unbatched.carried(), o.printed);
 
-    // Both modes warm up before any measured run, the default last (right before it is measured).
+    // Both modes warm up before any measured run, each in rounds until the JIT settles, the
+    // default last (right before it is measured).
     assertEquals(java.util.List.of("warm-up, fixed slots", "warm-up, Ferry"),
-        o.job.warmups().stream().map(RunReport::label).toList(), o.printed);
+        o.job.warmups().stream().map(r -> r.label().replaceAll(" \\(\\d\\)$", "")).distinct().toList(), o.printed);
+    assertTrue(o.job.warmups().size() <= 2 * MainJob.MAX_WARMUP_ROUNDS, o.printed);
+    for (int i = 0; i + 1 < o.job.warmups().size(); i++) {
+      RunReport round = o.job.warmups().get(i);
+      boolean sameMode = o.job.warmups().get(i + 1).label().startsWith(round.label().replaceAll(" \\(\\d\\)$", ""));
+      // A mode gets another round exactly when the JIT still compiled for 5% of the last one,
+      // unless that was its last round.
+      boolean last = round.label().endsWith("(" + MainJob.MAX_WARMUP_ROUNDS + ")");
+      assertEquals(sameMode, MainJob.jitStillCompiling(round) && !last, o.printed);
+    }
     for (RunReport warmup : o.job.warmups()) {
       assertTrue(warmup.inputs() > 0 && warmup.ok(), o.printed);
     }

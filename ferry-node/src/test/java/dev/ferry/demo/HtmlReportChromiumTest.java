@@ -115,7 +115,7 @@ class HtmlReportChromiumTest {
       timeline.put(name, values);
     }
     return new RunReport(label, 1000, 100, 1090, 10, 0, 0, 0, 0, 120, 20, 1000, 100, 100,
-        3.5, 20.25, 1.5, 4.75, 1.25, 2.5, 40, steps * Timeline.STEP_MS / 1000.0, 1100, 10, 0, List.of(), 1.0, 0.5, timeline);
+        3.5, 20.25, 1.5, 4.75, 1.25, 2.5, 40, steps * Timeline.STEP_MS / 1000.0, 1100, 10, 0, List.of(), 1.0, 0.5, 0.1, timeline);
   }
 
   /** Loads {@code file} in headless Chromium and returns the DOM after its scripts ran. */
