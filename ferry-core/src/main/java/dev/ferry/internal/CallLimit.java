@@ -13,33 +13,35 @@ import java.util.Arrays;
  * rounds in which it had at least {@link #MIN_CLASS} calls (the mean of one or two calls of a
  * heavy-tailed downstream is its fastest call, not its typical one; ADR 0068). A class met for
  * the first time takes its round mean less the queueing the other classes show, but never less
- * than the floor curve gives its batch size (ADR 0020). Samples
- * are judged in rounds: a round takes the calls that started after it began and ends once it holds
- * {@code max(16, limit)} of them. At its end, {@code g = sum(floors) / sum(latencies)} says how much of
+ * than the floor curve gives its batch size (ADR 0020). Samples are judged in rounds: a round
+ * takes the calls that started after it began and ends once it holds {@code max(16, limit)} of
+ * them. At its end, {@code g = sum(floors) / sum(latencies)} says how much of
  * the time was queueing: well below 1, the limit drops to what the downstream serves at once
  * (Little's law: calls in flight x g, plus the tolerance); otherwise, if the limit held calls
  * back, it probes up. The round after a cut is not judged (its calls queued behind the ones
- * started before the cut).
+ * started before the cut). A deep cut that does not bring latency down in the round after that was
+ * not our queue (a slower downstream, a busy machine): it is undone and the floors move up to what
+ * calls take now. Otherwise floors only fall between re-measurements; every {@link
+ * #FLOOR_PERIOD_NANOS} one round runs at 60% of the limit and its class means replace the floors,
+ * so a queue never becomes the floor and a downstream that got slower for good is learned (a floor
+ * round due while a cut settles waits a round: its calls would queue behind those started before
+ * the cut).
  *
  * <p>Slow start (from 1, until the first cut or back-off): a round is one wave, as many calls as
  * the limit, and a wave the limit held back doubles it, so the limit reaches 16 calls in flight
  * after four call times, as TCP's window doubles per round trip (ADR 0020). Its floors come from
  * waves of 1, 2, 4 ... calls with small batches, so once its first cut has settled the floors are
- * re-measured at once (the floor round below) instead of a floor period later. A deep cut that does not bring latency down in the round after that was not our
- * queue (a slower downstream, a busy machine): it is undone and the floors move up to what calls
- * take now. Otherwise floors only fall between re-measurements; every {@link #FLOOR_PERIOD_NANOS}
- * one round runs at 60% of the limit and its class means replace the floors, so a queue never
- * becomes the floor and a downstream that got slower for good is learned (a floor round due while
- * a cut settles waits a round: its calls would queue behind those started before the cut).
+ * re-measured at once (a floor round) instead of a floor period later.
  *
  * <p>Latency can rise for reasons that are not a queue (batches that grew, a busy machine, a cache
  * that misses), so every cut of at least {@link #TRIAL_CUT} of the limit is a trial judged by
  * throughput (a smaller one could cost less than one round's noise, ADR 0020): the inputs per
- * second the round after next delivers (by Little's law: calls in flight x inputs per call / latency). A cut that held
- * calls back and cost more than {@link #LOSS} of them, without latency over floor rising (it rises
- * when the downstream itself slows), is undone for one round; if the old limit delivers again, the
- * cut stays undone, the floors move up to what calls take now and the tolerance widens by half its
- * base (up to {@link #MAX_TOLERANCE}); each cut that holds narrows it by {@link #LOSS} again.
+ * second the round after next delivers (by Little's law: calls in flight x inputs per call /
+ * latency). A cut that held calls back and cost more than {@link #LOSS} of them, without latency
+ * over floor rising (it rises when the downstream itself slows), is undone for one round; if the
+ * old limit delivers again, the cut stays undone, the floors move up to what calls take now and the
+ * tolerance widens by half its base (up to {@link #MAX_TOLERANCE}); each cut that holds narrows it
+ * by {@link #LOSS} again.
  * Throughput alone is too noisy to judge a cut by at a steady load below capacity (small batches
  * vary by a quarter from round to round, and the rate does not depend on the limit there), so a cut
  * is suspected only if the calls it removed were being served rather than queued ({@link
