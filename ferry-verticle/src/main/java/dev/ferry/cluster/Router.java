@@ -421,9 +421,10 @@ final class Router {
       hold(p);
       return;
     }
-    if (!p.retry && behindHeld(p)) {
+    if (p.retry ? behindOwnSender(p) : behindHeld(p)) {
       // Behind the key's inputs held here: one sender's inputs keep their order even when an
-      // earlier one waits.
+      // earlier one waits. A paced retry skips the others but not its own sender's earlier input
+      // (one that came back NO_HANDLERS and whose new pause outlasts this one's: ADR 0106).
       hold(p);
       return;
     }
@@ -507,6 +508,27 @@ final class Router {
       }
     }
     return false;
+  }
+
+  /**
+   * Whether an earlier input of {@code p}'s sender and key is held here before it (ADR 0106). Only
+   * that sender's order counts, and only inputs ahead of {@code p} in the key's queue, which never
+   * wait for one behind them: so no two inputs wait for each other (ADR 0098's reasoning).
+   */
+  private boolean behindOwnSender(Pending p) {
+    ArrayDeque<Pending> q = held.get(p.input.key);
+    if (q != null && p.origin != null) {
+      for (Pending earlier : q) {
+        if (earlier.before(p) && sameSenderEarlier(earlier, p)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private static boolean sameSenderEarlier(Pending earlier, Pending later) {
+    return later.origin != null && later.origin.equals(earlier.origin) && earlier.originSeq < later.originSeq;
   }
 
   private void submit(Pending p) {
@@ -742,7 +764,7 @@ final class Router {
       // Only the first of the key's held inputs, or one that came along the path or back, may be
       // what later ones wait behind (behindHeld); an ordinary input behind another held one is
       // not: routing the rest again would hold each again, at a cost that grows with the queue.
-      boolean blocking = q.peekFirst() == p || old(p);
+      boolean blocking = q.peekFirst() == p || old(p) || retryBehind(q, p);
       unhold(q, p);
       answer(p, loop.nanoTime() >= p.deadline
           ? new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent")
@@ -760,6 +782,16 @@ final class Router {
     if (!handingOff.contains(p.input.key)) {
       flush(p.input.key);
     }
+  }
+
+  /** Whether a paced retry of {@code p}'s sender is held behind {@code p} (behindOwnSender). */
+  private static boolean retryBehind(ArrayDeque<Pending> q, Pending p) {
+    for (Pending later : q) {
+      if (later != p && later.retry && sameSenderEarlier(p, later)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Why {@code p} is still held, for its 503: what an operator (or a CI log) needs to tell a stuck step from a slow one. */

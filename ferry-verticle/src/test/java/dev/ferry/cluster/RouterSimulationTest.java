@@ -93,14 +93,12 @@ class RouterSimulationTest {
    * ends its own pause first and, as a paced retry, went to the owner before it.
    */
   @Test
-  @org.junit.jupiter.api.Disabled("fails on main (c0/k1:1 reaches the downstream after c0/k1:2): enabled with the fix, ADR 0106")
   void stormRetryWaitsBehindItsSendersEarlierInput() {
     replay(1026, STORM, false);
   }
 
   /** Seed 186 of storms with skipped snapshots: the same inversion (ADR 0106). */
   @Test
-  @org.junit.jupiter.api.Disabled("fails on main (c1/k4:1 reaches the downstream after c1/k4:2): enabled with the fix, ADR 0106")
   void stormWithSkippedSnapshotsRetryKeepsOrder() {
     replay(186, STORM, true);
   }
