@@ -41,7 +41,7 @@ import org.junit.jupiter.api.Test;
  * other than the raw senders' NO_HANDLERS (counted).
  *
  * <p>A failure prints its seed; replay one with {@code -Dferry.routersim.seed=N}, run more with
- * {@code -Dferry.routersim.seeds=N}.
+ * {@code -Dferry.routersim.seeds=N} (up to seed N, from {@code -Dferry.routersim.from=M}, 1 by default).
  */
 class RouterSimulationTest {
 
@@ -144,7 +144,8 @@ class RouterSimulationTest {
       return; // a replay runs the mode it names only
     }
     int seeds = Integer.getInteger("ferry.routersim.seeds", defaultSeeds);
-    long first = one != null ? Long.parseLong(one) : 1;
+    // ferry.routersim.from: a wide run may start past a seed known to fail (reported elsewhere).
+    long first = one != null ? Long.parseLong(one) : Long.getLong("ferry.routersim.from", 1);
     long last = one != null ? first : seeds;
     Map<String, Long> totals = new java.util.TreeMap<>();
     for (long seed = first; seed <= last; seed++) {
