@@ -26,19 +26,29 @@ import java.util.function.Supplier;
 /**
  * The cluster side of one FerryVerticle, on Vert.x: turns event-bus messages and membership
  * snapshots into {@link Router} transitions, and performs the router's network effects (forwards
- * and releases on the other nodes' node addresses). The decisions themselves are the router's
+ * and releases on the other nodes' peer addresses). The decisions themselves are the router's
  * (docs/adr/0055-the-routing-rule.md; hand-off and release: 0051-hand-off-and-release.md). Runs on the verticle's context only: every handler is
  * registered from it, and the router asserts it.
+ *
+ * <p>Two addresses per node (ADR 0103): the node address ({@link FerryClient#nodeAddress}), where
+ * clients enter (routing clients, {@code atThisNode()}), and the peer address ({@link
+ * #peerAddress}), where only nodes send: forwards with their hop count, the nodes passed and the
+ * hand-off class, and releases. The headers that carry those ({@link Submission#RESERVED_PREFIX})
+ * are honoured on the peer address only; a client that sends one anywhere gets 400, so it cannot
+ * pose as a node (skip the held bound as a hand-off, stretch the hop limit, release a key for its
+ * previous owner). Both addresses live and leave together: refused alike while leaving, withdrawn,
+ * lingered on and unregistered at the same steps.
  */
 public final class ClusterNode implements Router.Links {
   private static final System.Logger LOG = System.getLogger(ClusterNode.class.getName());
+  /** A control request: "view" (anyone: what this node routes by) or "release" (nodes only). */
   static final String CTL = "ferry-ctl";
   static final String VIEW = "ferry-view";
   static final String FROM = "ferry-from";
   /** The nodes a forward has passed, comma-separated, the sender last. */
   static final String VISITED = "ferry-visited";
   /** A request's sender and place in its order, "sender#n" (ADR 0098); a routing client sets it. */
-  static final String ORIGIN = "ferry-origin";
+  static final String ORIGIN = Submission.ORIGIN;
   static final String HOP = "ferry-hop";
   static final String HANDOFF = "ferry-handoff";
 
@@ -52,7 +62,9 @@ public final class ClusterNode implements Router.Links {
   private final String self;
   private final Router router;
   private MessageConsumer<Object> nodeConsumer;
-  /** Messages of the node address dropped unanswered: publishes (see {@link #dropPublishes}). */
+  /** The consumer of {@link #peerAddress}: what other nodes send. */
+  private MessageConsumer<Object> peerConsumer;
+  /** Messages of the node and peer addresses dropped unanswered: publishes (see {@link #dropPublishes}). */
   private java.util.function.Predicate<Message<?>> dropped = m -> !m.isSend();
 
   private ClusterNode(Vertx vertx, Context context, String address, PerKeyFerry<String, Submission, ?, Object> ferry,
@@ -93,23 +105,43 @@ public final class ClusterNode implements Router.Links {
         callTimeoutMs, drainTimeoutMs, maxQueueing, reply, new HazelcastMembership(vertx, context, address));
   }
 
+  /** As {@link #create}, with the membership given (tests: a fixed view on an unclustered Vert.x). */
+  @SuppressWarnings("unchecked")
+  static ClusterNode create(Vertx vertx, Context context, String address, Object perKeyFerry, long callTimeoutMs,
+      long drainTimeoutMs, int maxQueueing, BiConsumer<Message<Object>, AsyncResult<Object>> reply, Membership membership) {
+    return new ClusterNode(vertx, context, address, (PerKeyFerry<String, Submission, ?, Object>) perKeyFerry,
+        callTimeoutMs, drainTimeoutMs, maxQueueing, reply, membership);
+  }
+
+  /**
+   * The address at which node {@code nodeId} takes what other nodes send it for the ferry at
+   * {@code address}: forwards and releases (ADR 0103). Not a client's entry: use {@link
+   * FerryClient#nodeAddress}.
+   */
+  static String peerAddress(String address, String nodeId) {
+    return address + ".peer." + nodeId;
+  }
+
   public String nodeId() {
     return self;
   }
 
   /**
-   * Tells the node address's consumer which messages to drop before anything else (the verticle's
+   * Tells the node and peer addresses' consumers which messages to drop before anything else (the verticle's
    * publishes: no submission, no reply address); call before {@link #start()}.
    */
   public void dropPublishes(java.util.function.Predicate<Message<?>> drop) {
     this.dropped = drop;
   }
 
-  /** Registers the node address, then joins the ownership view (in that order: releases need it). */
+  /** Registers the node and peer addresses, then joins the ownership view (in that order: releases need them). */
   public Future<Void> start() {
-    nodeConsumer = vertx.eventBus().consumer(FerryClient.nodeAddress(address, self), this::onNode);
+    nodeConsumer = vertx.eventBus().consumer(FerryClient.nodeAddress(address, self), m -> onNode(m, false));
     Discarded.answer(nodeConsumer, true, "node " + self);
-    return nodeConsumer.completion().compose(v -> membership.start(s -> router.snapshot(s.members(), s.announced(), s.leaving())));
+    peerConsumer = vertx.eventBus().consumer(peerAddress(address, self), m -> onNode(m, true));
+    Discarded.answer(peerConsumer, true, "node " + self);
+    return Future.all(nodeConsumer.completion(), peerConsumer.completion())
+        .compose(v -> membership.start(s -> router.snapshot(s.members(), s.announced(), s.leaving())));
   }
 
   /** An input that arrived at the public address (already parsed). */
@@ -117,20 +149,29 @@ public final class ClusterNode implements Router.Links {
     router.accept(input, 0, false, null, message.headers().get(ORIGIN), answerFor(message));
   }
 
-  private void onNode(Message<Object> m) {
+  /**
+   * A request at the node address (a client's: {@code peer} false) or the peer address (another
+   * node's): a control request, or an input.
+   */
+  private void onNode(Message<Object> m, boolean peer) {
     if (dropped.test(m)) {
       return;
     }
     String ctl = m.headers().get(CTL);
-    if ("release".equals(ctl)) {
-      router.released(m.headers().get(FROM), m.headers().get(VIEW));
-      m.reply(null);
-      return;
-    }
-    if ("view".equals(ctl)) {
-      // For operators and tests: what this node routes by, and whether it still waits for releases.
-      m.reply(new JsonObject().put("node", self).put("view", new JsonArray(router.view()))
-          .put("settled", router.settled()).put("held", router.heldCount()));
+    if (ctl != null) {
+      if ("view".equals(ctl)) {
+        // For operators and tests: what this node routes by, and whether it still waits for releases.
+        m.reply(new JsonObject().put("node", self).put("view", new JsonArray(router.view()))
+            .put("settled", router.settled()).put("held", router.heldCount()));
+      } else if (peer && "release".equals(ctl)) {
+        router.released(m.headers().get(FROM), m.headers().get(VIEW));
+        m.reply(null);
+      } else {
+        // A release from a client would end a new owner's wait while the previous owner may still
+        // have a call in flight for the key (two calls at once: ADR 0103).
+        m.fail(FerryError.BAD_INPUT.code(), peer ? "\"" + CTL + "\" must be \"view\" or \"release\""
+            : "\"" + CTL + "\" may only be \"view\" at a node address; releases travel between ferry nodes only");
+      }
       return;
     }
     if (refusing) {
@@ -140,16 +181,23 @@ public final class ClusterNode implements Router.Links {
     }
     Submission input;
     try {
-      input = Submission.parse(m.headers(), m.body());
+      input = peer ? Submission.parse(m.headers(), m.body()) : Submission.parseFromClient(m.headers(), m.body());
     } catch (Submission.BadInput e) {
       m.fail(FerryError.BAD_INPUT.code(), e.getMessage());
       return;
     }
+    if (!peer) {
+      // A caller entering here directly, not a forward.
+      router.accept(input, 0, false, null, m.headers().get(ORIGIN), answerFor(m));
+      return;
+    }
     int hop;
     try {
-      hop = Integer.parseInt(m.headers().get(HOP));
+      // A node sends 1 to MAX_HOPS; kept in that range whatever arrives, so that no input is passed
+      // on at network speed more often than the rule allows (ADR 0053).
+      hop = Math.max(0, Math.min(Router.MAX_HOPS, Integer.parseInt(m.headers().get(HOP))));
     } catch (NumberFormatException e) {
-      hop = 0; // a caller entering here directly, not a forward
+      hop = 0;
     }
     String visited = m.headers().get(VISITED);
     router.accept(input, hop, m.headers().contains(HANDOFF), visited != null ? visited : m.headers().get(FROM),
@@ -196,14 +244,14 @@ public final class ClusterNode implements Router.Links {
     if (f.origin != null) {
       o.addHeader(ORIGIN, f.origin);
     }
-    vertx.eventBus().request(FerryClient.nodeAddress(address, f.target), s.body, o)
+    vertx.eventBus().request(peerAddress(address, f.target), s.body, o)
         .onComplete(ar -> router.forwarded(f, ar.map(Message::body)));
   }
 
   @Override
   public void release(String node, String viewId) {
     DeliveryOptions o = new DeliveryOptions().addHeader(CTL, "release").addHeader(FROM, self).addHeader(VIEW, viewId);
-    vertx.eventBus().request(FerryClient.nodeAddress(address, node), null, o).onFailure(t ->
+    vertx.eventBus().request(peerAddress(address, node), null, o).onFailure(t ->
         LOG.log(Level.WARNING, "ferry: release of view [{0}] not delivered to {1}: {2}", viewId, node, LogText.escape(t)));
   }
 
@@ -216,7 +264,7 @@ public final class ClusterNode implements Router.Links {
    */
   static final long LINGER_MS = 2_000;
 
-  /** Set while leaving: requests at the node address are refused with NO_HANDLERS (not delivered). */
+  /** Set while leaving: requests at the node and peer addresses are refused with NO_HANDLERS (not delivered). */
   private boolean refusing;
 
   /**
@@ -224,9 +272,9 @@ public final class ClusterNode implements Router.Links {
    * withdraws this node from the view and takes its public consumer out of the cluster's
    * registrations (raw senders stop picking this node; what they sent before is still taken and
    * forwarded); once every other node routes by a view without it (their releases arrived) and
-   * every key was handed over, refuses requests at its node address with NO_HANDLERS and takes
-   * that consumer out of the registrations too, lingers {@link #LINGER_MS} while both consumers
-   * still take what arrives, then unregisters them ({@code stopPublic} and the node address) and
+   * every key was handed over, refuses requests at its node and peer addresses with NO_HANDLERS and takes
+   * those consumers out of the registrations too, lingers {@link #LINGER_MS} while all three
+   * consumers still take what arrives, then unregisters them ({@code stopPublic}, the node and peer addresses) and
    * waits for the forwards of what arrived before. Forwards still open after {@code maxWaitMs}
    * are answered CLOSED.
    */
@@ -240,14 +288,14 @@ public final class ClusterNode implements Router.Links {
         .compose(v -> left)
         .compose(v -> {
           refusing = true;
-          return withdraw(FerryClient.nodeAddress(address, self));
+          return Future.all(withdraw(FerryClient.nodeAddress(address, self)), withdraw(peerAddress(address, self))).<Void>mapEmpty();
         })
         .compose(v -> {
           Promise<Void> lingered = Promise.promise();
           vertx.setTimer(LINGER_MS, t -> lingered.complete());
           return lingered.future();
         })
-        .compose(v -> Future.join(stopPublic.get(), nodeConsumer.unregister()))
+        .compose(v -> Future.join(stopPublic.get(), nodeConsumer.unregister(), peerConsumer.unregister()))
         .compose(v -> router.leaving(true))
         .onComplete(ar -> vertx.cancelTimer(timer));
   }
@@ -270,12 +318,13 @@ public final class ClusterNode implements Router.Links {
   }
 
   /**
-   * Unregisters the node address and stops listening to membership. Whatever this node still
+   * Unregisters the node and peer addresses and stops listening to membership. Whatever this node still
    * holds is answered CLOSED first: an accepted input always gets its one reply.
    */
   public Future<Void> close() {
     router.close();
-    Future<Void> unregistered = nodeConsumer == null ? Future.succeededFuture() : nodeConsumer.unregister();
-    return unregistered.eventually(membership::close);
+    Future<?> unregistered = Future.join(nodeConsumer == null ? Future.succeededFuture() : nodeConsumer.unregister(),
+        peerConsumer == null ? Future.succeededFuture() : peerConsumer.unregister());
+    return unregistered.<Void>mapEmpty().eventually(membership::close);
   }
 }

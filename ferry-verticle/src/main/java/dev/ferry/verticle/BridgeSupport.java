@@ -29,6 +29,9 @@ import java.util.function.Supplier;
  * closed, so that a leaving node still forwards its bridge clients' inputs after it stopped
  * taking the public address's (docs/guide/clustering.md, "What each path guarantees").
  *
+ * <p>A frame longer than {@code maxFrameBytes} is never buffered: an error frame, then the socket is
+ * closed ({@link BridgeFrameLimit}, ADR 0104).
+ *
  * <p>A send to the submit address that the bridge itself would fail on after the hook (headers
  * that are not an object, a non-numeric {@code timeout}, a {@code codecName}) and any publish to it
  * (clustered, each node's consumer would apply it) are refused with an error frame at once.
@@ -159,6 +162,9 @@ final class BridgeSupport {
     }
     String submit = settings.address();
     boolean clustered = open != null;
+    // The bridge's own parser buffers any frame length a client announces: its sockets pass a
+    // bound first (ADR 0104).
+    Vertx guarded = BridgeFrameLimit.guarded(vertx, bridge.maxFrameBytes());
     // The bridge reads the headers after this handler ran, and completes the send at once when
     // the event is completed inline: the socket's order is kept.
     Handler<io.vertx.ext.eventbus.bridge.tcp.BridgeEvent> hook = event -> {
@@ -185,13 +191,13 @@ final class BridgeSupport {
       event.complete(!clustered || enter(raw));
     };
     if (!clustered) {
-      return TcpEventBusBridge.create(vertx, options, null, hook).listen(bridge.endpoint().port(), bridge.endpoint().host())
+      return TcpEventBusBridge.create(guarded, options, null, hook).listen(bridge.endpoint().port(), bridge.endpoint().host())
           .map(b -> b::close);
     }
     MessageConsumer<Object> local = vertx.eventBus().localConsumer(submit, entry());
     Discarded.answer(local, true, "the bridge entry at " + submit);
     return local.completion()
-        .compose(v -> TcpEventBusBridge.create(vertx, options, null, hook).listen(bridge.endpoint().port(), bridge.endpoint().host()))
+        .compose(v -> TcpEventBusBridge.create(guarded, options, null, hook).listen(bridge.endpoint().port(), bridge.endpoint().host()))
         .<Supplier<Future<?>>>map(b -> () -> open.drained(maxWaitMs).eventually(b::close).eventually(local::unregister))
         .recover(e -> local.unregister().transform(v -> Future.failedFuture(e)));
   }

@@ -278,7 +278,8 @@ public class FerryVerticle extends VerticleBase {
     }
     Submission input;
     try {
-      input = Submission.parse(message.headers(), message.body());
+      // A client's: the nodes' own headers are refused here, clustered or not (ADR 0103).
+      input = Submission.parseFromClient(message.headers(), message.body());
     } catch (Submission.BadInput e) {
       message.fail(FerryError.BAD_INPUT.code(), e.getMessage());
       return;

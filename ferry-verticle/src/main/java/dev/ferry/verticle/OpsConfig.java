@@ -25,8 +25,11 @@ public record OpsConfig(String healthAddress, Endpoint monitoring, Bridge bridge
   /** A host and port to listen on. */
   public record Endpoint(String host, int port) {}
 
-  /** The TCP bridge: where it listens, and which addresses beyond submit it lets in. */
-  public record Bridge(Endpoint endpoint, boolean permitMetrics, boolean permitHealth) {}
+  /**
+   * The TCP bridge: where it listens, which addresses beyond submit it lets in, and the longest
+   * frame (its JSON, in bytes) a client may send (ADR 0104).
+   */
+  public record Bridge(Endpoint endpoint, boolean permitMetrics, boolean permitHealth, int maxFrameBytes) {}
 
   static OpsConfig read(JsonObject in, ConfigCheck check) {
     String health = check.readString(in, "healthAddress");
@@ -43,11 +46,16 @@ public record OpsConfig(String healthAddress, Endpoint monitoring, Bridge bridge
     Bridge bridge = null;
     JsonObject b = check.readObject(in, "bridge");
     if (b != null) {
-      checkFields(check, "bridge", b, Set.of("host", "port", "permitMetrics", "permitHealth"));
+      checkFields(check, "bridge", b, Set.of("host", "port", "permitMetrics", "permitHealth", "maxFrameBytes"));
       Endpoint at = endpoint(check, "bridge", b);
       Boolean metrics = check.readBoolean(b, "permitMetrics");
       Boolean healthToo = check.readBoolean(b, "permitHealth");
-      bridge = new Bridge(at, Boolean.TRUE.equals(metrics), Boolean.TRUE.equals(healthToo));
+      Integer maxFrame = check.readInt(b, "maxFrameBytes");
+      check.require(maxFrame == null || (maxFrame >= BridgeFrameLimit.MIN_MAX_FRAME_BYTES
+          && maxFrame <= BridgeFrameLimit.MAX_MAX_FRAME_BYTES), "bridge.maxFrameBytes", maxFrame,
+          "must be " + BridgeFrameLimit.MIN_MAX_FRAME_BYTES + " to " + BridgeFrameLimit.MAX_MAX_FRAME_BYTES);
+      bridge = new Bridge(at, Boolean.TRUE.equals(metrics), Boolean.TRUE.equals(healthToo),
+          maxFrame == null ? BridgeFrameLimit.DEFAULT_MAX_FRAME_BYTES : maxFrame);
     }
     return new OpsConfig(health == null || health.isEmpty() ? DEFAULT_HEALTH_ADDRESS : health,
         monitoring, bridge, Boolean.TRUE.equals(logPayloads), registry == null || registry.isEmpty() ? null : registry);

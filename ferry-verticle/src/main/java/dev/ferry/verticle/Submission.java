@@ -26,6 +26,16 @@ public final class Submission implements Completable<Object> {
   public static final String TIMEOUT_MS = FerryClient.TIMEOUT_MS_HEADER;
   public static final String ORDER = FerryClient.ORDER_HEADER;
   public static final int MAX_KEY_LENGTH = FerryClient.MAX_KEY_LENGTH;
+  /**
+   * A request's sender and place in that sender's order, "sender#n" (ADR 0098): the one header
+   * of the reserved {@link #RESERVED_PREFIX} a client may send (a routing client stamps it).
+   */
+  public static final String ORIGIN = "ferry-origin";
+  /**
+   * Header names that start with it are the nodes' own (hop count, nodes passed, hand-off class,
+   * releases): honoured only on the node-internal address, refused from clients (ADR 0103).
+   */
+  public static final String RESERVED_PREFIX = "ferry-";
 
   public final String key;
   public final String id;
@@ -90,7 +100,34 @@ public final class Submission implements Completable<Object> {
     }
   }
 
-  /** Checks one request's headers and body. */
+  /**
+   * Checks one client's request (at the submit address or a node address): as {@link #parse}, and
+   * a header of the nodes' own ({@link #RESERVED_PREFIX}, except {@link #ORIGIN}) is bad input. A
+   * client that could set them would claim to be a node: skip the held bound as a hand-off, stretch
+   * the hop limit, pose as a key's previous owner (ADR 0103).
+   */
+  public static Submission parseFromClient(MultiMap headers, Object body) throws BadInput {
+    String reserved = reservedHeader(headers);
+    if (reserved != null) {
+      throw new BadInput("the header \"" + (reserved.length() > 64 ? reserved.substring(0, 64) + "..." : reserved)
+          + "\" is reserved for traffic between ferry nodes: of the " + RESERVED_PREFIX + "* headers a client may send "
+          + ORIGIN + " only");
+    }
+    return parse(headers, body);
+  }
+
+  /** The first header of the nodes' own that {@code headers} holds, or null. */
+  static String reservedHeader(MultiMap headers) {
+    for (java.util.Map.Entry<String, String> h : headers) {
+      String name = h.getKey();
+      if (name.regionMatches(true, 0, RESERVED_PREFIX, 0, RESERVED_PREFIX.length()) && !name.equalsIgnoreCase(ORIGIN)) {
+        return name;
+      }
+    }
+    return null;
+  }
+
+  /** Checks one request's headers and body (a client's: {@link #parseFromClient}). */
   public static Submission parse(MultiMap headers, Object body) throws BadInput {
     String key = headers.get(KEY);
     if (key == null || key.isEmpty()) {

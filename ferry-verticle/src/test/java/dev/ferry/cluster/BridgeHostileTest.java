@@ -140,6 +140,39 @@ class BridgeHostileTest {
   }
 
   @Test
+  void aFrameOverMaxFrameBytesClosesTheConnectionAndLeavesNothingCountedOpen() throws Exception {
+    // Three inputs, then in the same write a frame announcing 2 GiB - 1 (over the default 1 MiB):
+    // the three are delivered and answered (the undeploy after this test waits for none of them),
+    // the rest is never read, and the client gets an error frame before the socket closes.
+    try (Socket socket = new Socket("127.0.0.1", port)) {
+      socket.setSoTimeout(20_000);
+      DataOutputStream out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
+      DataInputStream in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
+      for (int i = 0; i < 3; i++) {
+        ClusterHarness.writeFrame(out, send("big-" + i, i, "r-" + i));
+      }
+      out.writeInt(Integer.MAX_VALUE);
+      out.write(new byte[100]);
+      out.flush();
+      JsonObject frame;
+      do {
+        frame = ClusterHarness.readFrame(in); // replies to the three may come before it, or be lost with the socket
+      } while (!"err".equals(frame.getString("type")));
+      assertTrue(frame.getString("message").contains("over the bridge's maxFrameBytes (1048576)"), frame.encode());
+      try {
+        assertEquals(-1, in.read(), "the connection is closed");
+      } catch (java.net.SocketException reset) {
+        // Closed with bytes of ours still unread there: the kernel may reset rather than end it.
+      }
+    }
+    long deadline = System.nanoTime() + 20_000_000_000L;
+    while (applied.size() < 3 && System.nanoTime() < deadline) {
+      ClusterHarness.sleep(10);
+    }
+    assertEquals(List.of(0, 1, 2), applied);
+  }
+
+  @Test
   void aPublishToTheSubmitAddressIsRefusedNotAppliedOncePerConsumer() throws Exception {
     List<JsonObject> replies = exchange(List.of(
         new JsonObject().put("type", "publish").put("address", ClusterHarness.SUBMIT)

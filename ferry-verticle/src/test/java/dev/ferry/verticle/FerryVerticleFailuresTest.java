@@ -38,6 +38,26 @@ class FerryVerticleFailuresTest extends VerticleTestBase {
   }
 
   @Test
+  void theNodesOwnHeadersAre400AtThePublicAddressAndTouchNothing() {
+    // The ferry-* headers carry what only a node may say of a forward (its hops, the nodes it
+    // passed, its hand-off class) or a release: a client that sends one gets 400 at once, in any
+    // case, clustered or not (ADR 0103). Only ferry-origin is a client's to send (ADR 0098).
+    deploy(config(new JsonObject()));
+    for (String header : java.util.List.of("ferry-handoff", "ferry-hop", "ferry-visited", "ferry-from", "ferry-view",
+        "ferry-ctl", "FERRY-HandOff", "ferry-next-thing")) {
+      ReplyException e = (ReplyException) failure(send("k", "x", header, "1"));
+      assertEquals(400, e.failureCode(), header);
+      assertTrue(e.getMessage().contains("\"" + header + "\" is reserved"), e.getMessage());
+    }
+    JsonObject m = metrics();
+    assertEquals(0, m.getLong("submitted"), m.encode());
+    assertEquals(0, downstream.count());
+    Future<Message<Object>> ok = send("k", "fine", "ferry-origin", "client-1#1");
+    await(downstream.call(0)).echo();
+    assertEquals("fine", body(ok));
+  }
+
+  @Test
   void aRejectedInputIs422WithItsReasonAndTheRestSucceed() {
     deploy(config(new JsonObject()));
     send("k", "hold");

@@ -128,6 +128,53 @@ class FerryVerticleOpsTest extends VerticleTestBase {
   }
 
   @Test
+  void aFrameOverTheBridgesMaxFrameBytesIsRefusedAndItsConnectionClosed() throws IOException {
+    // Without a bound the bridge buffers whatever length a frame announces (up to 2 GiB per
+    // socket) before it reads a byte of it (ADR 0104).
+    int port = freePort();
+    downstream.auto(EbRecorder.Call::echo);
+    deploy(config(new JsonObject().put("bridge", new JsonObject().put("port", port).put("maxFrameBytes", 4096))));
+    try (Socket socket = new Socket("127.0.0.1", port)) {
+      socket.setSoTimeout(10_000);
+      DataOutputStream out = new DataOutputStream(socket.getOutputStream());
+      DataInputStream in = new DataInputStream(socket.getInputStream());
+      // A frame of exactly 4096 bytes goes through.
+      JsonObject send = new JsonObject().put("type", "send").put("address", "ferry.submit")
+          .put("headers", new JsonObject().put("key", "big")).put("replyAddress", "r-1").put("body", "");
+      int pad = 4096 - send.encode().getBytes(StandardCharsets.UTF_8).length;
+      send.put("body", "x".repeat(pad));
+      assertEquals(4096, send.encode().getBytes(StandardCharsets.UTF_8).length);
+      frame(out, send);
+      JsonObject ok = read(in);
+      assertEquals("message", ok.getString("type"), ok.encode());
+      assertEquals("x".repeat(pad), ok.getString("body"));
+      // One that announces 100 MiB is refused once its length is read: an error frame, then the
+      // connection is closed (the rest of it is never buffered).
+      out.writeInt(100 << 20);
+      out.write(new byte[1000]);
+      out.flush();
+      JsonObject refused = read(in);
+      assertEquals("err", refused.getString("type"), refused.encode());
+      assertTrue(refused.getString("message").contains("a frame of 104857600 bytes is over the bridge's maxFrameBytes (4096)"),
+          refused.encode());
+      try {
+        assertEquals(-1, in.read(), "the connection is closed");
+      } catch (java.net.SocketException reset) {
+        // Closed with bytes of ours still unread there: the kernel may reset rather than end it.
+      }
+    }
+    // The node goes on serving other clients.
+    try (Socket socket = new Socket("127.0.0.1", port)) {
+      socket.setSoTimeout(10_000);
+      DataOutputStream out = new DataOutputStream(socket.getOutputStream());
+      DataInputStream in = new DataInputStream(socket.getInputStream());
+      frame(out, new JsonObject().put("type", "send").put("address", "ferry.submit")
+          .put("headers", new JsonObject().put("key", "next")).put("body", 7).put("replyAddress", "r-2"));
+      assertEquals(7, read(in).getInteger("body"));
+    }
+  }
+
+  @Test
   void aFailedBatchIsLoggedOnceWithKeySizeAndCauseButNeverItsPayload() {
     List<LogRecord> records = new ArrayList<>();
     Logger logger = Logger.getLogger("dev.ferry.verticle.FerryVerticle");
@@ -197,12 +244,13 @@ class FerryVerticleOpsTest extends VerticleTestBase {
     InvalidConfigException e = (InvalidConfigException) failure(vertx.deployVerticle("dev.ferry.verticle.FerryVerticle",
         new io.vertx.core.DeploymentOptions().setConfig(config(new JsonObject()
             .put("monitoring", new JsonObject().put("host", "127.0.0.1"))
-            .put("bridge", new JsonObject().put("port", 70000).put("permitEverything", true))
+            .put("bridge", new JsonObject().put("port", 70000).put("permitEverything", true).put("maxFrameBytes", 100))
             .put("logPayloads", "yes")))));
     String m = e.getMessage();
     assertTrue(m.contains("monitoring.port: missing"), m);
     assertTrue(m.contains("bridge.port = 70000"), m);
     assertTrue(m.contains("bridge.permitEverything: unknown field"), m);
+    assertTrue(m.contains("bridge.maxFrameBytes = 100: must be 4096 to 1073741824"), m);
     assertTrue(m.contains("logPayloads = \"yes\""), m);
   }
 
