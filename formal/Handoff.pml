@@ -27,6 +27,11 @@
  *   REJOIN  a second view change while the first hand-off is under way: S0 =
  *           {A} (A owns), S1 = {A, B} (B owns), then B leaves gracefully:
  *           S2 = members {A, B}, announced {A} (A owns again).
+ *   TRIO    three nodes A, B, C (C = 2); snapshots S0..S2 as bit sets of
+ *           members and announced nodes (-DS<i>M, -DS<i>A, -DNS), the
+ *           ranking -DRANK0, -DRANK1. A member that is gone crashed, an
+ *           announced member no longer announced leaves (once it started), a
+ *           node not in S0 joins at the first snapshot naming it.
  *
  * Properties: never two calls in flight for the key outside a crash
  * (oneCallPerKey; -DSTRICT checks it in a crash too, and must fail); the
@@ -36,7 +41,9 @@
  * request was answered and nothing is held or open at a live node
  * (stranded, nothingOpen); a node's engine starts no call once its hand-off
  * began and hands off only with no call in flight (noCallWhileHanding,
- * handOffAfterCall). modelBound guards the model's own sizes.
+ * handOffAfterCall); once nothing can move, every leaving node refuses
+ * (leaveEnds: its leave ended, ADR 0099). modelBound guards the model's own
+ * sizes.
  *
  * Time is nondeterminism: a hold may expire at any moment (unless
  * -DNO_EXPIRY), a waiting request of the client may pass its deadline at any
@@ -56,9 +63,14 @@
 #define RB 1              /* paced retries allowed before views converge */
 #endif
 
+#ifdef TRIO
+#define NN 3              /* a third node, C (TRIO: see the scenarios) */
+#else
 #define NN 2
+#endif
 #define A 0
 #define B 1
+#define C 2
 #define CL NN             /* the routing client, as a party */
 #define NP (NN + 1)
 #define NONE 7
@@ -66,7 +78,11 @@
 #define NOSLOT 255
 
 /* snapshots */
-#ifdef REJOIN
+#if defined(TRIO)
+#ifndef NS
+#define NS 3
+#endif
+#elif defined(REJOIN)
 #define NS 3
 #else
 #define NS 2
@@ -75,7 +91,13 @@ byte mem[NS];             /* live members (bitmask of nodes) */
 byte ann[NS];             /* announced nodes */
 byte rank0, rank1;        /* the key's ranking of the nodes: owner = first in view */
 #define VIEW(s) (ann[s] & mem[s])
+#if NN == 3
+#define rank2 (3 - rank0 - rank1)
+#define owner(m) ((((m) >> rank0) & 1) -> rank0 : ((((m) >> rank1) & 1) -> rank1 : \
+  ((((m) >> rank2) & 1) -> rank2 : NONE)))
+#else
 #define owner(m) ((((m) >> rank0) & 1) -> rank0 : ((((m) >> rank1) & 1) -> rank1 : NONE))
+#endif
 #define obit(o) ((o) == NONE -> 128 : (1 << (o)))
 byte pub;                 /* last published snapshot */
 
@@ -100,7 +122,8 @@ byte pub;                 /* last published snapshot */
 #endif
 hidden byte oneCallPerKey PID(1), keyOrder PID(2), exactlyOnce PID(3),
   stranded PID(4), noCallWhileHanding PID(5), handOffAfterCall PID(6),
-  nothingOpen PID(7), modelBound PID(8), sentOnce PID(9), handOffsFirst PID(10);
+  nothingOpen PID(7), modelBound PID(8), sentOnce PID(9), handOffsFirst PID(10),
+  leaveEnds PID(11);
 
 /* ---- pendings: an input accepted at a node (Pending), slot (n, x, d) ---- */
 #ifndef D
@@ -135,6 +158,7 @@ bool pback[NPEND];        /* ... a back trip (Forward#back) */
 #define okey(p) ((pho[p] -> 0 : 64) + paseq[p])
 #define OLD(p) (pho[p] || pret[p] || palong[p])
 
+#define RELTO(n) (mb[n] & ~(1 << (n)))
 /* ---- node state (Router, Views) ---- */
 byte vi[NN];              /* last snapshot adopted */
 bool kn[NN];              /* Views#known */
@@ -154,6 +178,7 @@ byte bt[NN * 3];          /* Router#backTrips: those that went back to a node th
 byte arr[NN];             /* arrivals */
 bool leaving[NN];         /* leave started (announcement withdrawn) */
 bool refusing[NN];        /* ClusterNode#refusing */
+bool gone[NN];            /* Router#goneFromViews: settled on a view without itself */
 bool dead[NN];
 
 #define known(n) kn[n]
@@ -193,10 +218,14 @@ bool crashed;
 
 /* scratch (hidden: every event is one atomic step) */
 hidden byte zrOwn, zrVia, zrTgt, zrq, zrb, zri, zqi, zfj, zfb, zhx, zdx, zdc, zci, zsi,
-  zss, zsnv, zsch, zmt, zei, ztt, zwx, zwk, zff, zeng, zbo, zbk, zbb, zbq, zcls;
+  zss, zsnv, zsch, zmt, zei, ztt, zwx, zwk, zff, zeng, zbo, zbk, zbb, zbq, zcls, zbl;
 hidden int zdm;
 
+#if NN == 3
+#define conv ((dead[A] || vi[A] == pub) && (dead[B] || vi[B] == pub) && (dead[C] || vi[C] == pub) && cvi == pub)
+#else
 #define conv ((dead[A] || vi[A] == pub) && (dead[B] || vi[B] == pub) && cvi == pub)
+#endif
 
 /* guards that say exactly when an event can do something (N * D <= 12) */
 #define HAT(n, i) ((i) < N * D && pst[(n) * N * D + (i)] == HELD)
@@ -207,6 +236,13 @@ hidden int zdm;
   PAT(n, 6) || PAT(n, 7) || PAT(n, 8) || PAT(n, 9) || PAT(n, 10) || PAT(n, 11))
 #define CDEAD(x) ((x) < N && csnd[x] != NONE && dead[csnd[x]])
 #define ANYCDEAD (CDEAD(0) || CDEAD(1) || CDEAD(2) || CDEAD(3))
+
+/* a message from a node to party t is waiting */
+#if NN == 3
+#define NETIN(t) (nempty(net[0 * NP + (t)]) || nempty(net[1 * NP + (t)]) || nempty(net[2 * NP + (t)]))
+#else
+#define NETIN(t) (nempty(net[0 * NP + (t)]) || nempty(net[1 * NP + (t)]))
+#endif
 
 /* a message to a crashed node is lost (nobody reads it) */
 inline netSend(sf, st, sk, sa, sb) {
@@ -268,11 +304,17 @@ inline pathOf(n, vis) {
   od
 }
 
-#define pathMask(n) ((pc[(n) * 3 + 0] > 0) | ((pc[(n) * 3 + 1] > 0) << 1))
 /* Router#passedPath leaves out the targets with a back trip open */
-#define pathNoBack(n) (((pc[(n) * 3 + 0] > 0) && bt[(n) * 3 + 0] == 0) | (((pc[(n) * 3 + 1] > 0) && bt[(n) * 3 + 1] == 0) << 1))
+#define PNB(n, t) ((((pc[(n) * 3 + (t)] > 0) && bt[(n) * 3 + (t)] == 0)) << (t))
 /* Router#backTripTo: a back trip of the key open to a node vis names */
-#define backTripTo(n, vis) (((bt[(n) * 3 + 0] > 0) | ((bt[(n) * 3 + 1] > 0) << 1)) & (vis))
+#define BTO(n, t) ((bt[(n) * 3 + (t)] > 0) << (t))
+#if NN == 3
+#define pathNoBack(n) (PNB(n, 0) | PNB(n, 1) | PNB(n, 2))
+#define backTripTo(n, vis) ((BTO(n, 0) | BTO(n, 1) | BTO(n, 2)) & (vis))
+#else
+#define pathNoBack(n) (PNB(n, 0) | PNB(n, 1))
+#define backTripTo(n, vis) ((BTO(n, 0) | BTO(n, 1)) & (vis))
+#endif
 
 /* Router#behindBackTrip: zbb = 1 when an earlier input of the same sender
  * (Pending#origin: the client's inputs in order) was sent back from n to a
@@ -455,21 +497,28 @@ inline recompute(n) {
 }
 
 /* ClusterNode#leave: refusing once the view without this node is settled
- * and every key was handed over (Router#checkLeft) */
+ * (and stays so through later views, ADR 0099) and every key was handed
+ * over (Router#checkLeft) */
 inline checkLeft(n) {
   if
-  :: leaving[n] && !refusing[n] && known(n) && !((vw[n] >> (n)) & 1) && aw[n] == 0 && hoOpen[n] == 0 ->
-     refusing[n] = 1
+  :: leaving[n] && known(n) && !((vw[n] >> (n)) & 1) && aw[n] == 0 -> gone[n] = 1
+  :: else -> skip
+  fi;
+  if
+  :: leaving[n] && !refusing[n] && gone[n] && hoOpen[n] == 0 -> refusing[n] = 1
   :: else -> skip
   fi
 }
 
-/* Router#maybeRelease: after the hand-offs, on the same channels */
+/* Router#maybeRelease: after the hand-offs, on the same channels, to every
+ * other member (Views#releaseTargets: the view, the unsettled views and the
+ * nodes whose ferry is open, i.e. announced or leaving: here every member,
+ * as no node closes; ADR 0099: leaving nodes too) */
 inline maybeRelease(n) {
   if
   :: known(n) && !relSent[n] && hoOpen[n] == 0 ->
      relSent[n] = 1;
-     zmt = (vw[n] | unsN[n]) & mb[n] & ~(1 << (n));
+     zmt = RELTO(n);
      ztt = 0;
      do
      :: ztt < NN ->
@@ -560,8 +609,11 @@ inline snapshot(n, s) {
   :: zsch ->
      if
      :: !known(n) ->
-        unsN[n] = unsN[n] | (zsnv & ~(1 << (n)));
-        unsO[n] = unsO[n] | obit(owner(zsnv & ~(1 << (n))));
+        /* before it joined, the others owned every key, the leaving ones too */
+        zmt = (zsnv | (mem[s] & ~ann[s])) & ~(1 << (n));
+        unsN[n] = unsN[n] | zmt;
+        unsO[n] = unsO[n] | obit(owner(zmt));
+        zmt = 0;
         jb[n] = 0
      :: else -> jb[n] = (owner(vw[n]) == n)
      fi;
@@ -628,10 +680,13 @@ end:
   do
   /* a message from party m */
   :: atomic {
-       !dead[n] && (nempty(net[0 * NP + n]) || nempty(net[1 * NP + n]) || nempty(net[CL * NP + n])) ->
+       !dead[n] && (NETIN(n) || nempty(net[CL * NP + n])) ->
        if
        :: net[0 * NP + n]?k, a, b -> m = 0
        :: net[1 * NP + n]?k, a, b -> m = 1
+#if NN == 3
+       :: net[2 * NP + n]?k, a, b -> m = 2
+#endif
        :: net[CL * NP + n]?k, a, b -> m = CL
        fi;
        if
@@ -647,7 +702,7 @@ end:
        :: k == REL ->
           rel[n * 8 + a] = rel[n * 8 + a] | (1 << m);
           if
-          :: known(n) && a == vw[n] -> recompute(n); flushAll(n)
+          :: known(n) && a == vw[n] -> recompute(n); flushAll(n); checkLeft(n)  /* ADR 0099 */
           :: else -> skip
           fi
        :: k == REP ->
@@ -701,7 +756,7 @@ end:
        zei = 0
      }
 #ifndef NO_EXPIRY
-  /* a hold ends (2 x callTimeout from the first hold, or the caller's
+  /* a hold ends (drainTimeout + 2 x callTimeout from the first hold, ADR 0099, or the caller's
    * deadline): CLOSED or TIMEOUT */
   :: atomic {
        !dead[n] && ANYHELD(n) ->
@@ -713,11 +768,26 @@ end:
        od;
        if
        :: zei < pslot(n + 1, 0, 0) && pst[zei] == HELD ->
+          /* only the first held input, or one come along the path or back,
+           * may be what the others wait behind (ADR 0100) */
+          zbl = 1; zfj = pslot(n, 0, 0);
+          do
+          :: zfj < pslot(n + 1, 0, 0) ->
+             if
+             :: pst[zfj] == HELD && okey(zfj) < okey(zei) -> zbl = 0
+             :: else -> skip
+             fi;
+             zfj++
+          :: else -> break
+          od;
+          zbl = zbl || OLD(zei);
+          zfj = 0;
           answerP(zei);
           if
-          :: !hoff[n] && ANYHELD(n) -> flush(n)      /* those held behind it go on */
+          :: zbl && !hoff[n] && ANYHELD(n) -> flush(n)      /* those held behind it go on */
           :: else -> skip
           fi;
+          zbl = 0;
           checkLeft(n)
        :: else -> skip
        fi;
@@ -837,10 +907,13 @@ end:
      }
   /* an outcome from node m (ClientRouter#sent) */
   :: atomic {
-       nempty(net[0 * NP + CL]) || nempty(net[1 * NP + CL]) ->
+       NETIN(CL) ->
        if
        :: net[0 * NP + CL]?k, a, b -> m = 0
        :: net[1 * NP + CL]?k, a, b -> m = 1
+#if NN == 3
+       :: net[2 * NP + CL]?k, a, b -> m = 2
+#endif
        fi;
        if
        :: csnd[a] == m ->
@@ -913,7 +986,33 @@ end:
 /* ---------------------------------------------------------- membership */
 
 proctype Env() {
-#if defined(LEAVE)
+#if defined(TRIO)
+  /* publish S1 .. S(NS-1) in order: a member that is gone crashed, an
+   * announced member no longer announced leaves (once it has started) */
+  byte s = 1, x;
+  do
+  :: s < NS ->
+     atomic {
+       (ann[s - 1] & mem[s] & ~ann[s] & ~(kn[A] | (kn[B] << 1) | (kn[C] << 2))) == 0 ->
+       x = 0;
+       do
+       :: x < NN ->
+          if
+          :: ((mem[s - 1] & ~mem[s]) >> x) & 1 -> dead[x] = 1; crashed = 1
+          :: ((ann[s - 1] & mem[s] & ~ann[s]) >> x) & 1 -> leaving[x] = 1
+          :: else -> skip
+          fi;
+          x++
+       :: else -> break
+       od;
+       x = 0;
+       pub = s;
+       s++
+     }
+  :: else -> break
+  od;
+  s = 0
+#elif defined(LEAVE)
   atomic { leaving[A] = 1; pub = 1 }          /* A withdraws its announcement */
 #elif defined(CRASH)
   atomic { dead[A] = 1; crashed = 1; pub = 1 }
@@ -939,6 +1038,12 @@ proctype Auditor() {
     :: x < NPEND -> PROP(nothingOpen, pst[x] == FREE || dead[pnode(x)]); x++
     :: else -> break
     od;
+    x = 0;
+    /* a leave ends: every leaving node refuses in the end (ADR 0056, 0099) */
+    do
+    :: x < NN -> PROP(leaveEnds, !leaving[x] || dead[x] || refusing[x]); x++
+    :: else -> break
+    od;
     x = 0
   }
 }
@@ -950,7 +1055,31 @@ init {
     :: i < N -> csnd[i] = NONE; i++
     :: else -> break
     od;
-#if defined(LEAVE) || defined(CRASH)
+#if defined(TRIO)
+    /* the scenario: S<i>M members, S<i>A announced (bitmasks), the ranking */
+    rank0 = RANK0; rank1 = RANK1;
+    mem[0] = S0M; ann[0] = S0A; mem[1] = S1M; ann[1] = S1A;
+#if NS > 2
+    mem[2] = S2M; ann[2] = S2A;
+#endif
+    i = 0;
+    do
+    :: i < NN ->
+       if
+       :: (VIEW(0) >> i) & 1 ->
+          kn[i] = 1; vw[i] = VIEW(0); mb[i] = mem[0]; unsN[i] = VIEW(0);
+          unsO[i] = obit(owner(VIEW(0))); relSent[i] = 1
+       :: else ->                 /* joins later: sees the snapshots from then on */
+          do
+          :: vi[i] + 1 < NS && !((mem[vi[i] + 1] >> i) & 1) -> vi[i]++
+          :: else -> break
+          od
+       fi;
+       i++
+    :: else -> break
+    od;
+    ckn = 1; cvw = VIEW(0);
+#elif defined(LEAVE) || defined(CRASH)
     rank0 = A; rank1 = B;
     mem[0] = 3; ann[0] = 3;
 #if defined(LEAVE)
@@ -974,6 +1103,9 @@ init {
 #endif
     run Node(A); run Node(B);
     run Call(A); run Call(B);
+#if NN == 3
+    run Node(C); run Call(C);
+#endif
     run Client();
     run Env();
     run Auditor()

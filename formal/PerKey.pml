@@ -10,7 +10,7 @@
  * method and lists what the model leaves out.
  *
  * Sizes (-D): K keys, N inputs per key (one caller per key submits them in
- * order), SLOTS = maxInFlightBatches, MAXB = maxBatchSize, MAXQ = maxQueueing,
+ * order; NX < N: the keys other than key 0 submit only NX), SLOTS = maxInFlightBatches, MAXB = maxBatchSize, MAXQ = maxQueueing,
  * MAXBW = maxBatchWeight, MAXQW = maxQueuedWeight.
  *
  * Switches:
@@ -53,6 +53,13 @@
 #define MAXQW 255
 #endif
 
+#ifndef NX
+#define NX N
+#endif
+#if NX > N
+#error "NX (inputs of keys 1..K-1) is at most N"
+#endif
+#define NIN(k) ((k) == 0 -> N : NX) /* inputs key k submits               */
 #define NI (K*N)          /* inputs in the whole model, id = key*N + seq    */
 #define NC (SLOTS+K+1)    /* call records: every legal call + 1             */
 #define LINECAP (K+NI)    /* the line, stale entries of retired lanes too   */
@@ -99,7 +106,7 @@ hidden byte oneCallPerKey PID(1), keyOrder PID(2), slotBound PID(3),
   handOffKeepsAll PID(19), closeSignalled PID(20), modelBound PID(21),
   dueOnly PID(22), directBound PID(23), limitBound PID(24),
   idleBound PID(25), oldestFirst PID(26), noStarvation PID(27),
-  lineFifo PID(28);
+  lineFifo PID(28), idleShare PID(29);
 
 /* life of one input (one caller's request) */
 #define NEW  0   /* not submitted yet                                       */
@@ -365,6 +372,7 @@ inline unqueue(k, x) {
      :: else -> \
         gi = len(line) > 0 && (len(busyq) == 0 || idleCredit > 0); \
         PROP(idleBound, !(gi && len(busyq) > 0 && idleRun >= lastBusy)); \
+        PROP(idleShare, !(!gi && len(line) > 0 && idleRun < lastBusy)); \
         if \
         :: gi && len(busyq) > 0 -> idleCredit--; idleRun++ \
         :: else -> skip \
@@ -701,7 +709,7 @@ proctype Caller(byte k) {
   byte seq;
 again:
   do
-  :: seq < N ->
+  :: seq < NIN(k) ->
      atomic {
        in = k * N + seq;
        wasClosed = draining || closing;
@@ -735,7 +743,7 @@ again:
 #ifdef FOREVER
   /* once everything of the round is over, the same callers go again */
   atomic {
-    ndone[k] == N && wire[k] == 0 ->
+    ndone[k] == NIN(k) && wire[k] == 0 ->
     seq = 0; nextSeq[k] = 0; ndone[k] = 0;
     dx = 0;
     do
@@ -806,7 +814,7 @@ proctype Auditor() {
   timeout ->
   atomic {
     do
-    :: x < NI -> PROP(stranded, st[x] == DONE || st[x] == NEW && moved[x / N]); x++
+    :: x < NI -> PROP(stranded, st[x] == DONE || st[x] == NEW && (moved[x / N] || x % N >= NIN(x / N))); x++
     :: else -> break
     od;
     PROP(closeSignalled, !closing || closedSignalled);
@@ -860,7 +868,7 @@ ltl answered {
 #if NI > 6
        && ANS(6) && ANS(7) && ANS(8)
 #endif
-#if NI > 9
+#if NI > 9 && defined(FOREVER)
 #error "ltl answered lists 9 inputs at most"
 #endif
      )
