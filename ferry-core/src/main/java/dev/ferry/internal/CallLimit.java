@@ -164,9 +164,10 @@ public final class CallLimit {
   private double trialRatio;
   private double trialInFlight;
   /**
-   * How far above its floor the median call may be before it counts as queueing: starts at
-   * {@link #TOLERANCE}, rises when a cut made on latency cost throughput (that latency is this
-   * downstream's normal), falls back when cuts hold.
+   * How far above its floor the median call may be before it counts as queueing, where that is
+   * the smaller queue ({@link #queueAllowance}; above {@link #TOLERANCE} it also widens the square
+   * root's allowance): starts at {@link #TOLERANCE}, rises when a cut made on latency cost
+   * throughput (that latency is this downstream's normal), falls back when cuts hold.
    */
   private double tolerance = TOLERANCE;
   /**
