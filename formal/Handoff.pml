@@ -170,6 +170,7 @@ byte aw[NN];              /* Views#awaiting */
 byte rel[NN * 8];         /* releases received, per view id (mask) */
 bool jb[NN];              /* Views#ownedJustBefore, window open */
 bool relSent[NN];
+byte relTo[NN];           /* the nodes the current view's release went to (Router#releasedTo) */
 bool hoff[NN];            /* handingOff has the key */
 byte hoOpen[NN];          /* handOffsOpen */
 byte unr[NN];             /* unreachable */
@@ -513,12 +514,15 @@ inline checkLeft(n) {
 /* Router#maybeRelease: after the hand-offs, on the same channels, to every
  * other member (Views#releaseTargets: the view, the unsettled views and the
  * nodes whose ferry is open, i.e. announced or leaving: here every member,
- * as no node closes; ADR 0099: leaving nodes too) */
+ * as no node closes; ADR 0099: leaving nodes too) that it has not reached
+ * yet: snapshot clears relSent when, the view unchanged, the members grew
+ * (a join adopted late: ADR 0105) */
 inline maybeRelease(n) {
   if
   :: known(n) && !relSent[n] && hoOpen[n] == 0 ->
      relSent[n] = 1;
-     zmt = RELTO(n);
+     zmt = RELTO(n) & ~relTo[n];
+     relTo[n] = relTo[n] | zmt;
      ztt = 0;
      do
      :: ztt < NN ->
@@ -623,7 +627,9 @@ inline snapshot(n, s) {
   fi;
   recompute(n);
   if
-  :: zsch -> relSent[n] = 0; unr[n] = 0; hoOpen[n]++   /* handOffLostKeys */
+  :: zsch -> relSent[n] = 0; relTo[n] = 0; unr[n] = 0; hoOpen[n]++   /* handOffLostKeys */
+  /* the view unchanged, a node that waits for its release now (ADR 0105) */
+  :: !zsch && (RELTO(n) & ~relTo[n]) != 0 -> relSent[n] = 0
   :: else -> skip
   fi;
   flushAll(n);
@@ -1068,7 +1074,7 @@ init {
        if
        :: (VIEW(0) >> i) & 1 ->
           kn[i] = 1; vw[i] = VIEW(0); mb[i] = mem[0]; unsN[i] = VIEW(0);
-          unsO[i] = obit(owner(VIEW(0))); relSent[i] = 1
+          unsO[i] = obit(owner(VIEW(0))); relSent[i] = 1; relTo[i] = RELTO(i)
        :: else ->                 /* joins later: sees the snapshots from then on */
           do
           :: vi[i] + 1 < NS && !((mem[vi[i] + 1] >> i) & 1) -> vi[i]++
@@ -1089,7 +1095,7 @@ init {
 #endif
     kn[A] = 1; vw[A] = 3; mb[A] = 3; unsN[A] = 3; unsO[A] = 1;
     kn[B] = 1; vw[B] = 3; mb[B] = 3; unsN[B] = 3; unsO[B] = 1;
-    relSent[A] = 1; relSent[B] = 1;
+    relSent[A] = 1; relSent[B] = 1; relTo[A] = RELTO(A); relTo[B] = RELTO(B);
     ckn = 1; cvw = 3;
 #else
     rank0 = B; rank1 = A;

@@ -11,31 +11,41 @@ import java.util.Arrays;
  * A call's latency grows with its batch, so each sample is compared with the <em>floor</em> of its
  * batch-size class ({@code floor(log2(size))}): the lowest round mean seen for that class, among
  * rounds in which it had at least {@link #MIN_CLASS} calls (the mean of one or two calls of a
- * heavy-tailed downstream is its fastest call, not its typical one; ADR 0068). Samples
- * are judged in rounds: a round takes the calls that started after it began and ends once it holds
- * {@code max(16, limit)} of them. At its end, {@code r}, the median call's latency over its floor,
- * says how much of the time was queueing: by Little's law the downstream serves calls in flight /
- * r of them at once and the rest wait in its queue. A queue of more calls than {@link
- * #queueAllowance} (the square root of the calls served, or {@link #TOLERANCE} of them where that
- * is less; ADR 0076) drops the limit to the calls served plus that allowance; otherwise, if the
- * limit held calls back, it probes up. The allowance is counted in calls, like TCP Vegas's few
- * packets in the bottleneck's queue, not as a share of latency: a share lets a pool of 64 keep 26
- * calls waiting where their batches cannot grow, the square root keeps 8. The round after a cut
- * is not judged (its calls queued behind the ones
- * started before the cut). A deep cut that does not bring latency down in the round after that was not our
- * queue (a slower downstream, a busy machine): it is undone and the floors move up to what calls
- * take now. Otherwise floors only fall between re-measurements; every {@link #FLOOR_PERIOD_NANOS}
- * one round runs at 60% of the limit and its class means replace the floors, so a queue never
- * becomes the floor and a downstream that got slower for good is learned.
+ * heavy-tailed downstream is its fastest call, not its typical one; ADR 0068). A class met for
+ * the first time takes its round mean less the queueing the other classes show, but never less
+ * than the floor curve gives its batch size (ADR 0020). Samples are judged in rounds: a round
+ * takes the calls that started after it began and ends once it holds {@code max(16, limit)} of
+ * them. At its end, {@code r}, the median call's latency over its floor, says how much of the
+ * time was queueing: by Little's law the downstream serves calls in flight / r of them at once and
+ * the rest wait in its queue. A queue of more calls than {@link #queueAllowance} (the square root
+ * of the calls served, or {@link #TOLERANCE} of them where that is less; ADR 0076) drops the limit
+ * to the calls served plus that allowance; otherwise, if the limit held calls back, it probes up.
+ * The allowance is counted in calls, like TCP Vegas's few packets in the bottleneck's queue, not
+ * as a share of latency: a share lets a pool of 64 keep 26 calls waiting where their batches
+ * cannot grow, the square root keeps 8. The round after a cut is not judged (its calls queued
+ * behind the ones started before the cut). A deep cut that does not bring latency down in the round after that was
+ * not our queue (a slower downstream, a busy machine): it is undone and the floors move up to what
+ * calls take now. Otherwise floors only fall between re-measurements; every {@link
+ * #FLOOR_PERIOD_NANOS} one round runs at 60% of the limit and its class means replace the floors,
+ * so a queue never becomes the floor and a downstream that got slower for good is learned (a floor
+ * round due while a cut settles waits a round: its calls would queue behind those started before
+ * the cut).
+ *
+ * <p>Slow start (from 1, until the first cut or back-off): a round is one wave, as many calls as
+ * the limit, and a wave the limit held back doubles it, so the limit reaches 16 calls in flight
+ * after four call times, as TCP's window doubles per round trip (ADR 0020). Its floors come from
+ * waves of 1, 2, 4 ... calls with small batches, so once its first cut has settled the floors are
+ * re-measured at once (a floor round) instead of a floor period later.
  *
  * <p>Latency can rise for reasons that are not a queue (batches that grew, a busy machine, a cache
- * that misses), so every cut is a trial judged by throughput: the inputs per second the round after
- * next delivers (by Little's law: calls in flight x inputs per call / latency). A cut that held
- * calls back and cost more than {@link #LOSS} of them, without latency over floor rising (it rises
- * when the downstream itself slows), is undone for one round; if the old limit delivers again, the
- * cut stays undone, the floors move up to what calls take now and the tolerance widens by half its
- * base (up to {@link #MAX_TOLERANCE}; the queue allowance grows by that widening x the calls
- * served); each cut that holds narrows it by {@link #LOSS} again.
+ * that misses), so every cut of at least {@link #TRIAL_CUT} of the limit is a trial judged by
+ * throughput (a smaller one could cost less than one round's noise, ADR 0020): the inputs per
+ * second the round after next delivers (by Little's law: calls in flight x inputs per call /
+ * latency). A cut that held calls back and cost more than {@link #LOSS} of them, without latency
+ * over floor rising (it rises when the downstream itself slows), is undone for one round; if the
+ * old limit delivers again, the cut stays undone, the floors move up to what calls take now and the
+ * tolerance widens by half its base (up to {@link #MAX_TOLERANCE}; the queue allowance grows by
+ * that widening x the calls served); each cut that holds narrows it by {@link #LOSS} again.
  * Throughput alone is too noisy to judge a cut by at a steady load below capacity (small batches
  * vary by a quarter from round to round, and the rate does not depend on the limit there), so a cut
  * is suspected only if the calls it removed were being served rather than queued ({@link
@@ -87,6 +97,13 @@ public final class CallLimit {
   static final int ROUNDS_NOT_OURS = 5;
   /** A cut after which the limit holds calls back and fewer inputs per second arrive than this share less is undone. */
   static final double LOSS = 0.1;
+  /**
+   * A cut is a trial (judged by throughput) only if it removes at least this share of the limit:
+   * a smaller one can cost at most its share of the calls, within the noise of one round's
+   * delivered rate (a fifth at small batches, ADR 0018), so judging it undid right cuts on noise
+   * and rebased the floors onto a queue (ADR 0020). Twice {@link #LOSS}.
+   */
+  static final double TRIAL_CUT = 2 * LOSS;
   /**
    * A round in which at least this share of calls failed always backs off: the downstream is
    * failing most of what it gets (down, or overloaded), whatever the failures follow.
@@ -313,9 +330,19 @@ public final class CallLimit {
       newRound(now);
       return;
     }
-    if (samples >= Math.max(MIN_ROUND, limit)) {
+    if (samples >= roundSize()) {
       endRound(now);
     }
+  }
+
+  /**
+   * Samples that end a round: one wave (as many as the limit) during slow start, so the limit
+   * doubles per call time as TCP's window does per round trip (ADR 0020); otherwise at least
+   * {@link #MIN_ROUND}, so that one slow call does not move the round's median. A floor round always
+   * takes at least {@link #MIN_ROUND}: its class means become the floors.
+   */
+  private int roundSize() {
+    return slowStart && !floorRound ? limit : Math.max(MIN_ROUND, limit);
   }
 
   private void endRound(long now) {
@@ -392,7 +419,10 @@ public final class CallLimit {
       double mean = classSum[c] / (double) classCount[c];
       double size = classSize[c] / (double) classCount[c];
       if (floorLatency[c] == 0) {
-        setFloor(c, size, Math.max(1, mean - queueDelay));
+        // Not below the curve the other classes draw (0 where it has no value): the queueing they
+        // show is an average, and a class whose few calls queued less than that would otherwise
+        // learn a floor below what its batch size costs (ADR 0020).
+        setFloor(c, size, Math.max(Math.max(1, mean - queueDelay), expected[c]));
       } else if (classCount[c] >= MIN_CLASS && mean < expected[c]) {
         setFloor(c, size, mean);
       }
@@ -513,20 +543,28 @@ public final class CallLimit {
         ratioAtFirstCut = ratio;
         inFlightAtFirstCut = meanInFlight;
       }
-      // Every cut is a trial, judged by the inputs per second of the round after next.
-      trial = CUT;
+      // A cut of at least TRIAL_CUT of the limit is a trial, judged by the inputs per second of
+      // the round after next; a smaller one is judged with its streak (above).
       trialFrom = limit;
       trialRate = rate;
       trialRatio = ratio;
       trialInFlight = meanInFlight;
       setLimit(Math.min(limit - 1, target));
+      trial = trialFrom - limit >= TRIAL_CUT * trialFrom ? CUT : 0;
+      if (slowStart) {
+        // Slow start learned its floors from waves of 1, 2, 4 ... calls whose batches were small
+        // (no queue had formed in the ferry yet): the classes of the load it found were first met
+        // in rounds that queued. The floors are re-measured as soon as this cut has settled, not a
+        // floor period later (ADR 0020).
+        nextFloorRound = now;
+      }
       slowStart = false;
       recoverTo = 0;
       settling = true;
     } else if (heldBack) {
       setLimit(slowStart ? 2 * limit : limit + Math.max(1, limit / 8));
     }
-    if (heldBack && now - nextFloorRound >= 0) {
+    if (heldBack && now - nextFloorRound >= 0 && !settling) {
       trial = 0;
       floorRound = true;
       limitBeforeFloorRound = limit;

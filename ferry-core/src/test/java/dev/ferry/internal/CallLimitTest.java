@@ -174,6 +174,65 @@ class CallLimitTest {
   }
 
   @Nested
+  class SlowStart {
+    @Test
+    void fromOneTheLimitDoublesPerWaveOfCalls() {
+      // A downstream that never queues, 1 s a call, and always more work than the limit lets out:
+      // each wave (as many calls as the limit, one call time) doubles the limit, as TCP's window
+      // doubles per round trip. Rounds of 16 calls took 30 call times to reach 16 (ADR 0020).
+      CallLimit limit = CallLimit.learned(256);
+      long t = 0;
+      for (int wave = 1; wave <= 4; wave++) {
+        int n = limit.limit();
+        t += 1000 * MS;
+        for (int i = 1; i <= n; i++) {
+          limit.completed(t, 1000 * MS, 8, i, false);
+        }
+        assertEquals(1 << wave, limit.limit(), "after wave " + wave);
+      }
+    }
+
+    @Test
+    void aClassFirstMetInARoundThatQueuedIsNotGivenAFloorBelowTheCurve() {
+      // Batches of 1 cost 2 ms, of 16 cost 4 ms (learned alone). Then a round in which the calls of
+      // size 1 queued (6 ms, 3x their floor) and two calls of size 5 met for the first time did not
+      // (2.53 ms, the line between the two floors): the round's mean queueing (4 ms) taken off
+      // their mean would give them a floor of nothing, and every later batch of 4-7 would read as
+      // 2.5 times its floor. Their floor is at least the curve's value (ADR 0020).
+      CallLimit limit = CallLimit.learned(256);
+      long t = 0;
+      t += 10 * MS;
+      limit.completed(t, 2 * MS, 1, 1, false);
+      assertEquals(2, limit.limit());
+      t += 10 * MS;
+      limit.completed(t, 4 * MS, 16, 1, false);
+      limit.completed(t, 4 * MS, 16, 2, false);
+      assertEquals(4, limit.limit());
+      long curveAt5 = 2 * MS + 2 * MS * 4 / 15;
+      assertEquals(curveAt5, limit.floorNanos(5), 2, "the curve before");
+      t += 10 * MS;
+      limit.completed(t, curveAt5, 5, 1, false);
+      limit.completed(t, curveAt5, 5, 2, false);
+      limit.completed(t, 6 * MS, 1, 3, false);
+      limit.completed(t, 6 * MS, 1, 4, false);
+      assertTrue(limit.limit() < 4, "the round read as queueing: limit " + limit.limit());
+      assertTrue(limit.floorNanos(5) >= curveAt5 - 2, "floor at 5 inputs: " + limit.floorNanos(5) + " ns");
+    }
+
+    @Test
+    void theFloorsAreRemeasuredAsSoonAsTheFirstCutHasSettled() {
+      // Slow start learns floors from waves of 1, 2, 4 ... calls, whose batches are not those of the
+      // load it finds: the first cut is followed by a floor round (the limit at 60%, its class means
+      // the floors) within a few rounds, not a floor period (30 s) later (ADR 0020).
+      CallLimit limit = CallLimit.learned(256);
+      Downstream d = new Downstream(limit, t -> 4, 2 * MS, 100_000, 0, 1);
+      boolean[] floorRound = {false};
+      d.runUntil(200 * MS, () -> floorRound[0] |= limit.inFloorRound());
+      assertTrue(floorRound[0], "a floor round within 200 ms of the start");
+    }
+  }
+
+  @Nested
   class FollowsAChangingPool {
     @Test
     void poolOf16Then4Then16_withinPoolAndTwicePoolTwoSecondsAfterEachChange() {

@@ -454,52 +454,51 @@ class DefaultDispatchAttackTest {
     assertTrue(adaptive.failed(FerryError.FAILED) <= 1.1 * fixed.failed(FerryError.FAILED), both);
   }
 
-  // What broke: reproducers for the control law (CallLimit), disabled so the build stays green.
-  // Each compares the default with fixed slots on the same arrivals; the figures are in the report.
+  // What broke: reproducers for the control law (CallLimit), disabled while the law fails them.
+  // Each compares the default with fixed slots on the same arrivals; the figures are in ADR 0017.
+  // The three startup ones hold since ADR 0020 (slow start by waves), with stricter bounds.
 
   @Test
-  @Disabled("slow start needs max(16, limit) calls per round from a limit of 1: 30 call times to reach 16 calls; "
-      + "see report")
   void slowStartAgainstASlowDownstreamReaches16CallsWithinFiveCallTimes() {
     // An API taking 1 s per call, no queue; 100/s over 1,000 keys. Fixed slots have 16 + 16 calls
-    // out in the first second; the default reached 16 at 30.0 s (16 + 8 + 4 + 2 rounds of 1 s).
+    // out in the first second; the default reached 16 at 30.0 s (16 + 8 + 4 + 2 rounds of 1 s)
+    // before ADR 0020; by waves it takes four call times (1, 2, 4, 8), p50 1.0 s against 14.9 s.
     Shape shape = new Shape("slow", 0, (n, t, x) -> 1_000 * MS);
     Arrivals in = Arrivals.poisson(100, 20_000, 1_000, new SplittableRandom(SEED));
     Result adaptive = run("default", defaults(), shape, in, null, 16, 0, 600_000, SEED);
     Result fixed = run("fixed-slots", fixedSlots(), shape, in, null, 16, 0, 600_000, SEED);
     String both = both(adaptive, fixed);
     assertTrue(adaptive.firstAtTarget >= 0 && adaptive.firstAtTarget <= 5_000 * MS, "16 calls in flight: " + both);
-    assertTrue(adaptive.p(0.5) <= 1.5 * fixed.p(0.5), "p50: " + both);
+    assertTrue(adaptive.p(0.5) <= fixed.p(0.5), "p50: " + both);
   }
 
   @Test
-  @Disabled("callers' deadlines expire while the limit slow-starts from 1; see report")
   void shortDeadlinesAtStartupAreServedAsWithFixedSlots() {
     // 5,000 inputs over 1,000 keys in the first 10 ms, each with a 100 ms deadline; FIFO pool of 64,
-    // 10 ms calls. Fixed slots served 943; the default 63, its limit still 1 when the deadlines passed.
+    // 10 ms calls. Fixed slots served 1,016; the default 59 before ADR 0020, its limit still 1 when
+    // the deadlines passed; by waves 2,332 (64 calls out at 60 ms).
     Shape shape = new Shape("deadline", 64, (n, t, x) -> 10 * MS);
     Arrivals in = Arrivals.burst(5_000, 0, 10, 1_000, new SplittableRandom(SEED));
     Result adaptive = run("default", defaults(), shape, in, Duration.ofMillis(100), 64, 0, 60_000, SEED);
     Result fixed = run("fixed-slots", fixedSlots(), shape, in, Duration.ofMillis(100), 64, 0, 60_000, SEED);
-    assertTrue(adaptive.ok() >= fixed.ok() / 2, "inputs served before their deadline: " + both(adaptive, fixed));
+    assertTrue(adaptive.ok() >= fixed.ok(), "inputs served before their deadline: " + both(adaptive, fixed));
   }
 
   @Test
-  @Disabled("latency steep in batch size: batches grown during slow start never shrink again (metastable "
-      + "overload); see report")
   void latencySteepInBatchSizeDoesNotCollapseAfterSlowStart() {
     // FIFO pool of 8, a call of n inputs takes 1 ms + 10 us x n^2 (cheapest per input at 10);
     // 20,000/s over 16 keys. Fixed slots keep every key's batch small (p99 4.7 ms, nothing
     // rejected); the default's first, low limits let batches grow to 100 (101 ms a call, 8,000
     // inputs/s), and it never gets back: p99 1.5 s, 57% rejected. A startup effect only: warmed
-    // at 5,000/s first, the same step to 20,000/s is served as with fixed slots (survey4).
+    // at 5,000/s first, the same step to 20,000/s is served as with fixed slots (survey4). Since
+    // ADR 0020 the slow start reaches 8 calls in 4.3 ms, before batches grow: p99 3.8 ms.
     Shape shape = new Shape("steep", 8, (n, t, x) -> MS + 10_000L * n * n);
     Arrivals in = Arrivals.poisson(20_000, 5_000, 16, new SplittableRandom(SEED));
     Result adaptive = run("default", defaults(), shape, in, null, 8, 2_000, 60_000, SEED);
     Result fixed = run("fixed-slots", fixedSlots(), shape, in, null, 8, 2_000, 60_000, SEED);
     String both = both(adaptive, fixed);
     assertEquals(0, adaptive.failed(FerryError.REJECTED), "rejected: " + both);
-    assertTrue(adaptive.p(0.99) <= 3 * fixed.p(0.99) + 5, "p99 after 2 s: " + both);
+    assertTrue(within(adaptive.p(0.99), fixed.p(0.99)), "p99 after 2 s: " + both);
   }
 
   @Test
@@ -548,7 +547,7 @@ class DefaultDispatchAttackTest {
 
   @Test
   @Disabled("a downstream failing every call holds the limit at 1, so callers wait up to 1.9 s to learn it; "
-      + "a trade-off for the law's owner, see report")
+      + "a trade-off kept on purpose: a fast failure may be a downstream shedding load because of our calls (ADR 0020)")
   void aDownstreamFailingEveryCallFailsCallersFast() {
     // FIFO pool of 16, every call fails after 2 ms; 5,000/s over 1,000 keys. Fixed slots tell every
     // caller within 4.5 ms; the default, limit 1, within 1,859 ms.

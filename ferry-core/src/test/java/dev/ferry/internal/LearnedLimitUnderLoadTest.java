@@ -12,6 +12,7 @@ import java.util.ArrayDeque;
 import java.util.List;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 /**
  * The learned limit (ADR 0012) fed by the real engine under an open-loop load, in virtual time:
@@ -141,6 +142,53 @@ class LearnedLimitUnderLoadTest {
         assertTrue(seen[1] <= 12, at + ": the limit came near every key's call out (16)");
       }
     }
+  }
+
+  /** The check of the test above for one run: null when it holds, else what went wrong. */
+  static String outsidePoolAndTwicePool(long seed, double rate) {
+    int[] seen = limitUnderLoad(4, 16, rate, 4, seed);
+    boolean ok = seen[2] >= 900 && seen[1] <= 12;
+    return ok ? null : "seed " + seed + ", " + rate + " inputs/s: limit " + seen[0] + ".." + seen[1] + ", within [4, 8] "
+        + seen[2] / 10.0 + "% of the time";
+  }
+
+  @Test
+  void atSeedsWhereOneRoundsNoiseUndidACutTheLimitStaysWithinPoolAndTwicePool() {
+    // Runs of the test above that failed in a sweep of seeds 1-500: on main before ADR 0020 (31,
+    // 119 and 188), and with ADR 0020's slow start before its trial rule (19, 44 and 99). Each was
+    // the same event: a cut of one call (6 to 5, 7 to 6) judged by one round's delivered rate,
+    // which varies by a fifth here, read a loss; the undo read a recovery; the floors rebased onto
+    // the queue and the limit sat at 9-16. A cut under a fifth of the limit is no longer a trial.
+    StringBuilder bad = new StringBuilder();
+    for (long[] run : new long[][] {{31, 8_000}, {119, 4_000}, {188, 8_000}, {19, 4_000}, {44, 4_000}, {99, 4_000}}) {
+      String why = outsidePoolAndTwicePool(run[0], run[1]);
+      bad.append(why == null ? "" : "\n  " + why);
+    }
+    assertTrue(bad.length() == 0, "runs outside [pool, 2 x pool] over 10% of the time:" + bad);
+  }
+
+  /**
+   * The seed sweep behind ADR 0020's figures, skipped unless asked for (about a minute for 500
+   * seeds): {@code mvn -o verify -pl ferry-core -Dtest='LearnedLimitUnderLoadTest#seedSweep'
+   * -Dferry.sweep.seeds=500}. Prints every failing run and asserts none.
+   */
+  @Test
+  @EnabledIfSystemProperty(named = "ferry.sweep.seeds", matches = "\\d+")
+  void seedSweep() {
+    long seeds = Long.getLong("ferry.sweep.seeds");
+    StringBuilder bad = new StringBuilder();
+    int failed = 0;
+    for (long seed = 1; seed <= seeds; seed++) {
+      for (double rate : new double[] {4_000, 8_000}) {
+        String why = outsidePoolAndTwicePool(seed, rate);
+        if (why != null) {
+          failed++;
+          bad.append("\n  ").append(why);
+        }
+      }
+    }
+    System.out.println("seed sweep 1-" + seeds + " at 4,000 and 8,000 inputs/s: " + failed + " of " + 2 * seeds + " runs failed" + bad);
+    assertTrue(failed == 0, failed + " of " + 2 * seeds + " runs failed:" + bad);
   }
 
   @Test

@@ -124,7 +124,12 @@ final class Router {
   private final Map<Submission, Pending> submitted = new java.util.IdentityHashMap<>();
   private final Set<String> handingOff = new HashSet<>();
   private int handOffsOpen;
-  private boolean releaseSent;
+  /**
+   * The nodes this node's release of its current view went to (cleared on a view change): a node
+   * that comes to wait for it later (a join this node's view never showed, a member that became a
+   * ferry) gets it too, with the view unchanged (ADR 0105).
+   */
+  private final Set<String> releasedTo = new HashSet<>();
   /** Forwards not yet answered, per target node. */
   private final Map<String, Set<Forward>> open = new HashMap<>();
   /**
@@ -234,9 +239,13 @@ final class Router {
     step(() -> {
       failForwardsToNonMembers(members);
       if (views.adopt(members, announced, leaving, loop.nanoTime())) {
-        releaseSent = false;
+        releasedTo.clear();
         unreachable.clear();
         handOffLostKeys();
+      } else {
+        // One that stopped waiting (gone, or its ferry closed) and waits again (a ferry deployed
+        // anew on the same Vert.x node: the same id) is sent it again.
+        releasedTo.retainAll(views.releaseTargets());
       }
       flushAll();
       maybeRelease();
@@ -384,7 +393,7 @@ final class Router {
     Map<String, Integer> heldKeys = new java.util.TreeMap<>();
     held.forEach((k, q) -> heldKeys.put(k, q.size()));
     return self + " view=" + views.view() + " settled=" + views.settled() + " held=" + heldKeys + " paths=" + pathTargets
-        + " handingOff=" + handingOff + " handOffsOpen=" + handOffsOpen + " releaseSent=" + releaseSent
+        + " handingOff=" + handingOff + " handOffsOpen=" + handOffsOpen + " releasedTo=" + releasedTo
         + " unreachable=" + unreachable + (left != null ? " leaving" : "") + (closed ? " closed" : "");
   }
 
@@ -882,13 +891,17 @@ final class Router {
   /**
    * Once no key this node does not own has a call or waiting input here, says so to every node
    * that may wait for it. Sent after the hand-off forwards to the same node: ordered behind them.
+   * A node that comes to wait for it later while the view stays (a join this node skipped, which
+   * leaves the view as it was; a member that became a ferry) gets it then (ADR 0105): what the
+   * release says still holds, since this node has called only keys it owns by the view since.
    */
   private void maybeRelease() {
-    if (views.known() && !releaseSent && handOffsOpen == 0) {
-      releaseSent = true;
+    if (views.known() && handOffsOpen == 0) {
       String id = views.id();
       for (String node : views.releaseTargets()) {
-        effects.add(() -> links.release(node, id));
+        if (releasedTo.add(node)) {
+          effects.add(() -> links.release(node, id));
+        }
       }
     }
     checkLeft();
