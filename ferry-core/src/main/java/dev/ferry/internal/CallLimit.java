@@ -15,11 +15,15 @@ import java.util.Arrays;
  * the first time takes its round mean less the queueing the other classes show, but never less
  * than the floor curve gives its batch size (ADR 0020). Samples are judged in rounds: a round
  * takes the calls that started after it began and ends once it holds {@code max(16, limit)} of
- * them. At its end, {@code g = sum(floors) / sum(latencies)} says how much of
- * the time was queueing: well below 1, the limit drops to what the downstream serves at once
- * (Little's law: calls in flight x g, plus the tolerance); otherwise, if the limit held calls
- * back, it probes up. The round after a cut is not judged (its calls queued behind the ones
- * started before the cut). A deep cut that does not bring latency down in the round after that was
+ * them. At its end, {@code r}, the median call's latency over its floor, says how much of the
+ * time was queueing: by Little's law the downstream serves calls in flight / r of them at once and
+ * the rest wait in its queue. A queue of more calls than {@link #queueAllowance} (the square root
+ * of the calls served, or {@link #TOLERANCE} of them where that is less; ADR 0076) drops the limit
+ * to the calls served plus that allowance; otherwise, if the limit held calls back, it probes up.
+ * The allowance is counted in calls, like TCP Vegas's few packets in the bottleneck's queue, not
+ * as a share of latency: a share lets a pool of 64 keep 26 calls waiting where their batches
+ * cannot grow, the square root keeps 8. The round after a cut is not judged (its calls queued
+ * behind the ones started before the cut). A deep cut that does not bring latency down in the round after that was
  * not our queue (a slower downstream, a busy machine): it is undone and the floors move up to what
  * calls take now. Otherwise floors only fall between re-measurements; every {@link
  * #FLOOR_PERIOD_NANOS} one round runs at 60% of the limit and its class means replace the floors,
@@ -40,8 +44,8 @@ import java.util.Arrays;
  * latency). A cut that held calls back and cost more than {@link #LOSS} of them, without latency
  * over floor rising (it rises when the downstream itself slows), is undone for one round; if the
  * old limit delivers again, the cut stays undone, the floors move up to what calls take now and the
- * tolerance widens by half its base (up to {@link #MAX_TOLERANCE}); each cut that holds narrows it
- * by {@link #LOSS} again.
+ * tolerance widens by half its base (up to {@link #MAX_TOLERANCE}; the queue allowance grows by
+ * that widening x the calls served); each cut that holds narrows it by {@link #LOSS} again.
  * Throughput alone is too noisy to judge a cut by at a steady load below capacity (small batches
  * vary by a quarter from round to round, and the rate does not depend on the limit there), so a cut
  * is suspected only if the calls it removed were being served rather than queued ({@link
@@ -69,7 +73,11 @@ import java.util.Arrays;
  * time, and tests drive it with made-up samples.
  */
 public final class CallLimit {
-  /** How far above its floor a round's latency may be before it counts as queueing. */
+  /**
+   * How far above its floor a round's latency may be before it counts as queueing, where that
+   * allows fewer queued calls than the square root of the calls served (below 6.25 of them: small
+   * pools, processor sharing on a few cores); see {@link #queueAllowance}.
+   */
   static final double TOLERANCE = 0.4;
   /**
    * A class's mean in a round lowers its floor only if the class had this many calls in it: the
@@ -173,9 +181,10 @@ public final class CallLimit {
   private double trialRatio;
   private double trialInFlight;
   /**
-   * How far above its floor the median call may be before it counts as queueing: starts at
-   * {@link #TOLERANCE}, rises when a cut made on latency cost throughput (that latency is this
-   * downstream's normal), falls back when cuts hold.
+   * How far above its floor the median call may be before it counts as queueing, where that is
+   * the smaller queue ({@link #queueAllowance}; above {@link #TOLERANCE} it also widens the square
+   * root's allowance): starts at {@link #TOLERANCE}, rises when a cut made on latency cost
+   * throughput (that latency is this downstream's normal), falls back when cuts hold.
    */
   private double tolerance = TOLERANCE;
   /**
@@ -434,7 +443,11 @@ public final class CallLimit {
     // The median call's latency over its floor: queueing at the downstream delays every call
     // alike, while a stall of this loop or a slow outlier delays a few; the median sees the first.
     double ratio = known > 0 ? medianRatio() : 1;
-    boolean inflated = ratio > 1 + tolerance;
+    // Little's law again: the downstream serves calls in flight / ratio of them at once; the rest
+    // wait in its queue. That queue, counted in calls, is judged against the allowance (ADR 0076).
+    double servedAtOnce = meanInFlight / ratio;
+    double allowed = queueAllowance(servedAtOnce);
+    boolean inflated = meanInFlight - servedAtOnce > allowed;
     // Calls queued behind our own calls wait at most for the calls ahead of them: latency over
     // floor beyond the calls in flight (even with one connection) is not our queue (a loop that
     // answers late, a slower downstream). Such rounds never cut the limit; lasting, they rebase.
@@ -520,8 +533,8 @@ public final class CallLimit {
     if (failed) {
       backOffOnFailures(failedShare);
     } else if (queueing) {
-      double gradient = 1 / ratio;
-      int target = (int) Math.ceil(meanInFlight * gradient * (1 + tolerance));
+      // What the downstream serves at once, plus the queue it may keep.
+      int target = (int) Math.ceil(servedAtOnce + allowed);
       if (!cutting || ratio > ratioAtFirstCut) {
         // A streak is judged from its worst point: a queue that grew meanwhile (a pool that
         // shrank) starts it afresh.
@@ -595,6 +608,19 @@ public final class CallLimit {
     recoverTo = Math.max(recoverTo, limit);
     setLimit(limit - Math.max(1, limit / 10));
     slowStart = false;
+  }
+
+  /**
+   * The calls that may wait at the downstream while it serves {@code served} at once: the square
+   * root of {@code served}, or {@link #TOLERANCE} of it where that is less (below 6.25 calls), so
+   * the allowed queue grows far slower than the pool (ADR 0076: 4 calls at 16, 8 at 64; a share
+   * of latency let 40% of the pool wait, where batches cannot grow). What trials learned widens
+   * it in proportion to the calls served, as latency noise is proportional to latency: by
+   * (tolerance - {@link #TOLERANCE}) x served.
+   */
+  double queueAllowance(double served) {
+    double learned = (tolerance - TOLERANCE) * served;
+    return Math.min(tolerance * served, Math.sqrt(served) + learned);
   }
 
   /**

@@ -116,6 +116,38 @@ class CallLimitTest {
     }
 
     @Test
+    void theQueueLeftAtALargePoolIsAFewCallsNotAShareOfThePool() {
+      // ADR 0076: the queue the limit lets form at the downstream is counted in calls and grows
+      // with the square root of the calls served. Against a FIFO pool (latency up to 25% noisy)
+      // the limit settles a few calls above the pool: at most pool + 2 x sqrt(pool) + a probe
+      // step (pool / 8). A tolerance that is a share of latency (40%) let 40-55% of the pool wait
+      // there (36: 47..55, 64: 90..103), where batches cannot grow and Ferry cannot order them.
+      for (int pool : new int[] {36, 64, 100}) {
+        CallLimit limit = CallLimit.learned(1024);
+        Downstream d = new Downstream(limit, t -> pool, 2 * MS, 100_000, 0.25, pool);
+        d.runUntil(1000 * MS);
+        int[] seen = {Integer.MAX_VALUE, 0};
+        d.runUntil(3000 * MS, () -> {
+          seen[0] = Math.min(seen[0], limit.limit());
+          seen[1] = Math.max(seen[1], limit.limit());
+        });
+        int high = (int) Math.ceil(pool + 2 * Math.sqrt(pool) + pool / 8.0);
+        assertWithin(pool, high, seen[0], "pool " + pool + " lowest");
+        assertWithin(pool, high, seen[1], "pool " + pool + " highest");
+      }
+    }
+
+    @Test
+    void theQueueAllowedIsTheSquareRootOfTheCallsServedOrTheToleranceWhereLess() {
+      CallLimit limit = CallLimit.learned(256);
+      // Below 6.25 calls served the tolerance (40% of them) is the smaller: small pools and
+      // processor-sharing downstreams on a few cores are judged as before ADR 0076.
+      assertEquals(0.4 * 4, limit.queueAllowance(4), 1e-9);
+      assertEquals(4, limit.queueAllowance(16), 1e-9);
+      assertEquals(8, limit.queueAllowance(64), 1e-9);
+    }
+
+    @Test
     void withNoisyLatencyTheLimitStillCoversThePool() {
       for (long seed = 1; seed <= 5; seed++) {
         CallLimit limit = CallLimit.learned(256);
