@@ -219,7 +219,7 @@ bool crashed;
 
 /* scratch (hidden: every event is one atomic step) */
 hidden byte zrOwn, zrVia, zrTgt, zrq, zrb, zri, zqi, zfj, zfb, zhx, zdx, zdc, zci, zsi,
-  zss, zsnv, zsch, zmt, zei, ztt, zwx, zwk, zff, zeng, zbo, zbk, zbb, zbq, zcls, zbl;
+  zss, zsnv, zsch, zmt, zei, ztt, zwx, zwk, zff, zeng, zbo, zbk, zbb, zbq, zcls, zbl, zro;
 hidden int zdm;
 
 #if NN == 3
@@ -334,13 +334,20 @@ inline behindBackTrip(n, p) {
   zbq = 0
 }
 
-/* Router#behindHeld: zrb = 1 when a held input of the key goes before p */
+/* Router#behindHeld: zrb = 1 when a held input of the key goes before p;
+ * Router#behindOwnSender: zro = 1 when one of them is an earlier input of
+ * p's sender (the client's inputs in order), which a paced retry still waits
+ * behind (ADR 0106) */
 inline behindHeld(n, p) {
-  zrb = 0; zri = pslot(n, 0, 0);
+  zrb = 0; zro = 0; zri = pslot(n, 0, 0);
   do
   :: zri < pslot(n + 1, 0, 0) ->
      if
      :: pst[zri] == HELD && okey(zri) < okey(p) && (!OLD(p) || (OLD(zri) && !pwp[zri])) -> zrb = 1
+     :: else -> skip
+     fi;
+     if
+     :: pst[zri] == HELD && okey(zri) < okey(p) && pinput(zri) < pinput(p) -> zro = 1
      :: else -> skip
      fi;
      zri++
@@ -402,7 +409,7 @@ inline route(n, p) {
   :: else ->
      behindHeld(n, p);
      if
-     :: !pretry[p] && zrb -> hold(p, 0)
+     :: (!pretry[p] && zrb) || (pretry[p] && zro) -> hold(p, 0)
      :: else ->
         zrOwn = owner(vw[n]);
         behindBackTrip(n, p);
@@ -446,7 +453,7 @@ inline route(n, p) {
         fi
      fi
   fi;
-  zrq = 0; zrb = 0; zbb = 0
+  zrq = 0; zrb = 0; zbb = 0; zro = 0
 }
 
 /* Router#flush: the held inputs of the key routed again, in their order */
@@ -787,6 +794,17 @@ end:
           :: else -> break
           od;
           zbl = zbl || OLD(zei);
+          /* or a paced retry of its sender waits behind it (ADR 0106) */
+          zfj = pslot(n, 0, 0);
+          do
+          :: zfj < pslot(n + 1, 0, 0) ->
+             if
+             :: zfj != zei && pst[zfj] == HELD && pretry[zfj] && pinput(zei) < pinput(zfj) -> zbl = 1
+             :: else -> skip
+             fi;
+             zfj++
+          :: else -> break
+          od;
           zfj = 0;
           answerP(zei);
           if
