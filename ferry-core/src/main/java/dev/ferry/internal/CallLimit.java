@@ -66,6 +66,18 @@ import java.util.Arrays;
  * round whose calls spent at least {@link #LAG_SHARE} of their latency in the loop's lag is not
  * judged at all: no cut, no probe up, no floor moves.
  *
+ * <p>A stall is not a queue either (ADR 0107). A GC pause, the machine descheduling the process or
+ * the downstream pausing holds every call in flight at once, and the probe, posted after the first
+ * late completion, waits through none of it: the round's median call reads as queueing, and the
+ * cut went to what a stalled downstream seemed to serve (24 -> 3). A queue at the downstream keeps
+ * completing calls about once a call time (the calls ahead of a queued call complete while it
+ * waits); a stall completes nothing, then everything it held. So a round that would cut, in which
+ * at least half the calls were in flight through a stretch of more than {@link #HELD_FLOORS} floor
+ * times without any completion, is not judged: no cut, no probe up, no trial judged by its
+ * delivered rate (a floor round like it is abandoned). Only once: a round held again right after
+ * it is how this downstream answers (calls far slower than their floor, a cache that misses) and
+ * is judged as any other.
+ *
  * <h2>Invariants</h2>
  * {@code 1 <= limit() <= max}; floors are positive or absent; a pinned limit never moves.
  *
@@ -495,13 +507,17 @@ public final class CallLimit {
     boolean queueing = inflated && ratio <= meanInFlight * (1 + tolerance);
     roundsNotOurs = inflated && !queueing && !failed ? roundsNotOurs + 1 : 0;
     // Calls held up together by a stall (this loop's, the process's, the downstream's) read as a
-    // queue of our calls: such a round cuts nothing, ends a streak of cuts, and probes nothing up
-    // either, its latency being no evidence of room (ADR 0107). Only a one-off: held again in the
-    // next round, it is how this downstream answers, and judged as any round.
+    // queue of our calls. Such a round is not judged (ADR 0107): no cut, no probe up (its latency is
+    // no evidence of room either), and no trial judged by its delivered rate, which the stall
+    // lowered as it raised the latency; a pending trial waits for the next round. Only a one-off:
+    // held again in the next round, it is how this downstream answers, and judged as any round.
     boolean heldNow = queueing && !failed && heldTogether(ratio);
     boolean held = heldNow && !heldBefore;
     heldBefore = heldNow;
-    queueing &= !held;
+    if (held) {
+      newRound(now);
+      return;
+    }
     if (roundsNotOurs >= ROUNDS_NOT_OURS) {
       roundsNotOurs = 0;
       cutting = false;
@@ -610,7 +626,7 @@ public final class CallLimit {
       slowStart = false;
       recoverTo = 0;
       settling = true;
-    } else if (heldBack && !held) {
+    } else if (heldBack) {
       setLimit(slowStart ? 2 * limit : limit + Math.max(1, limit / 8));
     }
     if (heldBack && now - nextFloorRound >= 0 && !settling) {
