@@ -724,8 +724,7 @@ public final class CallLimit {
    * A queue at the downstream does not do that: it keeps completing calls at its serving rate,
    * each within about a floor time (the calls ahead of a queued call complete while it waits). A
    * stall of this loop or of the whole process (a GC pause, the machine descheduling it), or of the
-   * downstream itself, does: nothing completes, then everything it held. The floors are those
-   * before this round.
+   * downstream itself, does: nothing completes, then everything it held.
    */
   private boolean heldTogether(double ratio) {
     if (sampleCount == 0 || longestGap <= 0) {
