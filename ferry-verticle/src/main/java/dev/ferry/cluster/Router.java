@@ -56,8 +56,9 @@ import java.util.Set;
  *       follow it (or wait here if this node owns k now).
  *   <li>An input forwarded here is held no longer than its sender allows ({@link Forward#holdMs},
  *       half of what the sender waits), then handed back unapplied with what came after it from
- *       the same node (ADR 0109). So a forward given up by its sender is never applied
- *       afterwards, but in an owner's ferry, where the engine and the hand-off keep its order.
+ *       the same node; what a node that left the members forwarded is never applied (ADR 0109,
+ *       0110). So a forward given up by its sender is never applied afterwards, but in an owner's
+ *       ferry, where the engine and the hand-off keep its order.
  * </ul>
  *
  * <h2>Threads</h2>
@@ -164,6 +165,14 @@ final class Router {
    * got there: it is not "along the path" and does not go around it, but waits for it.
    */
   private final Map<String, Map<String, Integer>> backTrips = new HashMap<>();
+  /** The live members of the last snapshot adopted here. */
+  private Set<String> members = Set.of();
+  /**
+   * Nodes seen as members and then gone from the members (crashed, or left): what they forwarded
+   * here nobody waits for any more (the nodes that had sent it to them answered it when they
+   * left), so it is never applied (ADR 0110).
+   */
+  private final Set<String> departed = new HashSet<>();
   /** Nodes that answered a forward with NO_HANDLERS since the last view change. */
   private final Set<String> unreachable = new HashSet<>();
   private long arrivals;
@@ -274,6 +283,13 @@ final class Router {
   public void snapshot(Set<String> members, Set<String> announced, Set<String> leaving) {
     step(() -> {
       failForwardsToNonMembers(members);
+      for (String m : this.members) {
+        if (!members.contains(m)) {
+          departed.add(m);
+        }
+      }
+      this.members = Set.copyOf(members);
+      dropFromDeparted();
       if (views.adopt(members, announced, leaving, loop.nanoTime())) {
         releasedTo.clear();
         unreachable.clear();
@@ -454,6 +470,14 @@ final class Router {
       // It comes from the node this node's earlier inputs of the key went to, which passes on what
       // it gets in order: it is not one of the later inputs that must wait for those.
       p.alongPath = true;
+    }
+    if (p.sender != null && departed.contains(p.sender)) {
+      if (tracer != null) {
+        tracer.accept("drop " + p.input.body + " (" + p.sender + " left)");
+      }
+      answer(p, new FerryException(FerryError.CLOSED, "the node that forwarded it (" + p.sender
+          + ") left the cluster before it was sent: never applied"));
+      return;
     }
     boolean first = p.handedOff || p.returned || p.alongPath;
     p.waitsForPath = false;
@@ -925,6 +949,28 @@ final class Router {
     for (String key : keys) {
       if (views.known() && !handingOff.contains(key)) {
         flush(key);
+      }
+    }
+  }
+
+  /**
+   * Answers what is held here from a node that left the members, never applied (ADR 0110): whoever
+   * sent it there was answered 502 when that node left, and its sender's next input may already be
+   * on its way to the owner; applied later, this one would follow it.
+   */
+  private void dropFromDeparted() {
+    for (String key : List.copyOf(held.keySet())) {
+      ArrayDeque<Pending> q = held.get(key);
+      for (Pending p : List.copyOf(q)) {
+        if (p.sender != null && departed.contains(p.sender)) {
+          unhold(q, p);
+          cancelHold(p);
+          if (tracer != null) {
+            tracer.accept("drop " + p.input.body + " (" + p.sender + " left)");
+          }
+          answer(p, new FerryException(FerryError.CLOSED, "the node that forwarded it (" + p.sender
+              + ") left the cluster before it was sent: never applied"));
+        }
       }
     }
   }

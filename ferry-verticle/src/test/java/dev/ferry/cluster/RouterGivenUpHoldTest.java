@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ferry.FerryError;
+import dev.ferry.FerryException;
 import dev.ferry.internal.PerKeyFerry;
 import dev.ferry.testing.VirtualLoop;
 import dev.ferry.verticle.Submission;
@@ -18,9 +20,10 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
- * A forward its sender gave up on is never applied afterwards (ADR 0109): the node it was
+ * A forward its sender gave up on is never applied afterwards (ADR 0109, 0110): the node it was
  * forwarded to holds it at most half the sender's wait and then hands it back unapplied, with
- * what came after it from the same node.
+ * what came after it from the same node; and what a node that left the members forwarded is
+ * dropped, never applied, since the node it came through answered its caller when it left.
  */
 class RouterGivenUpHoldTest {
   private static final long CALL_MS = 1_000;
@@ -78,6 +81,26 @@ class RouterGivenUpHoldTest {
     Router.Forward y = forwards.get(1);
     assertEquals(1_000 + 3 * CALL_MS, y.sendTimeoutMs, "no longer than the node it came from waits for it");
     assertEquals(500, y.holdMs);
+  }
+
+  @Test
+  void anInputForwardedByANodeThatLeftTheMembersIsNeverApplied() throws Exception {
+    Router b = router("b", RouterTesting.recording(forwards));
+    // b's view names c, which forwards it an input of a key c owns by that view: views disagree,
+    // b holds it for a pause.
+    b.snapshot(Set.of("b", "c"), Set.of("c"), Set.of());
+    loop.runPending();
+    Promise<Object> answer = Promise.promise();
+    b.accept(input("k1", "x1"), 1, false, "c", "client#1", answer);
+    loop.runPending();
+    assertEquals(1, b.heldCount());
+
+    b.snapshot(Set.of("b"), Set.of("b"), Set.of()); // c crashed: b owns every key now
+    loop.advanceMillis(Router.RETRY_MS * 2);
+    loop.runPending();
+    assertTrue(answer.future().failed(), "answered (nobody hears it: its sender is gone)");
+    assertEquals(FerryError.CLOSED, ((FerryException) answer.future().cause()).kind());
+    assertEquals(List.of(), calls, "never applied");
   }
 
   private Future<Object> forwarded(Router r, String from, String body, String origin, long holdMs) throws Exception {

@@ -23,7 +23,6 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -138,7 +137,6 @@ class RouterSimulationTest {
    * now dropped, never applied (ADR 0110).
    */
   @Test
-  @Disabled("fails on main: fixed by ADR 0110")
   void stormWithSkippedSnapshotsDropsWhatACrashedNodeForwarded() {
     replay(2300, STORM, true);
   }
@@ -169,7 +167,7 @@ class RouterSimulationTest {
   }
 
   /**
-   * Snapshots skipped in membership storms (ADR 0109). Replay one with {@code
+   * Snapshots skipped in membership storms (ADR 0109, 0110). Replay one with {@code
    * -Dferry.routersim.skip=true -Dferry.routersim.storm=12 -Dferry.routersim.seed=N}.
    */
   @Test
