@@ -46,6 +46,8 @@ final class Pending {
    * ferry (bounded by the hold bound alone).
    */
   long giveUpAt = Long.MAX_VALUE;
+  /** When it was first held here (loop time), for the text of its 503. */
+  long heldSince;
   /** When its wait while held ends (System.nanoTime()), set at its first hold; 0 before. */
   long holdUntil;
   /** Held at the hop limit and let go: it may be passed on once more (still paced by the hold). */

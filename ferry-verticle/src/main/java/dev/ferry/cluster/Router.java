@@ -804,6 +804,7 @@ final class Router {
     heldTotal++;
     if (p.holdUntil == 0) {
       // Bounded from the first hold: routing again after a view change does not extend it.
+      p.heldSince = now;
       p.holdUntil = Math.min(p.giveUpAt, p.deadline - now < maxHoldNanos ? p.deadline : now + maxHoldNanos);
     }
     long wait = Math.max(1, Math.min(retryMs == Long.MAX_VALUE ? Long.MAX_VALUE : retryMs * 1_000_000, p.holdUntil - now));
@@ -909,7 +910,7 @@ final class Router {
     } else {
       why = "a paced retry";
     }
-    long heldMs = (loop.nanoTime() - (p.holdUntil - maxHoldNanos)) / 1_000_000;
+    long heldMs = (loop.nanoTime() - p.heldSince) / 1_000_000;
     return "held at " + self + " for " + why + ", " + heldMs + " ms since its first hold here, view " + views.view()
         + (unreachable.isEmpty() ? "" : ", refused by " + unreachable);
   }
