@@ -51,11 +51,12 @@ public final class ClusterNode implements Router.Links {
   static final String ORIGIN = Submission.ORIGIN;
   static final String HOP = "ferry-hop";
   static final String HANDOFF = "ferry-handoff";
+  /** How long the receiving node may hold a forward before handing it back unapplied, ms (ADR 0109). */
+  static final String HOLD_MS = "ferry-hold-ms";
 
   private final Vertx vertx;
   private final Context context;
   private final String address;
-  private final long callTimeoutMs;
   private final long maxHoldMs;
   private final BiConsumer<Message<Object>, AsyncResult<Object>> reply;
   private final Membership membership;
@@ -73,7 +74,6 @@ public final class ClusterNode implements Router.Links {
     this.vertx = vertx;
     this.context = context;
     this.address = address;
-    this.callTimeoutMs = callTimeoutMs;
     this.maxHoldMs = maxHoldMs(callTimeoutMs, drainTimeoutMs);
     this.reply = reply;
     this.membership = membership;
@@ -199,9 +199,16 @@ public final class ClusterNode implements Router.Links {
     } catch (NumberFormatException e) {
       hop = 0;
     }
+    long holdMs;
+    try {
+      // Absent or malformed: no bound but this node's own, as before ADR 0109.
+      holdMs = Math.max(0, Long.parseLong(m.headers().get(HOLD_MS)));
+    } catch (NumberFormatException e) {
+      holdMs = 0;
+    }
     String visited = m.headers().get(VISITED);
     router.accept(input, hop, m.headers().contains(HANDOFF), visited != null ? visited : m.headers().get(FROM),
-        m.headers().get(ORIGIN), answerFor(m));
+        m.headers().get(ORIGIN), holdMs, answerFor(m));
   }
 
   private Promise<Object> answerFor(Message<Object> m) {
@@ -209,6 +216,8 @@ public final class ClusterNode implements Router.Links {
     answer.future().onComplete(ar -> {
       if (ar.failed() && ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.RECIPIENT_FAILURE) {
         m.fail(re.failureCode(), re.getMessage()); // the owner's code and text, unchanged
+      } else if (ar.failed() && ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS) {
+        m.reply(re); // handed back unapplied (ADR 0109): the sender routes it again, as when refused
       } else {
         reply.accept(m, ar);
       }
@@ -219,11 +228,12 @@ public final class ClusterNode implements Router.Links {
   @Override
   public void forward(Router.Forward f) {
     Submission s = f.pending.input;
-    // The owner may hold an input (a key's release, at most maxHoldMs and never past the deadline),
-    // queue it until its deadline, then call: the reply can take up to the deadline, or the hold,
-    // plus a couple of call timeouts.
+    // The router's wait (ADR 0109): the target holds it at most f.holdMs, then hands it back
+    // unapplied; one in an owner's ferry is answered within its deadline, or the hold, plus a
+    // couple of call timeouts.
     DeliveryOptions o = new DeliveryOptions()
-        .setSendTimeout((f.remainingMs > 0 ? f.remainingMs : maxHoldMs) + 3 * callTimeoutMs)
+        .setSendTimeout(f.sendTimeoutMs)
+        .addHeader(HOLD_MS, Long.toString(f.holdMs))
         .addHeader(Submission.KEY, s.key)
         .addHeader(HOP, Integer.toString(f.hop))
         .addHeader(FROM, self)

@@ -39,6 +39,15 @@ final class Pending {
   long holdTimerAt;
   /** In one of the router's held queues now. */
   boolean held;
+  /**
+   * When its holds here must end (loop time), as the node that forwarded it here allows: that node
+   * waits twice as long for its answer. It is then handed back, never applied ({@link
+   * Router#RETURNED}, ADR 0109). Long.MAX_VALUE for a caller's input or a hand-off from this node's
+   * ferry (bounded by the hold bound alone).
+   */
+  long giveUpAt = Long.MAX_VALUE;
+  /** When it was first held here (loop time), for the text of its 503. */
+  long heldSince;
   /** When its wait while held ends (System.nanoTime()), set at its first hold; 0 before. */
   long holdUntil;
   /** Held at the hop limit and let go: it may be passed on once more (still paced by the hold). */

@@ -54,6 +54,11 @@ import java.util.Set;
  *       input that comes back (its forward was not delivered) goes before later ones.
  *   <li>{@code path(k)} counts the forwards of k open to one node; while it is set, k's new inputs
  *       follow it (or wait here if this node owns k now).
+ *   <li>An input forwarded here is held no longer than its sender allows ({@link Forward#holdMs},
+ *       half of what the sender waits), then handed back unapplied with what came after it from
+ *       the same node; what a node that left the members forwarded is never applied (ADR 0109,
+ *       0110). So a forward given up by its sender is never applied afterwards, but in an owner's
+ *       ferry, where the engine and the hand-off keep its order.
  * </ul>
  *
  * <h2>Threads</h2>
@@ -65,6 +70,12 @@ final class Router {
   static final long RETRY_MS = 100;
   /** Forwarded at once at most twice; beyond that, only after a pause (ADR 0053). */
   static final int MAX_HOPS = 2;
+  /**
+   * The failure code of an input handed back to the node that forwarded it here, never applied,
+   * before that node's wait for it ends (a NO_HANDLERS reply: "not delivered, route it again in
+   * its place"): see {@link Pending#giveUpAt}, ADR 0109.
+   */
+  static final int RETURNED = 408;
 
   /** What a router asks of the network; each call is made from an effect, never mid-transition. */
   public interface Links {
@@ -90,8 +101,16 @@ final class Router {
     final boolean back;
     /** Its sender and place in that sender's order ({@link Pending#origin}), or null. */
     public final String origin;
+    /**
+     * How long the target may hold it (ms): past that it hands it back, never applied ({@link
+     * #RETURNED}), well before this node stops waiting (ADR 0109).
+     */
+    public final long holdMs;
+    /** How long this node waits for the answer (ms): the forward's send timeout. */
+    public final long sendTimeoutMs;
 
-    Forward(String target, Pending pending, int hop, boolean handOff, long remainingMs, String visited, boolean back) {
+    Forward(String target, Pending pending, int hop, boolean handOff, long remainingMs, String visited, boolean back,
+        long holdMs, long sendTimeoutMs) {
       this.target = target;
       this.pending = pending;
       this.hop = hop;
@@ -100,6 +119,8 @@ final class Router {
       this.visited = visited;
       this.back = back;
       this.origin = pending.originText();
+      this.holdMs = holdMs;
+      this.sendTimeoutMs = sendTimeoutMs;
     }
   }
 
@@ -108,6 +129,7 @@ final class Router {
   private final PerKeyFerry<String, Submission, ?, Object> ferry;
   private final Links links;
   private final long maxHoldNanos;
+  private final long callTimeoutMs;
   /** How many inputs may be held here at once (the ferry's maxQueueing: ADR 0100). */
   private final int maxHeld;
   /** How long after losing a key this node still forwards its inputs with the hand-off class. */
@@ -143,6 +165,14 @@ final class Router {
    * got there: it is not "along the path" and does not go around it, but waits for it.
    */
   private final Map<String, Map<String, Integer>> backTrips = new HashMap<>();
+  /** The live members of the last snapshot adopted here. */
+  private Set<String> members = Set.of();
+  /**
+   * Nodes seen as members and then gone from the members (crashed, or left): what they forwarded
+   * here nobody waits for any more (the nodes that had sent it to them answered it when they
+   * left), so it is never applied (ADR 0110).
+   */
+  private final Set<String> departed = new HashSet<>();
   /** Nodes that answered a forward with NO_HANDLERS since the last view change. */
   private final Set<String> unreachable = new HashSet<>();
   private long arrivals;
@@ -194,6 +224,7 @@ final class Router {
     this.ferry = ferry;
     this.links = links;
     this.maxHoldNanos = maxHoldMs * 1_000_000;
+    this.callTimeoutMs = callTimeoutMs;
     this.ownedWindowNanos = 2 * callTimeoutMs * 1_000_000;
     this.views = new Views(self);
     this.selfOrigin = self + "#";
@@ -213,9 +244,23 @@ final class Router {
    * this node's. {@code answer} gets its one outcome.
    */
   public void accept(Submission input, int hop, boolean handedOff, String visited, String origin, Promise<Object> answer) {
+    accept(input, hop, handedOff, visited, origin, 0, answer);
+  }
+
+  /**
+   * As above, for a forward whose sender may hold it here at most {@code holdMs} (ms, 0 for no
+   * bound but this node's own: {@link Forward#holdMs}).
+   */
+  public void accept(Submission input, int hop, boolean handedOff, String visited, String origin, long holdMs,
+      Promise<Object> answer) {
     step(() -> {
-      long deadline = input.timeoutMs > 0 ? loop.nanoTime() + input.timeoutMs * 1_000_000 : Long.MAX_VALUE;
+      long now = loop.nanoTime();
+      long deadline = input.timeoutMs > 0 ? now + input.timeoutMs * 1_000_000 : Long.MAX_VALUE;
       Pending p = new Pending(input, hop, handedOff, deadline, answer);
+      if (holdMs > 0) {
+        // Never beyond this node's own bound (and no overflow, whatever a node sends).
+        p.giveUpAt = now + Math.min(holdMs, maxHoldNanos / 1_000_000) * 1_000_000;
+      }
       if (visited != null && !visited.isEmpty()) {
         p.visited = visited;
         p.sender = visited.substring(visited.lastIndexOf(',') + 1);
@@ -238,6 +283,13 @@ final class Router {
   public void snapshot(Set<String> members, Set<String> announced, Set<String> leaving) {
     step(() -> {
       failForwardsToNonMembers(members);
+      for (String m : this.members) {
+        if (!members.contains(m)) {
+          departed.add(m);
+        }
+      }
+      this.members = Set.copyOf(members);
+      dropFromDeparted();
       if (views.adopt(members, announced, leaving, loop.nanoTime())) {
         releasedTo.clear();
         unreachable.clear();
@@ -273,6 +325,10 @@ final class Router {
         open.remove(f.target);
       }
       Pending p = f.pending;
+      if (tracer != null && !ar.succeeded()) {
+        tracer.accept("forward of " + p.input.body + " to " + f.target + " failed: "
+            + (ar.cause() instanceof ReplyException re ? re.failureType() + " " + re.failureCode() : String.valueOf(ar.cause())));
+      }
       boolean notDelivered = !ar.succeeded() && ar.cause() instanceof ReplyException re
           && re.failureType() == ReplyFailure.NO_HANDLERS;
       if (notDelivered && !closed) {
@@ -415,6 +471,14 @@ final class Router {
       // it gets in order: it is not one of the later inputs that must wait for those.
       p.alongPath = true;
     }
+    if (p.sender != null && departed.contains(p.sender)) {
+      if (tracer != null) {
+        tracer.accept("drop " + p.input.body + " (" + p.sender + " left)");
+      }
+      answer(p, new FerryException(FerryError.CLOSED, "the node that forwarded it (" + p.sender
+          + ") left the cluster before it was sent: never applied"));
+      return;
+    }
     boolean first = p.handedOff || p.returned || p.alongPath;
     p.waitsForPath = false;
     if (!views.known() || handingOff.contains(key)) {
@@ -554,9 +618,27 @@ final class Router {
   }
 
   private void forward(String target, Pending p, boolean handOff) {
-    long remaining = p.remainingMs(loop.nanoTime());
+    long now = loop.nanoTime();
+    long remaining = p.remainingMs(now);
     if (remaining < 0) {
       answer(p, new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent"));
+      return;
+    }
+    // How long this node waits for the answer: the caller's deadline, else a hold's bound, and never
+    // past the moment the node that forwarded it here gives it up. The target (and every node it
+    // passes the input on to) holds it at most half of that, then hands it back unapplied: so a
+    // forward given up here was never applied there, and what this node holds behind it has the
+    // other half to go on once it is back. Past its holds only an input in an owner's ferry may
+    // still be applied, and there the engine and the hand-off keep its sender's order (ADR 0109).
+    long waitMs = remaining > 0 ? remaining : maxHoldNanos / 1_000_000;
+    if (p.giveUpAt != Long.MAX_VALUE) {
+      waitMs = Math.min(waitMs, (p.giveUpAt - now) / 1_000_000);
+    }
+    long holdMs = waitMs / 2;
+    if (holdMs <= 0 && p.giveUpAt != Long.MAX_VALUE) {
+      // Too late to send on: held until its sender's wait runs out, then handed back with what
+      // came after it from there (holdEnded), which meanwhile waits behind it.
+      hold(p);
       return;
     }
     LinkedHashMap<String, Integer> path = paths.computeIfAbsent(p.input.key, k -> new LinkedHashMap<>());
@@ -571,7 +653,8 @@ final class Router {
     if (back) {
       backTrips.computeIfAbsent(p.input.key, k -> new HashMap<>()).merge(target, 1, Integer::sum);
     }
-    Forward f = new Forward(target, p, Math.min(p.hop + 1, MAX_HOPS), handOff, remaining, visited, back);
+    Forward f = new Forward(target, p, Math.min(p.hop + 1, MAX_HOPS), handOff, remaining, visited, back,
+        Math.max(1, holdMs), waitMs + 3 * callTimeoutMs);
     open.computeIfAbsent(target, n -> new LinkedHashSet<>()).add(f);
     effects.add(() -> links.forward(f));
   }
@@ -712,12 +795,17 @@ final class Router {
       return;
     }
     ArrayDeque<Pending> q = held.computeIfAbsent(p.input.key, k -> new ArrayDeque<>());
+    if (tracer != null && p.holdUntil == 0) {
+      tracer.accept("hold " + p.input.body + (retryMs != Long.MAX_VALUE ? " (pause)" : "")
+          + (p.waitsForPath ? " (path " + paths.get(p.input.key) + ")" : ""));
+    }
     insertInOrder(q, p);
     p.held = true;
     heldTotal++;
     if (p.holdUntil == 0) {
       // Bounded from the first hold: routing again after a view change does not extend it.
-      p.holdUntil = p.deadline - now < maxHoldNanos ? p.deadline : now + maxHoldNanos;
+      p.heldSince = now;
+      p.holdUntil = Math.min(p.giveUpAt, p.deadline - now < maxHoldNanos ? p.deadline : now + maxHoldNanos);
     }
     long wait = Math.max(1, Math.min(retryMs == Long.MAX_VALUE ? Long.MAX_VALUE : retryMs * 1_000_000, p.holdUntil - now));
     if (p.holdTimer >= 0 && p.holdTimerAt == now + wait) {
@@ -766,10 +854,23 @@ final class Router {
       // not: routing the rest again would hold each again, at a cost that grows with the queue.
       boolean blocking = q.peekFirst() == p || old(p) || retryBehind(q, p);
       unhold(q, p);
-      answer(p, loop.nanoTime() >= p.deadline
-          ? new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent")
-          : new FerryException(FerryError.CLOSED, "the key's owner could not be reached: membership did not settle in time ("
-              + heldFor(p) + ")"));
+      if (loop.nanoTime() >= p.deadline) {
+        answer(p, new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent"));
+      } else if (loop.nanoTime() >= p.giveUpAt) {
+        returnToSender(p, heldFor(p));
+        // What came after it from the same node goes back with it: kept here, it could be sent on
+        // before p returns along the same way, which would reorder that node's inputs (ADR 0109).
+        for (Pending later : List.copyOf(q)) {
+          if (p.sender != null && p.sender.equals(later.sender) && later.seq > p.seq) {
+            unhold(q, later);
+            cancelHold(later);
+            returnToSender(later, "sent here after " + p.input.body + ", which went back");
+          }
+        }
+      } else {
+        answer(p, new FerryException(FerryError.CLOSED, "the key's owner could not be reached: membership did not settle in time ("
+            + heldFor(p) + ")"));
+      }
       if (blocking && !q.isEmpty() && !handingOff.contains(p.input.key)) {
         flush(p.input.key); // those held behind it go on (nothing else may ever flush them)
       }
@@ -809,7 +910,7 @@ final class Router {
     } else {
       why = "a paced retry";
     }
-    long heldMs = (loop.nanoTime() - (p.holdUntil - maxHoldNanos)) / 1_000_000;
+    long heldMs = (loop.nanoTime() - p.heldSince) / 1_000_000;
     return "held at " + self + " for " + why + ", " + heldMs + " ms since its first hold here, view " + views.view()
         + (unreachable.isEmpty() ? "" : ", refused by " + unreachable);
   }
@@ -849,6 +950,28 @@ final class Router {
     for (String key : keys) {
       if (views.known() && !handingOff.contains(key)) {
         flush(key);
+      }
+    }
+  }
+
+  /**
+   * Answers what is held here from a node that left the members, never applied (ADR 0110): whoever
+   * sent it there was answered 502 when that node left, and its sender's next input may already be
+   * on its way to the owner; applied later, this one would follow it.
+   */
+  private void dropFromDeparted() {
+    for (String key : List.copyOf(held.keySet())) {
+      ArrayDeque<Pending> q = held.get(key);
+      for (Pending p : List.copyOf(q)) {
+        if (p.sender != null && departed.contains(p.sender)) {
+          unhold(q, p);
+          cancelHold(p);
+          if (tracer != null) {
+            tracer.accept("drop " + p.input.body + " (" + p.sender + " left)");
+          }
+          answer(p, new FerryException(FerryError.CLOSED, "the node that forwarded it (" + p.sender
+              + ") left the cluster before it was sent: never applied"));
+        }
       }
     }
   }
@@ -972,6 +1095,19 @@ final class Router {
       }
     }
     return true;
+  }
+
+  /**
+   * Hands {@code p} back to the node that forwarded it here, never applied, before that node stops
+   * waiting for it: there it is not delivered (NO_HANDLERS) and is routed again in its place, ahead
+   * of its sender's later inputs (ADR 0109).
+   */
+  private void returnToSender(Pending p, String why) {
+    if (tracer != null) {
+      tracer.accept("return " + p.input.body + " to " + p.sender + " (" + why + ")");
+    }
+    answer(p, new ReplyException(ReplyFailure.NO_HANDLERS, RETURNED, "held at " + self
+        + " until the forwarding node's wait for it ran out, never applied: " + why));
   }
 
   private void answer(Pending p, Throwable failure) {

@@ -103,6 +103,44 @@ class RouterSimulationTest {
     replay(186, STORM, true);
   }
 
+  /**
+   * Seed 342 of storms with skipped snapshots (ADR 0109): c1/k5:3 is held at a node past the one
+   * it entered at, in a circle of open forwards; the entry node's forward of it ran out its send
+   * timeout (502), its path cleared, c1/k5:4 went to the owner directly, and c1/k5:3 followed it
+   * there. Now it comes back unapplied before that timeout and goes first.
+   */
+  @Test
+  void stormGivenUpForwardIsHandedBackBeforeItsSenderMovesOn() {
+    replay(342, STORM, true);
+  }
+
+  /** Seed 2799 of storms with skipped snapshots: the same inversion, c0/k0:2 after c0/k0:3 (ADR 0109). */
+  @Test
+  void stormGivenUpForwardIsHandedBackBeforeItsSenderMovesOnSeed2799() {
+    replay(2799, STORM, true);
+  }
+
+  /**
+   * Seed 2374 of membership storms: open forwards of k1 in a circle over four nodes, each holding
+   * what follows, until the hold bound answered 503. The held inputs go back to their senders
+   * within half their wait, which opens the circle (ADR 0109).
+   */
+  @Test
+  void stormCircleOfOpenForwardsUnwinds() {
+    replay(2374, STORM, false);
+  }
+
+  /**
+   * Seed 2300 of storms with skipped snapshots (with a crash): c0/k2:1 is held at n3, forwarded by
+   * n2, which crashes; the node the client sent it to answers 502 ("n2 left"), the client sends
+   * c0/k2:3 to the owner, and n3 passed c0/k2:1 on behind it. What a departed node forwarded is
+   * now dropped, never applied (ADR 0110).
+   */
+  @Test
+  void stormWithSkippedSnapshotsDropsWhatACrashedNodeForwarded() {
+    replay(2300, STORM, true);
+  }
+
   private static void replay(long seed, int storm, boolean skip) {
     Sim sim = new Sim(seed, false);
     sim.storm = storm;
@@ -126,6 +164,15 @@ class RouterSimulationTest {
   @Test
   void snapshotsSkipped() {
     simulate(false, 500, false, 0, true);
+  }
+
+  /**
+   * Snapshots skipped in membership storms (ADR 0109, 0110). Replay one with {@code
+   * -Dferry.routersim.skip=true -Dferry.routersim.storm=12 -Dferry.routersim.seed=N}.
+   */
+  @Test
+  void snapshotsSkippedInStorms() {
+    simulate(false, 300, false, STORM, true);
   }
 
   private static void simulate(boolean lateViews, int defaultSeeds) {
@@ -258,12 +305,15 @@ class RouterSimulationTest {
         router = new Router(loop, id, ferry, 1_000, ClusterNode.maxHoldMs(1_000, 1_000), new Router.Links() {
           @Override
           public void forward(Router.Forward f) {
+            // With the send timeout and hold bound the router gives, as ClusterNode sends them
+            // (before ADR 0109 the simulation waited 3 x callTimeoutMs for an input without a
+            // deadline, the hold bound here, where a node waits the bound plus that).
             Submission s = f.pending.input;
             Node from = Node.this;
             trace(loop.nowMillis() + " fwd " + from.id + ">" + f.target + " " + s.body + " hop=" + f.hop + " handoff=" + f.handOff + " visited=" + f.visited);
-            request(from.id, f.target, f.remainingMs + 3_000, to -> {
+            request(from.id, f.target, f.sendTimeoutMs, to -> {
               Promise<Object> answer = Promise.promise();
-              to.router.accept(resubmit(s, f.remainingMs), f.hop, f.handOff, f.visited, f.origin, answer);
+              to.router.accept(resubmit(s, f.remainingMs), f.hop, f.handOff, f.visited, f.origin, f.holdMs, answer);
               return answer.future();
             }, ar -> from.router.forwarded(f, ar), () -> from.alive);
           }
