@@ -66,6 +66,18 @@ import java.util.Arrays;
  * round whose calls spent at least {@link #LAG_SHARE} of their latency in the loop's lag is not
  * judged at all: no cut, no probe up, no floor moves.
  *
+ * <p>A stall is not a queue either (ADR 0107). A GC pause, the machine descheduling the process or
+ * the downstream pausing holds every call in flight at once, and the probe, posted after the first
+ * late completion, waits through none of it: the round's median call reads as queueing, and the
+ * cut went to what a stalled downstream seemed to serve (24 -> 3). A queue at the downstream keeps
+ * completing calls about once a call time (the calls ahead of a queued call complete while it
+ * waits); a stall completes nothing, then everything it held. So a round that would cut, in which
+ * at least half the calls were in flight through a stretch of more than {@link #HELD_FLOORS} floor
+ * times without any completion, is not judged: no cut, no probe up, no trial judged by its
+ * delivered rate (a floor round like it is abandoned). Only once: a round held again right after
+ * it is how this downstream answers (calls far slower than their floor, a cache that misses) and
+ * is judged as any other.
+ *
  * <h2>Invariants</h2>
  * {@code 1 <= limit() <= max}; floors are positive or absent; a pinned limit never moves.
  *
@@ -122,6 +134,12 @@ public final class CallLimit {
   static final double SERVED = 1 / 3.0;
   /** A round whose latency was at least this share loop lag is not judged (ADR 0015). */
   static final double LAG_SHARE = 0.5;
+  /**
+   * A stretch without any completion longer than this many floor times, with calls in flight
+   * through it, is a stall, not a queue (ADR 0107): a queue completes a call at least every call
+   * time. Twice, for calls slower than their floor (the floor is the lowest round mean).
+   */
+  static final double HELD_FLOORS = 2;
   /** A trial cut: judged by the inputs per second of the round after next. */
   private static final int CUT = -1;
   /** A cut undone for one round, to tell whether the cut or the downstream cost throughput. */
@@ -164,6 +182,20 @@ public final class CallLimit {
   /** The round's successful samples, for the median latency over floor. */
   private long[] sampleLatency = new long[16];
   private int[] sampleSize = new int[16];
+  /** When each of the round's successful samples started and completed (loop nanos), for {@link #heldTogether}. */
+  private long[] sampleStart = new long[16];
+  private long[] sampleEnd = new long[16];
+  /** The last completion seen (any call, any round), and the longest time this round went without one. */
+  private boolean anyCompleted;
+  private long lastCompletion;
+  private long longestGap;
+  private long gapFrom;
+  /**
+   * The last judged round's calls were held up together: a stall is a one-off, so a round held
+   * again right after it is this downstream's way of answering (calls that take far longer than
+   * their floor, a cache that misses) and is judged as ADR 0012 judges any round.
+   */
+  private boolean heldBefore;
   private int sampleCount;
   /** The round's latency as measured and the loop lag seen with it, in nanos. */
   private long rawLatencySum;
@@ -288,6 +320,14 @@ public final class CallLimit {
         nextFloorRound = now + FLOOR_PERIOD_NANOS;
       }
     }
+    if (anyCompleted && now - roundStart > 0 && now - lastCompletion > longestGap) {
+      // Every completion counts here, the calls started before this round included: a gap is a
+      // time in which the downstream, as this loop saw it, completed nothing at all.
+      longestGap = now - lastCompletion;
+      gapFrom = lastCompletion;
+    }
+    anyCompleted = true;
+    lastCompletion = now;
     if (startedAt - roundStart < 0) {
       // Started under an earlier limit: it says nothing about this one.
       return;
@@ -312,8 +352,12 @@ public final class CallLimit {
       if (sampleCount == sampleLatency.length) {
         sampleLatency = Arrays.copyOf(sampleLatency, 2 * sampleCount);
         sampleSize = Arrays.copyOf(sampleSize, 2 * sampleCount);
+        sampleStart = Arrays.copyOf(sampleStart, 2 * sampleCount);
+        sampleEnd = Arrays.copyOf(sampleEnd, 2 * sampleCount);
       }
       sampleLatency[sampleCount] = Math.max(1, latencyNanos);
+      sampleStart[sampleCount] = startedAt;
+      sampleEnd[sampleCount] = now;
       sampleSize[sampleCount++] = size;
     }
     if (!floorRound && cleanRun >= limit && limit <= recoverTo / 2) {
@@ -357,6 +401,15 @@ public final class CallLimit {
         setLimit(limitBeforeFloorRound);
         nextFloorRound = now + FLOOR_PERIOD_NANOS;
       }
+      newRound(now);
+      return;
+    }
+    if (floorRound && failures == 0 && !heldBefore && heldTogether(medianRatio())) {
+      // A floor round whose calls were held up together (ADR 0107) would make a stall the floors
+      // for a floor period: it is abandoned as a round of loop lag is.
+      floorRound = false;
+      setLimit(limitBeforeFloorRound);
+      nextFloorRound = now + FLOOR_PERIOD_NANOS;
       newRound(now);
       return;
     }
@@ -453,6 +506,18 @@ public final class CallLimit {
     // answers late, a slower downstream). Such rounds never cut the limit; lasting, they rebase.
     boolean queueing = inflated && ratio <= meanInFlight * (1 + tolerance);
     roundsNotOurs = inflated && !queueing && !failed ? roundsNotOurs + 1 : 0;
+    // Calls held up together by a stall (this loop's, the process's, the downstream's) read as a
+    // queue of our calls. Such a round is not judged (ADR 0107): no cut, no probe up (its latency is
+    // no evidence of room either), and no trial judged by its delivered rate, which the stall
+    // lowered as it raised the latency; a pending trial waits for the next round. Only a one-off:
+    // held again in the next round, it is how this downstream answers, and judged as any round.
+    boolean heldNow = queueing && !failed && heldTogether(ratio);
+    boolean held = heldNow && !heldBefore;
+    heldBefore = heldNow;
+    if (held) {
+      newRound(now);
+      return;
+    }
     if (roundsNotOurs >= ROUNDS_NOT_OURS) {
       roundsNotOurs = 0;
       cutting = false;
@@ -652,6 +717,47 @@ public final class CallLimit {
     return inFlightSum / (double) samples * inputs / latency;
   }
 
+  /**
+   * The round's latency rose because its calls were held up together (ADR 0107): its median call
+   * is over floor by more than the queue allowed, yet at least half of its calls were in flight
+   * through one stretch of more than {@link #HELD_FLOORS} floor times in which no call completed.
+   * A queue at the downstream does not do that: it keeps completing calls at its serving rate,
+   * each within about a floor time (the calls ahead of a queued call complete while it waits). A
+   * stall of this loop or of the whole process (a GC pause, the machine descheduling it), or of the
+   * downstream itself, does: nothing completes, then everything it held.
+   */
+  private boolean heldTogether(double ratio) {
+    if (sampleCount == 0 || longestGap <= 0) {
+      return false;
+    }
+    double meanInFlight = inFlightSum / (double) samples;
+    double served = meanInFlight / ratio;
+    if (meanInFlight - served <= queueAllowance(served) || ratio > meanInFlight * (1 + tolerance)) {
+      return false;
+    }
+    double floorSum = 0;
+    int known = 0;
+    for (int i = 0; i < sampleCount; i++) {
+      double floor = floorAt(sampleSize[i]);
+      if (floor > 0) {
+        floorSum += floor;
+        known++;
+      }
+    }
+    if (known == 0 || longestGap <= HELD_FLOORS * floorSum / known) {
+      return false;
+    }
+    long gapTo = gapFrom + longestGap;
+    int held = 0;
+    for (int i = 0; i < sampleCount; i++) {
+      // In flight through the whole gap (differences only: loop nanos may wrap).
+      if (gapFrom - sampleStart[i] >= 0 && sampleEnd[i] - gapTo >= 0) {
+        held++;
+      }
+    }
+    return 2 * held >= sampleCount;
+  }
+
   /** The median over the round's samples (those with a floor) of latency / floor; 1 with none. */
   private double medianRatio() {
     double[] ratios = new double[sampleCount];
@@ -699,6 +805,7 @@ public final class CallLimit {
     sampleCount = 0;
     Arrays.fill(classSize, 0);
     Arrays.fill(classCount, 0);
+    longestGap = 0;
   }
 
   /**
