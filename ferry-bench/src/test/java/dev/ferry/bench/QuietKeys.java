@@ -59,6 +59,9 @@ final class QuietKeys implements Scenario {
     rows.add(new Row(id(), "quiet p50 / p99, defaults (adaptive)", fmt(byDefault), "p99 <= round trip + 1 ms",
         String.format("round trip %.2f ms delivered", defaultRoundTrip),
         Row.verdict(byDefault.getDouble("p99Ms") <= defaultRoundTrip + 1)));
+    rows.add(new Row(id(), "quiet hops, direct on", QuietTrace.line(on.getJsonObject("breakdown")), "-", "-", "-"));
+    rows.add(new Row(id(), "quiet hops, defaults", QuietTrace.line(byDefault.getJsonObject("breakdown")), "-",
+        byDefault.getJsonObject("breakdown").getInteger("sentWithTheLimitFull") + " sent with the limit full", "-"));
     rows.add(new Row(id(), "hot throughput on / off / defaults",
         String.format("%,.0f/s / %,.0f/s / %,.0f/s", on.getDouble("hotThroughput"), off.getDouble("hotThroughput"),
             byDefault.getDouble("hotThroughput")), "-",
@@ -96,18 +99,28 @@ final class QuietKeys implements Scenario {
     SimStore store = new SimStore(context, ROUND_TRIP, PER_INPUT, 0);
     PerKeyConfig config = configure.maxQueueing(100_000).build();
     boolean direct = config.directIdleKeys();
+    int count = (int) (rate * (warm.toMillis() + measure.toMillis()) / 1000);
+    QuietTrace trace = new QuietTrace("quiet-", QUIET_KEYS, count);
+    store.trace = trace;
     Ferry<String, String> ferry = Ferry.perKey(context, config, s -> s, null, null,
-        (String key, List<String> batch) -> store.call(batch.size(), key), (in, out) -> out);
+        (String key, List<String> batch) -> {
+          trace.called(key);
+          return store.call(batch.size(), key);
+        }, (in, out) -> out);
     Flood flood = Flood.start(context, ferry, "hot-", HOT_KEYS, 2 * BATCH);
     BenchEnv.sleep(warm);
 
-    int count = (int) (rate * (warm.toMillis() + measure.toMillis()) / 1000);
     Latencies quiet = new Latencies(count);
     long hot0 = flood.answered.get();
     long calls0 = store.calls.get();
     long wire0 = store.wireNanos.get();
-    // Quiet keys are spread so that a key almost never has two inputs close together.
-    long start = BenchEnv.await(OpenLoop.run(context, rate, count, quiet, i -> ferry.submit("quiet-" + (i * 7919L % QUIET_KEYS))));
+    // Quiet keys are spread so that a key almost never has two inputs close together (within a
+    // run, never: fewer inputs than keys, and 7919 is prime to their number).
+    long start = BenchEnv.await(OpenLoop.run(context, rate, count, quiet, i -> {
+      int key = (int) (i * 7919L % QUIET_KEYS);
+      trace.sending(i, key, ferry);
+      return ferry.submit("quiet-" + key);
+    }));
     long sentAt = System.nanoTime();
     long hot1 = flood.answered.get();
     long calls = store.calls.get() - calls0;
@@ -119,7 +132,7 @@ final class QuietKeys implements Scenario {
 
     long from = start + warm.toNanos();
     Latencies.Stats s = quiet.stats(from, sentAt, System.nanoTime());
-    return new JsonObject().put("dispatch", config.dispatch().jsonName()).put("directIdleKeys", direct).put("samples", s.samples()).put("pending", s.pending())
+    return new JsonObject().put("breakdown", trace.summary(quiet, from, sentAt)).put("dispatch", config.dispatch().jsonName()).put("directIdleKeys", direct).put("samples", s.samples()).put("pending", s.pending())
         .put("p50Ms", s.p50ms()).put("p99Ms", s.p99ms()).put("maxMs", s.max() / 1e6)
         .put("meanCallMs", meanWire / 1e6).put("hotThroughput", (hot1 - hot0) / ((sentAt - start) / 1e9));
   }
