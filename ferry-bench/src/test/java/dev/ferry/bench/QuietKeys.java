@@ -111,6 +111,12 @@ final class QuietKeys implements Scenario {
     BenchEnv.sleep(warm);
 
     Latencies quiet = new Latencies(count);
+    // The one loop everything here runs on (generator, flood, ferry, store): how busy it is.
+    io.vertx.core.Promise<Long> loopId = io.vertx.core.Promise.promise();
+    context.runOnContext(x -> loopId.complete(Thread.currentThread().getId()));
+    long loopThread = BenchEnv.await(loopId.future());
+    java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+    long cpu0 = threads.getThreadCpuTime(loopThread);
     long hot0 = flood.answered.get();
     long calls0 = store.calls.get();
     long wire0 = store.wireNanos.get();
@@ -122,6 +128,7 @@ final class QuietKeys implements Scenario {
       return ferry.submit("quiet-" + key);
     }));
     long sentAt = System.nanoTime();
+    double loopBusy = (threads.getThreadCpuTime(loopThread) - cpu0) / (double) (sentAt - start);
     long hot1 = flood.answered.get();
     long calls = store.calls.get() - calls0;
     double meanWire = (store.wireNanos.get() - wire0) / (double) Math.max(1, calls);
@@ -132,7 +139,7 @@ final class QuietKeys implements Scenario {
 
     long from = start + warm.toNanos();
     Latencies.Stats s = quiet.stats(from, sentAt, System.nanoTime());
-    return new JsonObject().put("breakdown", trace.summary(quiet, from, sentAt)).put("dispatch", config.dispatch().jsonName()).put("directIdleKeys", direct).put("samples", s.samples()).put("pending", s.pending())
+    return new JsonObject().put("breakdown", trace.summary(quiet, from, sentAt).put("loopCpuShare", Math.round(loopBusy * 1000) / 1000.0)).put("dispatch", config.dispatch().jsonName()).put("directIdleKeys", direct).put("samples", s.samples()).put("pending", s.pending())
         .put("p50Ms", s.p50ms()).put("p99Ms", s.p99ms()).put("maxMs", s.max() / 1e6)
         .put("meanCallMs", meanWire / 1e6).put("hotThroughput", (hot1 - hot0) / ((sentAt - start) / 1e9));
   }

@@ -221,8 +221,8 @@ final class QuietTrace implements SimStore.Trace {
   static String line(JsonObject s) {
     JsonObject h = s.getJsonObject("hops");
     JsonObject t = s.getJsonObject("slowestOnePercent");
-    return String.format("p99 generator %.2f, ferry %.2f, hop %.2f, wire %.2f, answer %.2f ms; slowest 1%%: %.2f / %.2f / %.2f / %.2f / %.2f ms, %d of %d in a GC",
-        h.getJsonObject("generator").getDouble("p99Ms"), h.getJsonObject("ferry").getDouble("p99Ms"),
+    return String.format("loop busy %.0f%%; p99 generator %.2f, ferry %.2f, hop %.2f, wire %.2f, answer %.2f ms; slowest 1%%: %.2f / %.2f / %.2f / %.2f / %.2f ms, %d of %d in a GC",
+        100 * s.getDouble("loopCpuShare", 0.0), h.getJsonObject("generator").getDouble("p99Ms"), h.getJsonObject("ferry").getDouble("p99Ms"),
         h.getJsonObject("hop").getDouble("p99Ms"), h.getJsonObject("wire").getDouble("p99Ms"),
         h.getJsonObject("answer").getDouble("p99Ms"), t.getDouble("generatorMeanMs"), t.getDouble("ferryMeanMs"),
         t.getDouble("hopMeanMs"), t.getDouble("wireMeanMs"), t.getDouble("answerMeanMs"),
