@@ -60,8 +60,10 @@ final class QuietKeys implements Scenario {
         String.format("round trip %.2f ms delivered", defaultRoundTrip),
         Row.verdict(byDefault.getDouble("p99Ms") <= defaultRoundTrip + 1)));
     rows.add(new Row(id(), "quiet hops, direct on", QuietTrace.line(on.getJsonObject("breakdown")), "-", "-", "-"));
-    rows.add(new Row(id(), "quiet hops, defaults", QuietTrace.line(byDefault.getJsonObject("breakdown")), "-",
-        byDefault.getJsonObject("breakdown").getInteger("sentWithTheLimitFull") + " sent with the limit full", "-"));
+    JsonObject b = byDefault.getJsonObject("breakdown");
+    rows.add(new Row(id(), "quiet hops, defaults", QuietTrace.line(b), "-",
+        String.format("%d of %d sent with the limit full; limit median %d, min %d", b.getInteger("sentWithTheLimitFull"),
+            b.getInteger("samples"), b.getInteger("limitAtSendMedian"), b.getInteger("limitAtSendMin")), "-"));
     rows.add(new Row(id(), "hot throughput on / off / defaults",
         String.format("%,.0f/s / %,.0f/s / %,.0f/s", on.getDouble("hotThroughput"), off.getDouble("hotThroughput"),
             byDefault.getDouble("hotThroughput")), "-",

@@ -161,11 +161,13 @@ final class QuietTrace implements SimStore.Trace {
     }
     tailMeans.put("overlappingACollection", tail.stream().filter(r -> overlaps(inWindow, r[6], r[7])).count());
     int sentWhileFull = 0;
+    int[] limits = new int[rows.size()];
     int minLimit = Integer.MAX_VALUE;
     int maxInFlight = 0;
     int maxWaiting = 0;
     for (long[] r : rows) {
       int i = (int) r[8];
+      limits[rows.indexOf(r)] = limitAtSend[i];
       sentWhileFull += inFlightAtSend[i] >= limitAtSend[i] ? 1 : 0;
       minLimit = Math.min(minLimit, limitAtSend[i]);
       maxInFlight = Math.max(maxInFlight, inFlightAtSend[i]);
@@ -184,10 +186,19 @@ final class QuietTrace implements SimStore.Trace {
     long pauseTotal = inWindow.stream().mapToLong(p -> p[1] - p[0]).sum();
     long pauseMax = inWindow.stream().mapToLong(p -> p[1] - p[0]).max().orElse(0);
     return new JsonObject().put("samples", rows.size()).put("hops", hops).put("slowestOnePercent", tailMeans)
-        .put("limitAtSendMin", rows.isEmpty() ? 0 : minLimit).put("inFlightAtSendMax", maxInFlight)
+        .put("limitAtSendMin", rows.isEmpty() ? 0 : minLimit).put("limitAtSendMedian", median(limits)).put("inFlightAtSendMax", maxInFlight)
         .put("callsWaitingAtSendMax", maxWaiting).put("sentWithTheLimitFull", sentWhileFull)
         .put("otherCallsWireP50Ms", ms(pct(hot, 0.5))).put("otherCallsWireP99Ms", ms(pct(hot, 0.99)))
         .put("collections", inWindow.size()).put("collectionMsTotal", ms(pauseTotal)).put("collectionMsMax", ms(pauseMax));
+  }
+
+  private static int median(int[] v) {
+    if (v.length == 0) {
+      return 0;
+    }
+    int[] sorted = v.clone();
+    Arrays.sort(sorted);
+    return sorted[sorted.length / 2];
   }
 
   private static boolean overlaps(List<long[]> pauses, long from, long to) {
