@@ -16,8 +16,8 @@ import javax.management.openmbean.CompositeData;
 
 /**
  * Where a quiet input's time goes in scenario 2, from its due time to its answer, recorded with
- * timestamps at each hop: the generator sending it (its clock starts when it was due, and the
- * generator wakes on a 1 ms tick), the ferry granting its call, the store's hop onto its context,
+ * timestamps at each hop: the generator submitting it (its clock starts when it was due; the
+ * loop may be busy or stalled then, and the generator's own wake-up may be late), the ferry granting its call, the store's hop onto its context,
  * the store's timer (the call itself), and the answer reaching the generator's callback. Also the
  * ferry's limit and calls in flight when each input was sent, every call's time on the wire by
  * size, and the JVM's collections over the window.
