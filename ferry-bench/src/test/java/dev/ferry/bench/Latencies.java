@@ -37,6 +37,16 @@ final class Latencies {
     (ok ? completed : failed).incrementAndGet();
   }
 
+  /** When input {@code i} was due (its clock's start). */
+  long scheduledAt(int i) {
+    return scheduled[i];
+  }
+
+  /** When input {@code i} was answered, or 0 while pending. */
+  long doneAt(int i) {
+    return done.get(i);
+  }
+
   int issued() {
     return issued;
   }

@@ -49,6 +49,18 @@ final class SimStore {
   final AtomicLong inputs = new AtomicLong();
   /** Sum of the real durations of calls on the wire: what the timers actually delivered. */
   final AtomicLong wireNanos = new AtomicLong();
+  /** Told of every call as it ends, on the store's context (null: nobody listens). */
+  Trace trace;
+
+  /** A listener told of each call when it ends, on the store's context: for breakdowns of where time went. */
+  interface Trace {
+    /**
+     * @param result what the call completes with (the scenarios pass the key)
+     * @param calledAt when {@link #call} was invoked; {@code startedAt}: when the call went on the wire (after
+     *     the hop onto the store's context and any wait for a connection); {@code doneAt}: when its timer fired
+     */
+    void ended(Object result, int inputs, long calledAt, long startedAt, long doneAt);
+  }
 
   SimStore(Context context, long roundTripNanos, long perInputNanos, int connections) {
     this.context = context;
@@ -65,23 +77,28 @@ final class SimStore {
   /** One call carrying {@code n} inputs; completes with {@code result}, on the store's context. */
   <T> Future<T> call(int n, T result) {
     Promise<T> promise = Promise.promise();
+    long calledAt = System.nanoTime();
     context.runOnContext(v -> {
       if (stopped) {
         promise.fail("store stopped");
       } else if (connections == 0 || onTheWire < connections) {
-        start(n, result, promise);
+        start(n, result, promise, calledAt);
       } else {
-        waiting.add(new Waiting(() -> start(n, result, promise), promise));
+        waiting.add(new Waiting(() -> start(n, result, promise, calledAt), promise));
       }
     });
     return promise.future();
   }
 
-  private <T> void start(int n, T result, Promise<T> promise) {
+  private <T> void start(int n, T result, Promise<T> promise, long calledAt) {
     onTheWire++;
     long began = System.nanoTime();
     Runnable done = () -> {
-      wireNanos.addAndGet(System.nanoTime() - began);
+      long end = System.nanoTime();
+      wireNanos.addAndGet(end - began);
+      if (trace != null) {
+        trace.ended(result, n, calledAt, began, end);
+      }
       calls.incrementAndGet();
       inputs.addAndGet(n);
       onTheWire--;
