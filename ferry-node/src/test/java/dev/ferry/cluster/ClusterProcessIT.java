@@ -277,6 +277,15 @@ class ClusterProcessIT {
     return cluster.nodes.get(0);
   }
 
+  /** Node {@code id}'s answer to {@code ferry-ctl: view}, or null when it did not answer within 2 s. */
+  private JsonObject viewOf(Vertx client, String id) {
+    Promise<Message<JsonObject>> reply = Promise.promise();
+    cluster.clients.get(0).runOnContext(v -> client.eventBus().<JsonObject>request(
+        dev.ferry.verticle.FerryClient.nodeAddress(ClusterHarness.SUBMIT, id), null,
+        new DeliveryOptions().addHeader(ClusterNode.CTL, "view").setSendTimeout(2000)).onComplete(reply));
+    return reply.future().toCompletionStage().toCompletableFuture().handle((m, t) -> t == null ? m.body() : null).join();
+  }
+
   /** Waits until each node in {@code ids} routes by exactly {@code ids} and waits for no release. */
   private void awaitSettled(Vertx client, List<String> ids) {
     JsonArray expected = new JsonArray();
@@ -284,16 +293,17 @@ class ClusterProcessIT {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     for (String id : ids) {
       while (true) {
-        Promise<Message<JsonObject>> reply = Promise.promise();
-        cluster.clients.get(0).runOnContext(v -> client.eventBus().<JsonObject>request(
-            dev.ferry.verticle.FerryClient.nodeAddress(ClusterHarness.SUBMIT, id), null,
-            new DeliveryOptions().addHeader(ClusterNode.CTL, "view").setSendTimeout(2000)).onComplete(reply));
-        JsonObject v = reply.future().toCompletionStage().toCompletableFuture().handle((m, t) -> t == null ? m.body() : null).join();
+        JsonObject v = viewOf(client, id);
         if (v != null && v.getJsonArray("view").equals(expected) && v.getBoolean("settled")) {
           break;
         }
         if (System.nanoTime() > deadline) {
-          fail("node " + id + " never settled on " + expected + ": " + v);
+          // Every node's own account, so that a release that never came can be traced to its sender.
+          StringBuilder all = new StringBuilder();
+          for (String other : ids) {
+            all.append("\n  ").append(viewOf(client, other));
+          }
+          fail("node " + id + " never settled on " + expected + ": " + v + "; every node:" + all);
         }
         ClusterHarness.sleep(100);
       }

@@ -20,6 +20,7 @@ import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.lang.System.Logger.Level;
+import java.util.List;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 
@@ -162,7 +163,9 @@ public final class ClusterNode implements Router.Links {
       if ("view".equals(ctl)) {
         // For operators and tests: what this node routes by, and whether it still waits for releases.
         m.reply(new JsonObject().put("node", self).put("view", new JsonArray(router.view()))
-            .put("settled", router.settled()).put("held", router.heldCount()));
+            .put("settled", router.settled()).put("held", router.heldCount())
+            .put("awaiting", new JsonArray(List.copyOf(router.awaiting())))
+            .put("handOffsOpen", router.handOffsOpen()).put("openForwards", router.openForwards()));
       } else if (peer && "release".equals(ctl)) {
         router.released(m.headers().get(FROM), m.headers().get(VIEW));
         m.reply(null);

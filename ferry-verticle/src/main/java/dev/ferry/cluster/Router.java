@@ -428,6 +428,16 @@ final class Router {
     return views.settled();
   }
 
+  /** The nodes whose release of the current view has not arrived (empty when settled). */
+  public Set<String> awaiting() {
+    return views.awaiting();
+  }
+
+  /** Keys being handed to their new owners; no release goes out until none is. */
+  public int handOffsOpen() {
+    return handOffsOpen;
+  }
+
   /** Inputs held here now. */
   public int heldCount() {
     return heldTotal;

@@ -137,12 +137,15 @@ class NodeHeadersHostileTest {
     JsonObject v = view();
     assertFalse(v.getBoolean("settled"), v.encode());
     assertEquals(1, v.getInteger("held"), v.encode());
+    // The view answer names whose release n0 still waits for: the real n1, not the forger.
+    assertTrue(v.getJsonArray("awaiting").contains("n1"), v.encode());
     assertEquals(List.of(), calls);
     // n1's own release, on the peer address, ends the wait: the held input goes.
     await(send(ClusterNode.peerAddress(SUBMIT, "n0"), null, null, ClusterNode.CTL, "release", ClusterNode.FROM, "n1",
         ClusterNode.VIEW, String.join(",", VIEW)));
     assertEquals("a", await(held).body());
     assertEquals(List.of(List.of("a")), calls);
+    assertEquals(List.of(), view().getJsonArray("awaiting").getList(), "settled: waits for no one");
   }
 
   @Test
