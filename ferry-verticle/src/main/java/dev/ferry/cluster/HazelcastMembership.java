@@ -31,12 +31,20 @@ import java.util.function.Consumer;
  * <p>Hazelcast's own MembershipListener is used, not {@code ClusterManager.nodeListener}, which
  * holds a single listener that Vert.x HA already takes.
  *
+ * <p>Events only say when to look; the snapshot is read again every {@link #REREAD_MS} too, so a
+ * lost event (Hazelcast's map events are not highly available: one can go missing while a joining
+ * member takes its partitions) or a failed read delays a view by a second instead of leaving it
+ * stale until the next change (ADR 0113).
+ *
  * <p>Reaches the cluster manager through {@link ClusterAccess}, the module's one adapter to Vert.x
  * internal API. Loaded only once OptionalJars found vertx-hazelcast
  * (docs/adr/0091-optional-integrations-fail-by-name.md).
  */
 final class HazelcastMembership implements Membership {
   private static final String NODE_ID = "__vertx.nodeId";
+  private static final System.Logger LOG = System.getLogger(HazelcastMembership.class.getName());
+  /** How often the snapshot is read again whatever the events say (ADR 0113). */
+  static final long REREAD_MS = 1000;
 
   private final Vertx vertx;
   private final Context context;
@@ -51,6 +59,12 @@ final class HazelcastMembership implements Membership {
   private boolean closed;
   /** False for a routing client: it watches the view and never joins it. */
   private final boolean announce;
+  /** The periodic re-read (on the context), -1 before start and after close. */
+  private long rereads = -1;
+  /** A re-read is being read: the next tick skips (a slow Hazelcast must not pile them up). */
+  private boolean rereading;
+  /** The last read failed: said once, not every second. */
+  private boolean readFailing;
 
   HazelcastMembership(Vertx vertx, Context context, String address) {
     this(vertx, context, address, true);
@@ -97,7 +111,28 @@ final class HazelcastMembership implements Membership {
         announced.put(self, Boolean.TRUE);
       }
       return null;
-    }).compose(v -> refresh());
+    }).compose(v -> refresh()).onSuccess(v -> context.runOnContext(x -> {
+      if (!closed) {
+        rereads = vertx.setPeriodic(REREAD_MS, id -> reread());
+      }
+    }));
+  }
+
+  /** On the context: the snapshot again, unless the last re-read has not come back yet. */
+  private void reread() {
+    if (closed || rereading) {
+      return;
+    }
+    rereading = true;
+    refresh().onComplete(ar -> rereading = false);
+  }
+
+  /**
+   * For a test: stops listening to the announcement map, as if Hazelcast dropped every later event
+   * of it; blocks (call it off the loop).
+   */
+  void dropMapEvents() {
+    announced.removeEntryListener(mapListenerId);
   }
 
   /** Entry listener for the announcement map; a named class since it implements two interfaces. */
@@ -153,7 +188,15 @@ final class HazelcastMembership implements Membership {
       return new Snapshot(Set.copyOf(members), Set.copyOf(on), Set.copyOf(leaving));
     }).onComplete(ar -> {
       if (ar.succeeded() && !closed) {
+        readFailing = false;
         listener.accept(ar.result());
+      } else if (ar.failed() && !closed && !readFailing) {
+        readFailing = true; // read again at the next tick
+        // Not a warning while this member shuts down (Vert.x closing): nothing to act on.
+        System.Logger.Level level = ar.cause() instanceof com.hazelcast.core.HazelcastInstanceNotActiveException
+            ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING;
+        LOG.log(level, "ferry: could not read the membership of the cluster (read again every {0} ms): {1}",
+            REREAD_MS, ar.cause().toString());
       }
       delivered.handle(ar.mapEmpty());
     });
@@ -175,6 +218,10 @@ final class HazelcastMembership implements Membership {
   @Override
   public Future<Void> close() {
     closed = true;
+    if (rereads >= 0) {
+      vertx.cancelTimer(rereads);
+      rereads = -1;
+    }
     return vertx.executeBlocking(() -> {
       // Withdraw too (a no-op after a graceful leave): a node whose start failed must not stay
       // announced, or the others would keep routing its share of keys to a node address with no
