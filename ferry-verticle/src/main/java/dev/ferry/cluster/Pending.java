@@ -50,6 +50,11 @@ final class Pending {
   long heldSince;
   /** When its wait while held ends (System.nanoTime()), set at its first hold; 0 before. */
   long holdUntil;
+  /**
+   * Its last forward was handed back ({@link Router#RETURNED}): it goes again after a pause, but
+   * the node that handed it back is not unreachable for that (ADR 0112).
+   */
+  boolean handedBack;
   /** Held at the hop limit and let go: it may be passed on once more (still paced by the hold). */
   boolean retry;
   /** The node that forwarded it here, or null when a caller sent it. */

@@ -334,7 +334,14 @@ final class Router {
       if (notDelivered && !closed) {
         // Nothing reached a ferry: route it again, in its place among the key's inputs, once the
         // key's other forwards are back and no sooner than a pause or the next view (ADR 0056).
-        unreachable.add(f.target);
+        // A hand-back says the target is up and only could not send it on in time: the target
+        // stays reachable for the key's and other keys' inputs (ADR 0112).
+        // Itself it still goes again only after a pause (handedBack).
+        if (ar.cause() instanceof ReplyException re && re.failureCode() == RETURNED) {
+          p.handedBack = true;
+        } else {
+          unreachable.add(f.target);
+        }
         p.retry = false;
         hold(p, RETRY_MS);
       } else if (ar.succeeded()) {
@@ -532,14 +539,15 @@ final class Router {
       }
       return;
     }
-    if (!p.retry && (passed(p.visited, target) || unreachable.contains(target) || p.hop >= MAX_HOPS)) {
+    if (!p.retry && (passed(p.visited, target) || unreachable.contains(target) || p.hop >= MAX_HOPS || p.handedBack)) {
       // Views disagree (the sender owns it by this node's view, or it was passed on twice), or the
-      // target just refused a forward: rather than bounce it at network speed, wait for the next
-      // view or a short pause, then send it on once more.
+      // target just refused a forward, or handed this input back: rather than bounce it at network
+      // speed, wait for the next view or a short pause, then send it on once more.
       hold(p, RETRY_MS);
       return;
     }
     p.retry = false;
+    p.handedBack = false;
     // Reaching the previous owner after the key moved, an input is older than whatever its
     // sender's entry node now sends to the new owner directly: it goes with the hand-off class.
     forward(target, p, target.equals(owner)
