@@ -168,9 +168,9 @@ final class Router {
   /** The live members of the last snapshot adopted here. */
   private Set<String> members = Set.of();
   /**
-   * Nodes seen as members and then gone from the members (crashed, or left): what they forwarded
-   * here nobody waits for any more (the nodes that had sent it to them answered it when they
-   * left), so it is never applied (ADR 0110).
+   * Nodes seen as members and then gone from the members (crashed, or left), until seen as members
+   * again: what passed through them nobody waits for any more (the nodes that had sent it to them
+   * answered it when they left), so it is never applied (ADR 0110, 0112).
    */
   private final Set<String> departed = new HashSet<>();
   /** Nodes that answered a forward with NO_HANDLERS since the last view change. */
@@ -289,6 +289,9 @@ final class Router {
         }
       }
       this.members = Set.copyOf(members);
+      // A node seen again as a member (a partition healed: Hazelcast merges it back with the same
+      // Vert.x node id) is a member like any other; only its departure dropped what it had sent.
+      departed.removeAll(members);
       dropFromDeparted();
       if (views.adopt(members, announced, leaving, loop.nanoTime())) {
         releasedTo.clear();
@@ -478,12 +481,9 @@ final class Router {
       // it gets in order: it is not one of the later inputs that must wait for those.
       p.alongPath = true;
     }
-    if (p.sender != null && departed.contains(p.sender)) {
-      if (tracer != null) {
-        tracer.accept("drop " + p.input.body + " (" + p.sender + " left)");
-      }
-      answer(p, new FerryException(FerryError.CLOSED, "the node that forwarded it (" + p.sender
-          + ") left the cluster before it was sent: never applied"));
+    String gone = departedOnItsWay(p);
+    if (gone != null) {
+      drop(p, gone);
       return;
     }
     boolean first = p.handedOff || p.returned || p.alongPath;
@@ -971,17 +971,40 @@ final class Router {
     for (String key : List.copyOf(held.keySet())) {
       ArrayDeque<Pending> q = held.get(key);
       for (Pending p : List.copyOf(q)) {
-        if (p.sender != null && departed.contains(p.sender)) {
+        String gone = departedOnItsWay(p);
+        if (gone != null) {
           unhold(q, p);
           cancelHold(p);
-          if (tracer != null) {
-            tracer.accept("drop " + p.input.body + " (" + p.sender + " left)");
-          }
-          answer(p, new FerryException(FerryError.CLOSED, "the node that forwarded it (" + p.sender
-              + ") left the cluster before it was sent: never applied"));
+          drop(p, gone);
         }
       }
     }
+  }
+
+  /**
+   * The first node {@code p} passed on its way here that left the members, or null. Not only its
+   * sender: a node further back answered its own sender 502 when that one left (or, the entry
+   * node, leaves its caller to time out), and the input's sender may be alive and waiting (ADR
+   * 0112).
+   */
+  private String departedOnItsWay(Pending p) {
+    if (departed.isEmpty() || p.visited.isEmpty()) {
+      return null;
+    }
+    for (String v : p.visited.split(",")) {
+      if (departed.contains(v)) {
+        return v;
+      }
+    }
+    return null;
+  }
+
+  private void drop(Pending p, String gone) {
+    if (tracer != null) {
+      tracer.accept("drop " + p.input.body + " (" + gone + " left)");
+    }
+    answer(p, new FerryException(FerryError.CLOSED, "a node it was forwarded through (" + gone
+        + ") left the cluster before it was sent: never applied"));
   }
 
   private void failForwardsToNonMembers(Set<String> members) {
