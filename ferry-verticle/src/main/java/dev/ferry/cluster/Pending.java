@@ -46,6 +46,11 @@ final class Pending {
    * ferry (bounded by the hold bound alone).
    */
   long giveUpAt = Long.MAX_VALUE;
+  /**
+   * When it arrived here (loop time; for a hand-off, when this node's ferry handed it off): its
+   * holds here end within the hold bound from then ({@code Router#holdBound}, ADR 0112).
+   */
+  long arrivedAt;
   /** When it was first held here (loop time), for the text of its 503. */
   long heldSince;
   /** When its wait while held ends (System.nanoTime()), set at its first hold; 0 before. */

@@ -257,6 +257,7 @@ final class Router {
       long now = loop.nanoTime();
       long deadline = input.timeoutMs > 0 ? now + input.timeoutMs * 1_000_000 : Long.MAX_VALUE;
       Pending p = new Pending(input, hop, handedOff, deadline, answer);
+      p.arrivedAt = now;
       if (holdMs > 0) {
         // Never beyond this node's own bound (and no overflow, whatever a node sends).
         p.giveUpAt = now + Math.min(holdMs, maxHoldNanos / 1_000_000) * 1_000_000;
@@ -642,7 +643,11 @@ final class Router {
     if (p.giveUpAt != Long.MAX_VALUE) {
       waitMs = Math.min(waitMs, (p.giveUpAt - now) / 1_000_000);
     }
-    long holdMs = waitMs / 2;
+    // Half of what is left of this node's own bound for it, not of a whole bound: a hand-back then
+    // leaves this node the other half, and its holds, here and further on, end within its bound
+    // from its arrival here (ADR 0112). The wait itself stays: an input in the owner's ferry may
+    // take until its deadline.
+    long holdMs = Math.min(waitMs, (holdBound(p) - now) / 1_000_000) / 2;
     if (holdMs <= 0 && p.giveUpAt != Long.MAX_VALUE) {
       // Too late to send on: held until its sender's wait runs out, then handed back with what
       // came after it from there (holdEnded), which meanwhile waits behind it.
@@ -813,7 +818,7 @@ final class Router {
     if (p.holdUntil == 0) {
       // Bounded from the first hold: routing again after a view change does not extend it.
       p.heldSince = now;
-      p.holdUntil = Math.min(p.giveUpAt, p.deadline - now < maxHoldNanos ? p.deadline : now + maxHoldNanos);
+      p.holdUntil = holdBound(p);
     }
     long wait = Math.max(1, Math.min(retryMs == Long.MAX_VALUE ? Long.MAX_VALUE : retryMs * 1_000_000, p.holdUntil - now));
     if (p.holdTimer >= 0 && p.holdTimerAt == now + wait) {
@@ -822,6 +827,15 @@ final class Router {
     cancelHold(p);
     p.holdTimerAt = now + wait;
     p.holdTimer = loop.schedule(wait, () -> step(() -> holdEnded(p)));
+  }
+
+  /**
+   * When {@code p}'s holds here must end, whenever they begin: its caller's deadline, its sender's
+   * allowance ({@link Pending#giveUpAt}), and the hold bound counted from its arrival here, so that
+   * the time it spent held further on before it was handed back counts too (ADR 0112).
+   */
+  private long holdBound(Pending p) {
+    return Math.min(p.giveUpAt, Math.min(p.deadline, p.arrivedAt + maxHoldNanos));
   }
 
   /** Takes {@code p} out of its key's queue (its timer, if live, is the caller's to cancel). */
@@ -1050,6 +1064,7 @@ final class Router {
       Pending p = new Pending(input, 0, true, deadline, answer);
       // Its place is where it arrived here, before anything that arrived while it waited in the
       // ferry (a fresh number would put it behind those if ownership came back meanwhile).
+      p.arrivedAt = loop.nanoTime();
       Pending before = submitted.remove(input);
       p.seq = before != null ? before.seq : ++arrivals;
       if (before != null) {

@@ -53,6 +53,35 @@ class RouterHandBackTest {
     assertEquals(List.of("x", "y", "x"), bodies(), "x goes again after its pause");
   }
 
+  /**
+   * A caller's input at its entry node a, forwarded to the owner b, which cannot send it on (it
+   * waits, say, for a release that does not come) and hands it back each time a's allowance runs
+   * out. a holds it for at most its hold bound from the moment it arrived, whatever the hand-backs
+   * in between: each forward may only be held for half of what is left of that bound. Before ADR
+   * 0112 each forward allowed half a whole bound and a's bound began at the first hand-back, so
+   * the caller got its 503 after 4.7 s against a 3 s bound.
+   */
+  @Test
+  void anEntryNodeHoldsAnInputNoLongerThanItsBoundFromArrivalThroughHandBacks() throws Exception {
+    Router a = router("a");
+    a.snapshot(Set.of("a", "b"), Set.of("a", "b"), Set.of());
+    loop.runPending();
+    long start = loop.nowMillis();
+    Future<Object> x = RouterTesting.submit(a, keysOf("b", List.of("a", "b"), 1).get(0), "x", 0);
+    long[] answeredAt = {-1};
+    x.onComplete(ar -> answeredAt[0] = loop.nowMillis());
+    loop.runPending();
+    for (int sent = 0; forwards.size() > sent && sent < 50; ) {
+      Router.Forward f = forwards.get(sent++);
+      loop.advanceMillis(f.holdMs); // b holds it as long as it may, then hands it back
+      a.forwarded(f, returned());
+      loop.advanceMillis(Router.RETRY_MS); // a's pause: it goes again, or its bound ends
+    }
+    assertTrue(x.failed(), "answered once its bound ran out");
+    assertTrue(answeredAt[0] - start <= MAX_HOLD_MS,
+        "answered " + (answeredAt[0] - start) + " ms after it arrived, the bound is " + MAX_HOLD_MS + " ms");
+  }
+
   static Future<Object> returned() {
     return Future.failedFuture(new ReplyException(ReplyFailure.NO_HANDLERS, Router.RETURNED, "handed back"));
   }
