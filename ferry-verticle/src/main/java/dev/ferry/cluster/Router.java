@@ -622,7 +622,16 @@ final class Router {
       // Not through Submission.answerTo: an input handed off and come back is submitted here again,
       // and each submission's outcome must reach its own Pending. An input whose deadline passes
       // while its batch waits to be written is still left out, and answered 504 when its call ends.
-      outcome.onComplete(p.answer);
+      // A hand-off that went back unapplied (the engine wraps that as CLOSED) goes back to its
+      // sender as such, to be routed again there in its place (ADR 0112).
+      outcome.onComplete(ar -> {
+        Throwable back = ar.failed() && ar.cause() instanceof FerryException fe ? handedBack(fe.getCause()) : null;
+        if (back != null && p.sender != null) {
+          p.answer.fail(back);
+        } else {
+          p.answer.handle(ar);
+        }
+      });
     });
   }
 
@@ -1071,6 +1080,12 @@ final class Router {
         p.visited = before.visited;
         p.origin = before.origin;
         p.originSeq = before.originSeq;
+        // Its sender still waits for it no longer than it did: held or sent on from here, it stays
+        // within that allowance and goes back unapplied once it is over, with what came after it
+        // from the same node (ADR 0109). A hand-off that forgot it could be applied after its
+        // sender gave it up and sent its next input to the new owner (ADR 0112).
+        p.sender = before.sender;
+        p.giveUpAt = before.giveUpAt;
       }
       // Not route(): the key is still marked as handing off, and these inputs go before its held ones.
       String owner = views.owner(input.key);
@@ -1078,6 +1093,10 @@ final class Router {
         answer(p, new FerryException(FerryError.CLOSED, "no node of the cluster serves this address"));
       } else if (owner.equals(self)) {
         hold(p); // ownership came back meanwhile: flushed, first, when the hand-off completes
+      } else if (heldBehindSameSender(p)) {
+        // An earlier hand-off from its sender is held here, too late to send on: this one goes
+        // back with it, never past it.
+        hold(p);
       } else {
         // Older forwards of the key: follow them, except back along the input's own way (as in
         // route()): an input handed off here from a node it passed would otherwise go back there
@@ -1087,6 +1106,19 @@ final class Router {
       }
     });
     return answer.future().recover(t -> Future.failedFuture(asFerryException(t)));
+  }
+
+  /** Whether an input of {@code p}'s key that came earlier from the same node is held here. */
+  private boolean heldBehindSameSender(Pending p) {
+    ArrayDeque<Pending> q = held.get(p.input.key);
+    if (q != null && p.sender != null) {
+      for (Pending earlier : q) {
+        if (p.sender.equals(earlier.sender) && earlier.seq < p.seq) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   /**
@@ -1167,6 +1199,12 @@ final class Router {
   /** Every input is answered exactly once; a second answer is a bug the tests must see. */
   private static void once(boolean first) {
     assert first : "an input was answered twice";
+  }
+
+  /** {@code t} if it is a hand-back ({@link #RETURNED}), else null. */
+  private static Throwable handedBack(Throwable t) {
+    return t instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS && re.failureCode() == RETURNED
+        ? re : null;
   }
 
   /** A recipient failure as the FerryException of the same code and text (for hand-off relays). */

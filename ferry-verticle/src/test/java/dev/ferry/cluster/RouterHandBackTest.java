@@ -82,6 +82,116 @@ class RouterHandBackTest {
         "answered " + (answeredAt[0] - start) + " ms after it arrived, the bound is " + MAX_HOLD_MS + " ms");
   }
 
+  /**
+   * An input forwarded here waits in this node's ferry when its key moves: its hand-off to the new
+   * owner is held there no longer than the node that forwarded it here allows, and once that is
+   * over it goes back to that node unapplied, as it would from a hold here (ADR 0109): that node
+   * may give it up (502) and send its next input to the new owner directly, which must not be
+   * passed by this one afterwards. Before ADR 0112 the hand-off forgot its sender's allowance: it
+   * was held and sent on here, and held further on, as if it had entered here.
+   */
+  @Test
+  void aHandOffKeepsItsSendersAllowanceAndGoesBackUnappliedOnceItIsOver() throws Exception {
+    List<Promise<List<Object>>> open = new ArrayList<>();
+    PerKeyFerry<String, Submission, List<Object>, Object> ferry = new PerKeyFerry<>(loop,
+        dev.ferry.PerKeyConfig.builder().callTimeout(java.time.Duration.ofMillis(CALL_MS)).build(),
+        (Submission in) -> in.key, null, null, (key, inputs) -> {
+          calls.add(inputs.stream().map(in -> in.body).toList());
+          Promise<List<Object>> call = Promise.promise();
+          open.add(call);
+          return call.future();
+        }, (in, ok) -> in.body);
+    Router b = new Router(loop, "b", ferry, CALL_MS, MAX_HOLD_MS, RouterTesting.recording(forwards));
+    b.snapshot(Set.of("a", "b", "n"), Set.of("b"), Set.of());
+    loop.runPending();
+    String key = keysOf("n", List.of("b", "n"), 1).get(0);
+    long start = loop.nowMillis();
+    Future<Object> x0 = forwarded(b, key, "x0", "c#1");
+    Future<Object> x1 = forwarded(b, key, "x1", "c#2"); // a waits 2,000 ms for it: b may hold it 1,000
+    loop.runPending();
+    assertEquals(List.of(List.of("x0")), calls, "x1 waits in b's ferry behind x0's call");
+
+    loop.advanceMillis(100);
+    b.snapshot(Set.of("a", "b", "n"), Set.of("b", "n"), Set.of()); // n joins and owns the key
+    loop.runPending();
+    open.get(0).complete(List.of("done")); // x0's call ends: b hands x1 over to n
+    loop.runPending();
+    assertTrue(x0.succeeded());
+    assertEquals(List.of("x1"), bodies());
+
+    // n cannot send it on (say, it waits for another node's release): it hands it back each time
+    // b's allowance runs out, and b sends it again after a pause, while a's allowance lasts.
+    for (int sent = 0; forwards.size() > sent && sent < 50; ) {
+      Router.Forward f = forwards.get(sent++);
+      assertTrue(loop.nowMillis() - start < 1_000, "sent to n at " + (loop.nowMillis() - start)
+          + " ms, after a's allowance (1,000 ms) ran out");
+      loop.advanceMillis(f.holdMs);
+      b.forwarded(f, returned());
+      loop.advanceMillis(Router.RETRY_MS);
+    }
+    loop.advanceMillis(MAX_HOLD_MS);
+    assertTrue(x1.failed(), "answered");
+    ReplyException re = (ReplyException) x1.cause();
+    assertEquals(ReplyFailure.NO_HANDLERS, re.failureType(), "handed back to a, never applied: " + re);
+    assertEquals(Router.RETURNED, re.failureCode());
+    assertEquals(List.of(List.of("x0")), calls, "x1 never applied at b");
+  }
+
+  /**
+   * As above, with x1's allowance over by the time its key is handed off: it goes back to a at
+   * once, and x2, which a sent after it, goes back with it instead of on to the new owner, where it
+   * would be applied before a sends x1 again.
+   */
+  @Test
+  void aHandOffTooLateToSendOnGoesBackWithWhatCameAfterItFromTheSameNode() throws Exception {
+    List<Promise<List<Object>>> open = new ArrayList<>();
+    PerKeyFerry<String, Submission, List<Object>, Object> ferry = new PerKeyFerry<>(loop,
+        dev.ferry.PerKeyConfig.builder().callTimeout(java.time.Duration.ofMillis(CALL_MS)).build(),
+        (Submission in) -> in.key, null, null, (key, inputs) -> {
+          calls.add(inputs.stream().map(in -> in.body).toList());
+          Promise<List<Object>> call = Promise.promise();
+          open.add(call);
+          return call.future();
+        }, (in, ok) -> in.body);
+    Router b = new Router(loop, "b", ferry, CALL_MS, MAX_HOLD_MS, RouterTesting.recording(forwards));
+    b.snapshot(Set.of("a", "b", "n"), Set.of("b"), Set.of());
+    loop.runPending();
+    String key = keysOf("n", List.of("b", "n"), 1).get(0);
+    forwarded(b, key, "x0", "c#1", 1_000);
+    Future<Object> x1 = forwarded(b, key, "x1", "c#2", 100);
+    Future<Object> x2 = forwarded(b, key, "x2", "c#3", 1_000);
+    loop.runPending();
+
+    loop.advanceMillis(200); // past x1's allowance
+    b.snapshot(Set.of("a", "b", "n"), Set.of("b", "n"), Set.of());
+    loop.runPending();
+    open.get(0).complete(List.of("done"));
+    loop.advanceMillis(1);
+    assertEquals(List.of(), bodies(), "nothing goes to n ahead of x1");
+    assertReturned(x1);
+    assertReturned(x2);
+    assertEquals(List.of(List.of("x0")), calls);
+  }
+
+  private static void assertReturned(Future<Object> answer) {
+    assertTrue(answer.failed(), "answered");
+    ReplyException re = (ReplyException) answer.cause();
+    assertEquals(ReplyFailure.NO_HANDLERS, re.failureType(), "handed back, never applied: " + re);
+    assertEquals(Router.RETURNED, re.failureCode());
+  }
+
+  /** Input {@code body} forwarded to {@code r} by a, which waits 2,000 ms for it. */
+  private static Future<Object> forwarded(Router r, String key, String body, String origin) throws Exception {
+    return forwarded(r, key, body, origin, 1_000);
+  }
+
+  private static Future<Object> forwarded(Router r, String key, String body, String origin, long holdMs)
+      throws Exception {
+    Promise<Object> answer = Promise.promise();
+    r.accept(input(key, body), 1, false, "a", origin, holdMs, answer);
+    return answer.future();
+  }
+
   static Future<Object> returned() {
     return Future.failedFuture(new ReplyException(ReplyFailure.NO_HANDLERS, Router.RETURNED, "handed back"));
   }
