@@ -173,6 +173,13 @@ final class Router {
    * answered it when they left), so it is never applied (ADR 0110, 0112).
    */
   private final Set<String> departed = new HashSet<>();
+  /**
+   * Per key and origin (a client, {@link Pending#origin}), the places in that client's order of
+   * the inputs this node handed back and has not seen again, each with the moment (loop time)
+   * its sender stops waiting for it: that client's later inputs of the key go back too until
+   * then (ADR 0112). Entries end when they come again or their moment passes.
+   */
+  private final Map<String, Map<String, java.util.TreeMap<Long, Long>>> handedBack = new HashMap<>();
   /** Nodes that answered a forward with NO_HANDLERS since the last view change. */
   private final Set<String> unreachable = new HashSet<>();
   private long arrivals;
@@ -485,6 +492,14 @@ final class Router {
     String gone = departedOnItsWay(p);
     if (gone != null) {
       drop(p, gone);
+      return;
+    }
+    String after = afterHandedBack(p);
+    if (after != null) {
+      // Sent on before its node saw the earlier one come back (or along another way): taken here,
+      // it could be applied before that one is sent again. It goes back too, to be sent again
+      // behind it (ADR 0112).
+      returnToSender(p, "sent after " + after + ", which went back to its sender");
       return;
     }
     boolean first = p.handedOff || p.returned || p.alongPath;
@@ -891,8 +906,10 @@ final class Router {
         returnToSender(p, heldFor(p));
         // What came after it from the same node goes back with it: kept here, it could be sent on
         // before p returns along the same way, which would reorder that node's inputs (ADR 0109).
+        // So does what came later from the same client through another node (ADR 0112).
         for (Pending later : List.copyOf(q)) {
-          if (p.sender != null && p.sender.equals(later.sender) && later.seq > p.seq) {
+          if (p.sender != null && p.sender.equals(later.sender) && later.seq > p.seq
+              || later.sender != null && later.giveUpAt != Long.MAX_VALUE && sameSenderEarlier(p, later)) {
             unhold(q, later);
             cancelHold(later);
             returnToSender(later, "sent here after " + p.input.body + ", which went back");
@@ -1108,6 +1125,37 @@ final class Router {
     return answer.future().recover(t -> Future.failedFuture(asFerryException(t)));
   }
 
+  /**
+   * The origin ("client#n") of an earlier input of {@code p}'s client and key that this node
+   * handed back and that has not come again, while its sender may still send it again; null when
+   * {@code p} may go on. Only forwarded inputs: they can go back. An input handed back ends its
+   * own mark when it comes again, and then goes on.
+   */
+  private String afterHandedBack(Pending p) {
+    if (p.sender == null || p.origin == null || p.giveUpAt == Long.MAX_VALUE) {
+      return null;
+    }
+    Map<String, java.util.TreeMap<Long, Long>> byOrigin = handedBack.get(p.input.key);
+    java.util.TreeMap<Long, Long> marks = byOrigin == null ? null : byOrigin.get(p.origin);
+    if (marks == null) {
+      return null;
+    }
+    long now = loop.nanoTime();
+    marks.values().removeIf(end -> end <= now);
+    // Handed back itself and sent again: its sender saw it go back and sends it in its own order
+    // (which a forged origin may contradict: trusting it then keeps two inputs from waiting for
+    // each other across the two nodes).
+    boolean again = marks.remove(p.originSeq) != null;
+    Long earlier = marks.isEmpty() ? null : marks.firstKey();
+    if (marks.isEmpty()) {
+      byOrigin.remove(p.origin);
+      if (byOrigin.isEmpty()) {
+        handedBack.remove(p.input.key);
+      }
+    }
+    return !again && earlier != null && earlier < p.originSeq ? p.origin + earlier : null;
+  }
+
   /** Whether an input of {@code p}'s key that came earlier from the same node is held here. */
   private boolean heldBehindSameSender(Pending p) {
     ArrayDeque<Pending> q = held.get(p.input.key);
@@ -1183,6 +1231,26 @@ final class Router {
   private void returnToSender(Pending p, String why) {
     if (tracer != null) {
       tracer.accept("return " + p.input.body + " to " + p.sender + " (" + why + ")");
+    }
+    if (p.origin != null && p.giveUpAt != Long.MAX_VALUE) {
+      // Its sender may already have sent the same client's next inputs of the key this way: until
+      // p comes again, or its sender's wait for it is over (then that node never sends it again),
+      // those go back too (afterHandedBack).
+      long now = loop.nanoTime();
+      long until = p.giveUpAt + (p.giveUpAt - p.arrivedAt);
+      handedBack.values().removeIf(byOrigin -> {
+        byOrigin.values().removeIf(marks -> {
+          marks.values().removeIf(end -> end <= now);
+          return marks.isEmpty();
+        });
+        return byOrigin.isEmpty();
+      });
+      java.util.TreeMap<Long, Long> marks = handedBack.computeIfAbsent(p.input.key, k -> new HashMap<>())
+          .computeIfAbsent(p.origin, o -> new java.util.TreeMap<>());
+      // The client's later inputs handed back before may come again before their sender sees this
+      // one go back: they are no longer known to be sent again in its order.
+      marks.tailMap(p.originSeq, false).clear();
+      marks.merge(p.originSeq, until, Math::max);
     }
     answer(p, new ReplyException(ReplyFailure.NO_HANDLERS, RETURNED, "held at " + self
         + " until the forwarding node's wait for it ran out, never applied: " + why));

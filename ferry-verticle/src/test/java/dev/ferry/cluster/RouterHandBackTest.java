@@ -173,8 +173,105 @@ class RouterHandBackTest {
     assertEquals(List.of(List.of("x0")), calls);
   }
 
+  /**
+   * b hands x1 back to a; a had already sent x2, the same client's next input of the key, along the
+   * same way, and it reaches b after the hand-back, before a sends x1 again. b can send x2 on by
+   * then: applied, x2 would pass x1 (finding 1 of ADR 0112). b goes by the inputs' origin (the
+   * client and its order, ADR 0098): having handed back c#1, it hands back c's later inputs of the
+   * key until c#1 comes again or its sender's allowance for it is over.
+   */
+  @Test
+  void anInputThatReachesTheNodeAfterItHandedBackItsSendersEarlierOneGoesBackToo() throws Exception {
+    Router b = router("b"); // no view yet: b holds what it gets
+    String key = "k1";
+    Future<Object> x1 = forwarded(b, key, "x1", "c#1");
+    loop.advanceMillis(1_000);
+    assertReturned(x1);
+
+    Future<Object> x2 = forwarded(b, key, "x2", "c#2"); // sent before a saw x1 come back
+    b.snapshot(Set.of("b"), Set.of("b"), Set.of()); // b owns the key now, nothing holds it
+    loop.advanceMillis(10);
+    assertReturned(x2);
+    assertEquals(List.of(), calls, "x2 is not applied ahead of x1");
+
+    // a sends them again, in its order (x2 was held there behind x1).
+    Future<Object> again1 = forwarded(b, key, "x1", "c#1");
+    Future<Object> again2 = forwarded(b, key, "x2", "c#2");
+    loop.advanceMillis(10);
+    assertTrue(again1.succeeded() && again2.succeeded());
+    assertEquals(List.of("x1", "x2"), calls.stream().flatMap(List::stream).toList());
+  }
+
+  /**
+   * Sent again, x1 and x2 come in a's order: x2, handed back itself, then goes on. But when x1 goes
+   * back once more before x2 arrives again, x2 was sent before a saw that, and goes back again.
+   */
+  @Test
+  void anInputSentAgainBeforeItsSendersEarlierOneWentBackOnceMoreGoesBackAgain() throws Exception {
+    Router b = router("b");
+    String key = "k1";
+    Future<Object> x1 = forwarded(b, key, "x1", "c#1");
+    Future<Object> x2 = forwarded(b, key, "x2", "c#2");
+    loop.advanceMillis(1_000);
+    assertReturned(x1);
+    assertReturned(x2);
+
+    Future<Object> again1 = forwarded(b, key, "x1", "c#1", 10); // a allows 20 ms this time
+    loop.advanceMillis(10);
+    assertReturned(again1);
+    b.snapshot(Set.of("b"), Set.of("b"), Set.of());
+    Future<Object> again2 = forwarded(b, key, "x2", "c#2"); // sent by a right after x1
+    loop.advanceMillis(10);
+    assertReturned(again2);
+    assertEquals(List.of(), calls, "x2 is not applied ahead of x1");
+
+    forwarded(b, key, "x1", "c#1");
+    forwarded(b, key, "x2", "c#2");
+    loop.advanceMillis(10);
+    assertEquals(List.of("x1", "x2"), calls.stream().flatMap(List::stream).toList());
+  }
+
+  /**
+   * What is held here of the same client's later inputs of the key goes back with the input handed
+   * back, also when another node sent it: kept, it would go before that input once it comes again
+   * (it arrived here first).
+   */
+  @Test
+  void aHandBackTakesAlongTheSameClientsLaterInputsFromOtherNodes() throws Exception {
+    Router b = router("b");
+    String key = "k1";
+    b.accept(input(key, "y1"), 1, false, "d", "e#1", 2_000, Promise.promise()); // another client's, first
+    Future<Object> x1 = forwarded(b, key, "x1", "c#1");
+    Promise<Object> x3 = Promise.promise();
+    b.accept(input(key, "x3"), 1, false, "d", "c#3", 2_000, x3); // d allows more time
+    loop.advanceMillis(1_000);
+    assertReturned(x1);
+    assertReturned(x3.future());
+  }
+
+  /**
+   * The mark ends with the allowance: if a sent x1 elsewhere (its view moved on) and only its
+   * later inputs come to b, they are taken once a's allowance for x1 is over.
+   */
+  @Test
+  void aHandBackHoldsUpItsSendersLaterInputsNoLongerThanItsAllowance() throws Exception {
+    Router b = router("b");
+    String key = "k1";
+    Future<Object> x1 = forwarded(b, key, "x1", "c#1"); // a waits 2,000 ms for it
+    loop.advanceMillis(1_000);
+    assertReturned(x1);
+    b.snapshot(Set.of("b"), Set.of("b"), Set.of());
+    loop.advanceMillis(999);
+    assertReturned(forwarded(b, key, "x2", "c#2"));
+
+    loop.advanceMillis(1);
+    Future<Object> x2 = forwarded(b, key, "x2", "c#2");
+    loop.advanceMillis(10);
+    assertTrue(x2.succeeded(), () -> "refused: " + x2.cause());
+  }
+
   private static void assertReturned(Future<Object> answer) {
-    assertTrue(answer.failed(), "answered");
+    assertTrue(answer.failed(), () -> answer.isComplete() ? "applied, not handed back" : "not answered");
     ReplyException re = (ReplyException) answer.cause();
     assertEquals(ReplyFailure.NO_HANDLERS, re.failureType(), "handed back, never applied: " + re);
     assertEquals(Router.RETURNED, re.failureCode());
