@@ -47,6 +47,12 @@ final class Pending {
    */
   long giveUpAt = Long.MAX_VALUE;
   /**
+   * When the node that forwarded it here stops waiting for it (loop time, twice its allowance from
+   * its arrival; Long.MAX_VALUE with {@link #giveUpAt}): past it that node never sends it again
+   * ({@code Router#handedBack}, ADR 0112).
+   */
+  long senderWaitsUntil = Long.MAX_VALUE;
+  /**
    * When it arrived here (loop time; for a hand-off, when this node's ferry handed it off): its
    * holds here end within the hold bound from then ({@code Router#holdBound}, ADR 0112).
    */

@@ -55,10 +55,15 @@ import java.util.Set;
  *   <li>{@code path(k)} counts the forwards of k open to one node; while it is set, k's new inputs
  *       follow it (or wait here if this node owns k now).
  *   <li>An input forwarded here is held no longer than its sender allows ({@link Forward#holdMs},
- *       half of what the sender waits), then handed back unapplied with what came after it from
- *       the same node; what a node that left the members forwarded is never applied (ADR 0109,
- *       0110). So a forward given up by its sender is never applied afterwards, but in an owner's
+ *       half of what is left of the sender's bound), then handed back unapplied with what came
+ *       after it from the same node or client, also when it waited in this node's ferry and is
+ *       handed off; what passed a node that left the members is never applied (ADR 0109, 0110,
+ *       0112). So a forward given up by its sender is never applied afterwards, but in an owner's
  *       ferry, where the engine and the hand-off keep its order.
+ *   <li>Once this node handed an input back, the same client's later inputs of the key that reach
+ *       it go back too until that input comes again or its sender's allowance ends ({@link
+ *       #handedBack}, ADR 0112): none passes it on its way back.
+ *   <li>Every input's holds here end within the hold bound from its arrival ({@link #holdBound}).
  * </ul>
  *
  * <h2>Threads</h2>
@@ -268,6 +273,7 @@ final class Router {
       if (holdMs > 0) {
         // Never beyond this node's own bound (and no overflow, whatever a node sends).
         p.giveUpAt = now + Math.min(holdMs, maxHoldNanos / 1_000_000) * 1_000_000;
+        p.senderWaitsUntil = p.giveUpAt + (p.giveUpAt - now);
       }
       if (visited != null && !visited.isEmpty()) {
         p.visited = visited;
@@ -930,6 +936,7 @@ final class Router {
     p.retry = true;
     if (!handingOff.contains(p.input.key)) {
       flush(p.input.key);
+      checkLeft(); // routed again, some may be answered here now (handed back, dropped): the last a leave waited for
     }
   }
 
@@ -1103,6 +1110,7 @@ final class Router {
         // sender gave it up and sent its next input to the new owner (ADR 0112).
         p.sender = before.sender;
         p.giveUpAt = before.giveUpAt;
+        p.senderWaitsUntil = before.senderWaitsUntil;
       }
       // Not route(): the key is still marked as handing off, and these inputs go before its held ones.
       String owner = views.owner(input.key);
@@ -1237,7 +1245,7 @@ final class Router {
       // p comes again, or its sender's wait for it is over (then that node never sends it again),
       // those go back too (afterHandedBack).
       long now = loop.nanoTime();
-      long until = p.giveUpAt + (p.giveUpAt - p.arrivedAt);
+      long until = p.senderWaitsUntil;
       handedBack.values().removeIf(byOrigin -> {
         byOrigin.values().removeIf(marks -> {
           marks.values().removeIf(end -> end <= now);

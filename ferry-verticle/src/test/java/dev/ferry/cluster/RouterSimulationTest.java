@@ -141,8 +141,23 @@ class RouterSimulationTest {
     replay(2300, STORM, true);
   }
 
+  /**
+   * Seed 1314 of forged origins with views adopted late (ADR 0112): a leaving node's held input,
+   * routed again when its pause ended, went back to its sender (a later input of an origin the
+   * node had handed back), and nothing then told the leave that the node was idle: it never ended.
+   */
+  @Test
+  void forgedLateHandBackAtAPauseEndLetsTheLeaveEnd() {
+    replay(1314, 0, false, true, true);
+  }
+
   private static void replay(long seed, int storm, boolean skip) {
-    Sim sim = new Sim(seed, false);
+    replay(seed, storm, skip, false, false);
+  }
+
+  private static void replay(long seed, int storm, boolean skip, boolean late, boolean forged) {
+    Sim sim = new Sim(seed, late);
+    sim.forged = forged;
     sim.storm = storm;
     sim.skip = skip;
     try {
