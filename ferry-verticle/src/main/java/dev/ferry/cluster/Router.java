@@ -665,7 +665,7 @@ final class Router {
     }
     // How long this node waits for the answer: the caller's deadline, else a hold's bound, and never
     // past the moment the node that forwarded it here gives it up. The target (and every node it
-    // passes the input on to) holds it at most half of that, then hands it back unapplied: so a
+    // passes the input on to) holds it at most half of that (below), then hands it back unapplied: so a
     // forward given up here was never applied there, and what this node holds behind it has the
     // other half to go on once it is back. Past its holds only an input in an owner's ferry may
     // still be applied, and there the engine and the hand-off keep its sender's order (ADR 0109).

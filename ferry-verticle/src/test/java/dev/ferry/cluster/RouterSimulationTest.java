@@ -151,6 +151,17 @@ class RouterSimulationTest {
     replay(1314, 0, false, true, true);
   }
 
+  /**
+   * Seed 12547 with views adopted late, open since ADR 0109: k0's inputs, hand-offs among them,
+   * went back and forth between three nodes (each "refused by" the other after a 408) until their
+   * bounds answered 503. It fails on main and with findings 3 to 6 of ADR 0112 fixed, and passes
+   * once a hand-off keeps its sender's allowance (finding 2).
+   */
+  @Test
+  void lateViewsHandOffsKeepTheirSendersAllowance() {
+    replay(12547, 0, false, true, false);
+  }
+
   private static void replay(long seed, int storm, boolean skip) {
     replay(seed, storm, skip, false, false);
   }
