@@ -49,7 +49,7 @@ final class Pending {
   /**
    * When the node that forwarded it here stops waiting for it (loop time, twice its allowance from
    * its arrival; Long.MAX_VALUE with {@link #giveUpAt}): past it that node never sends it again
-   * ({@code Router#handedBack}, ADR 0112).
+   * ({@code Router#handBackMarks}, ADR 0112).
    */
   long senderWaitsUntil = Long.MAX_VALUE;
   /**

@@ -62,7 +62,7 @@ import java.util.Set;
  *       ferry, where the engine and the hand-off keep its order.
  *   <li>Once this node handed an input back, the same client's later inputs of the key that reach
  *       it go back too until that input comes again or its sender's allowance ends ({@link
- *       #handedBack}, ADR 0112): none passes it on its way back.
+ *       #handBackMarks}, ADR 0112): none passes it on its way back.
  *   <li>Every input's holds here end within the hold bound from its arrival ({@link #holdBound}).
  * </ul>
  *
@@ -184,7 +184,10 @@ final class Router {
    * its sender stops waiting for it: that client's later inputs of the key go back too until
    * then (ADR 0112). Entries end when they come again or their moment passes.
    */
-  private final Map<String, Map<String, java.util.TreeMap<Long, Long>>> handedBack = new HashMap<>();
+  private final Map<String, Map<String, java.util.TreeMap<Long, Long>>> handBackMarks = new HashMap<>();
+  /** Entries in {@link #handBackMarks}, and the count past which they are swept for ended ones. */
+  private int handBackEntries;
+  private int handBackSweepAbove = 64;
   /** Nodes that answered a forward with NO_HANDLERS since the last view change. */
   private final Set<String> unreachable = new HashSet<>();
   private long arrivals;
@@ -646,7 +649,7 @@ final class Router {
       // A hand-off that went back unapplied (the engine wraps that as CLOSED) goes back to its
       // sender as such, to be routed again there in its place (ADR 0112).
       outcome.onComplete(ar -> {
-        Throwable back = ar.failed() && ar.cause() instanceof FerryException fe ? handedBack(fe.getCause()) : null;
+        Throwable back = ar.failed() && ar.cause() instanceof FerryException fe ? asHandBack(fe.getCause()) : null;
         if (back != null && p.sender != null) {
           p.answer.fail(back);
         } else {
@@ -1143,22 +1146,24 @@ final class Router {
     if (p.sender == null || p.origin == null || p.giveUpAt == Long.MAX_VALUE) {
       return null;
     }
-    Map<String, java.util.TreeMap<Long, Long>> byOrigin = handedBack.get(p.input.key);
+    Map<String, java.util.TreeMap<Long, Long>> byOrigin = handBackMarks.get(p.input.key);
     java.util.TreeMap<Long, Long> marks = byOrigin == null ? null : byOrigin.get(p.origin);
     if (marks == null) {
       return null;
     }
     long now = loop.nanoTime();
+    int before = marks.size();
     marks.values().removeIf(end -> end <= now);
     // Handed back itself and sent again: its sender saw it go back and sends it in its own order
     // (which a forged origin may contradict: trusting it then keeps two inputs from waiting for
     // each other across the two nodes).
     boolean again = marks.remove(p.originSeq) != null;
+    handBackEntries -= before - marks.size();
     Long earlier = marks.isEmpty() ? null : marks.firstKey();
     if (marks.isEmpty()) {
       byOrigin.remove(p.origin);
       if (byOrigin.isEmpty()) {
-        handedBack.remove(p.input.key);
+        handBackMarks.remove(p.input.key);
       }
     }
     return !again && earlier != null && earlier < p.originSeq ? p.origin + earlier : null;
@@ -1244,24 +1249,20 @@ final class Router {
       // Its sender may already have sent the same client's next inputs of the key this way: until
       // p comes again, or its sender's wait for it is over (then that node never sends it again),
       // those go back too (afterHandedBack).
-      long now = loop.nanoTime();
-      long until = p.senderWaitsUntil;
-      handedBack.values().removeIf(byOrigin -> {
-        byOrigin.values().removeIf(marks -> {
-          marks.values().removeIf(end -> end <= now);
-          return marks.isEmpty();
-        });
-        return byOrigin.isEmpty();
-      });
-      java.util.TreeMap<Long, Long> marks = handedBack.computeIfAbsent(p.input.key, k -> new HashMap<>())
+      java.util.TreeMap<Long, Long> marks = handBackMarks.computeIfAbsent(p.input.key, k -> new HashMap<>())
           .computeIfAbsent(p.origin, o -> new java.util.TreeMap<>());
+      int before = marks.size();
       // The client's later inputs handed back before may come again before their sender sees this
       // one go back: they are no longer known to be sent again in its order.
       marks.tailMap(p.originSeq, false).clear();
-      marks.merge(p.originSeq, until, Math::max);
+      marks.merge(p.originSeq, p.senderWaitsUntil, Math::max);
+      handBackEntries += marks.size() - before;
+      if (handBackEntries > handBackSweepAbove) {
+        sweepHandBackMarks();
+      }
     }
-    answer(p, new ReplyException(ReplyFailure.NO_HANDLERS, RETURNED, "held at " + self
-        + " until the forwarding node's wait for it ran out, never applied: " + why));
+    answer(p, new ReplyException(ReplyFailure.NO_HANDLERS, RETURNED, "handed back by " + self
+        + ", never applied: " + why));
   }
 
   private void answer(Pending p, Throwable failure) {
@@ -1277,8 +1278,27 @@ final class Router {
     assert first : "an input was answered twice";
   }
 
+  /**
+   * Drops the marks whose senders stopped waiting; run when the table doubled since the last sweep,
+   * so that a burst of hand-backs costs a constant per hand-back, and marks of keys never seen
+   * again do not stay.
+   */
+  private void sweepHandBackMarks() {
+    long now = loop.nanoTime();
+    handBackEntries = 0;
+    handBackMarks.values().removeIf(byOrigin -> {
+      byOrigin.values().removeIf(marks -> {
+        marks.values().removeIf(end -> end <= now);
+        handBackEntries += marks.size();
+        return marks.isEmpty();
+      });
+      return byOrigin.isEmpty();
+    });
+    handBackSweepAbove = Math.max(64, 2 * handBackEntries);
+  }
+
   /** {@code t} if it is a hand-back ({@link #RETURNED}), else null. */
-  private static Throwable handedBack(Throwable t) {
+  private static Throwable asHandBack(Throwable t) {
     return t instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS && re.failureCode() == RETURNED
         ? re : null;
   }
