@@ -46,10 +46,26 @@ final class Pending {
    * ferry (bounded by the hold bound alone).
    */
   long giveUpAt = Long.MAX_VALUE;
+  /**
+   * When the node that forwarded it here stops waiting for it (loop time, twice its allowance from
+   * its arrival; Long.MAX_VALUE with {@link #giveUpAt}): past it that node never sends it again
+   * ({@code Router#handBackMarks}, ADR 0112).
+   */
+  long senderWaitsUntil = Long.MAX_VALUE;
+  /**
+   * When it arrived here (loop time; for a hand-off, when this node's ferry handed it off): its
+   * holds here end within the hold bound from then ({@code Router#holdBound}, ADR 0112).
+   */
+  long arrivedAt;
   /** When it was first held here (loop time), for the text of its 503. */
   long heldSince;
   /** When its wait while held ends (System.nanoTime()), set at its first hold; 0 before. */
   long holdUntil;
+  /**
+   * Its last forward was handed back ({@link Router#RETURNED}): it goes again after a pause, but
+   * the node that handed it back is not unreachable for that (ADR 0112).
+   */
+  boolean handedBack;
   /** Held at the hop limit and let go: it may be passed on once more (still paced by the hold). */
   boolean retry;
   /** The node that forwarded it here, or null when a caller sent it. */

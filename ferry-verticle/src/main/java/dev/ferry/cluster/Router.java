@@ -55,10 +55,15 @@ import java.util.Set;
  *   <li>{@code path(k)} counts the forwards of k open to one node; while it is set, k's new inputs
  *       follow it (or wait here if this node owns k now).
  *   <li>An input forwarded here is held no longer than its sender allows ({@link Forward#holdMs},
- *       half of what the sender waits), then handed back unapplied with what came after it from
- *       the same node; what a node that left the members forwarded is never applied (ADR 0109,
- *       0110). So a forward given up by its sender is never applied afterwards, but in an owner's
+ *       half of what is left of the sender's bound), then handed back unapplied with what came
+ *       after it from the same node or client, also when it waited in this node's ferry and is
+ *       handed off; what passed a node that left the members is never applied (ADR 0109, 0110,
+ *       0112). So a forward given up by its sender is never applied afterwards, but in an owner's
  *       ferry, where the engine and the hand-off keep its order.
+ *   <li>Once this node handed an input back, the same client's later inputs of the key that reach
+ *       it go back too until that input comes again or its sender's allowance ends ({@link
+ *       #handBackMarks}, ADR 0112): none passes it on its way back.
+ *   <li>Every input's holds here end within the hold bound from its arrival ({@link #holdBound}).
  * </ul>
  *
  * <h2>Threads</h2>
@@ -168,11 +173,21 @@ final class Router {
   /** The live members of the last snapshot adopted here. */
   private Set<String> members = Set.of();
   /**
-   * Nodes seen as members and then gone from the members (crashed, or left): what they forwarded
-   * here nobody waits for any more (the nodes that had sent it to them answered it when they
-   * left), so it is never applied (ADR 0110).
+   * Nodes seen as members and then gone from the members (crashed, or left), until seen as members
+   * again: what passed through them nobody waits for any more (the nodes that had sent it to them
+   * answered it when they left), so it is never applied (ADR 0110, 0112).
    */
   private final Set<String> departed = new HashSet<>();
+  /**
+   * Per key and origin (a client, {@link Pending#origin}), the places in that client's order of
+   * the inputs this node handed back and has not seen again, each with the moment (loop time)
+   * its sender stops waiting for it: that client's later inputs of the key go back too until
+   * then (ADR 0112). Entries end when they come again or their moment passes.
+   */
+  private final Map<String, Map<String, java.util.TreeMap<Long, Long>>> handBackMarks = new HashMap<>();
+  /** Entries in {@link #handBackMarks}, and the count past which they are swept for ended ones. */
+  private int handBackEntries;
+  private int handBackSweepAbove = 64;
   /** Nodes that answered a forward with NO_HANDLERS since the last view change. */
   private final Set<String> unreachable = new HashSet<>();
   private long arrivals;
@@ -257,9 +272,11 @@ final class Router {
       long now = loop.nanoTime();
       long deadline = input.timeoutMs > 0 ? now + input.timeoutMs * 1_000_000 : Long.MAX_VALUE;
       Pending p = new Pending(input, hop, handedOff, deadline, answer);
+      p.arrivedAt = now;
       if (holdMs > 0) {
         // Never beyond this node's own bound (and no overflow, whatever a node sends).
         p.giveUpAt = now + Math.min(holdMs, maxHoldNanos / 1_000_000) * 1_000_000;
+        p.senderWaitsUntil = p.giveUpAt + (p.giveUpAt - now);
       }
       if (visited != null && !visited.isEmpty()) {
         p.visited = visited;
@@ -289,6 +306,9 @@ final class Router {
         }
       }
       this.members = Set.copyOf(members);
+      // A node seen again as a member (a partition healed: Hazelcast merges it back with the same
+      // Vert.x node id) is a member like any other; only its departure dropped what it had sent.
+      departed.removeAll(members);
       dropFromDeparted();
       if (views.adopt(members, announced, leaving, loop.nanoTime())) {
         releasedTo.clear();
@@ -334,7 +354,14 @@ final class Router {
       if (notDelivered && !closed) {
         // Nothing reached a ferry: route it again, in its place among the key's inputs, once the
         // key's other forwards are back and no sooner than a pause or the next view (ADR 0056).
-        unreachable.add(f.target);
+        // A hand-back says the target is up and only could not send it on in time: the target
+        // stays reachable for the key's and other keys' inputs (ADR 0112).
+        // Itself it still goes again only after a pause (handedBack).
+        if (ar.cause() instanceof ReplyException re && re.failureCode() == RETURNED) {
+          p.handedBack = true;
+        } else {
+          unreachable.add(f.target);
+        }
         p.retry = false;
         hold(p, RETRY_MS);
       } else if (ar.succeeded()) {
@@ -481,12 +508,17 @@ final class Router {
       // it gets in order: it is not one of the later inputs that must wait for those.
       p.alongPath = true;
     }
-    if (p.sender != null && departed.contains(p.sender)) {
-      if (tracer != null) {
-        tracer.accept("drop " + p.input.body + " (" + p.sender + " left)");
-      }
-      answer(p, new FerryException(FerryError.CLOSED, "the node that forwarded it (" + p.sender
-          + ") left the cluster before it was sent: never applied"));
+    String gone = departedOnItsWay(p);
+    if (gone != null) {
+      drop(p, gone);
+      return;
+    }
+    String after = afterHandedBack(p);
+    if (after != null) {
+      // Sent on before its node saw the earlier one come back (or along another way): taken here,
+      // it could be applied before that one is sent again. It goes back too, to be sent again
+      // behind it (ADR 0112).
+      returnToSender(p, "sent after " + after + ", which went back to its sender");
       return;
     }
     boolean first = p.handedOff || p.returned || p.alongPath;
@@ -542,14 +574,15 @@ final class Router {
       }
       return;
     }
-    if (!p.retry && (passed(p.visited, target) || unreachable.contains(target) || p.hop >= MAX_HOPS)) {
+    if (!p.retry && (passed(p.visited, target) || unreachable.contains(target) || p.hop >= MAX_HOPS || p.handedBack)) {
       // Views disagree (the sender owns it by this node's view, or it was passed on twice), or the
-      // target just refused a forward: rather than bounce it at network speed, wait for the next
-      // view or a short pause, then send it on once more.
+      // target just refused a forward, or handed this input back: rather than bounce it at network
+      // speed, wait for the next view or a short pause, then send it on once more.
       hold(p, RETRY_MS);
       return;
     }
     p.retry = false;
+    p.handedBack = false;
     // Reaching the previous owner after the key moved, an input is older than whatever its
     // sender's entry node now sends to the new owner directly: it goes with the hand-off class.
     forward(target, p, target.equals(owner)
@@ -623,7 +656,16 @@ final class Router {
       // Not through Submission.answerTo: an input handed off and come back is submitted here again,
       // and each submission's outcome must reach its own Pending. An input whose deadline passes
       // while its batch waits to be written is still left out, and answered 504 when its call ends.
-      outcome.onComplete(p.answer);
+      // A hand-off that went back unapplied (the engine wraps that as CLOSED) goes back to its
+      // sender as such, to be routed again there in its place (ADR 0112).
+      outcome.onComplete(ar -> {
+        Throwable back = ar.failed() && ar.cause() instanceof FerryException fe ? asHandBack(fe.getCause()) : null;
+        if (back != null && p.sender != null) {
+          p.answer.fail(back);
+        } else {
+          p.answer.handle(ar);
+        }
+      });
     });
   }
 
@@ -636,7 +678,7 @@ final class Router {
     }
     // How long this node waits for the answer: the caller's deadline, else a hold's bound, and never
     // past the moment the node that forwarded it here gives it up. The target (and every node it
-    // passes the input on to) holds it at most half of that, then hands it back unapplied: so a
+    // passes the input on to) holds it at most half of that (below), then hands it back unapplied: so a
     // forward given up here was never applied there, and what this node holds behind it has the
     // other half to go on once it is back. Past its holds only an input in an owner's ferry may
     // still be applied, and there the engine and the hand-off keep its sender's order (ADR 0109).
@@ -644,7 +686,11 @@ final class Router {
     if (p.giveUpAt != Long.MAX_VALUE) {
       waitMs = Math.min(waitMs, (p.giveUpAt - now) / 1_000_000);
     }
-    long holdMs = waitMs / 2;
+    // Half of what is left of this node's own bound for it, not of a whole bound: a hand-back then
+    // leaves this node the other half, and its holds, here and further on, end within its bound
+    // from its arrival here (ADR 0112). The wait itself stays: an input in the owner's ferry may
+    // take until its deadline.
+    long holdMs = Math.min(waitMs, (holdBound(p) - now) / 1_000_000) / 2;
     if (holdMs <= 0 && p.giveUpAt != Long.MAX_VALUE) {
       // Too late to send on: held until its sender's wait runs out, then handed back with what
       // came after it from there (holdEnded), which meanwhile waits behind it.
@@ -815,7 +861,7 @@ final class Router {
     if (p.holdUntil == 0) {
       // Bounded from the first hold: routing again after a view change does not extend it.
       p.heldSince = now;
-      p.holdUntil = Math.min(p.giveUpAt, p.deadline - now < maxHoldNanos ? p.deadline : now + maxHoldNanos);
+      p.holdUntil = holdBound(p);
     }
     long wait = Math.max(1, Math.min(retryMs == Long.MAX_VALUE ? Long.MAX_VALUE : retryMs * 1_000_000, p.holdUntil - now));
     if (p.holdTimer >= 0 && p.holdTimerAt == now + wait) {
@@ -824,6 +870,15 @@ final class Router {
     cancelHold(p);
     p.holdTimerAt = now + wait;
     p.holdTimer = loop.schedule(wait, () -> step(() -> holdEnded(p)));
+  }
+
+  /**
+   * When {@code p}'s holds here must end, whenever they begin: its caller's deadline, its sender's
+   * allowance ({@link Pending#giveUpAt}), and the hold bound counted from its arrival here, so that
+   * the time it spent held further on before it was handed back counts too (ADR 0112).
+   */
+  private long holdBound(Pending p) {
+    return Math.min(p.giveUpAt, Math.min(p.deadline, p.arrivedAt + maxHoldNanos));
   }
 
   /** Takes {@code p} out of its key's queue (its timer, if live, is the caller's to cancel). */
@@ -870,8 +925,10 @@ final class Router {
         returnToSender(p, heldFor(p));
         // What came after it from the same node goes back with it: kept here, it could be sent on
         // before p returns along the same way, which would reorder that node's inputs (ADR 0109).
+        // So does what came later from the same client through another node (ADR 0112).
         for (Pending later : List.copyOf(q)) {
-          if (p.sender != null && p.sender.equals(later.sender) && later.seq > p.seq) {
+          if (p.sender != null && p.sender.equals(later.sender) && later.seq > p.seq
+              || later.sender != null && later.giveUpAt != Long.MAX_VALUE && sameSenderEarlier(p, later)) {
             unhold(q, later);
             cancelHold(later);
             returnToSender(later, "sent here after " + p.input.body + ", which went back");
@@ -892,6 +949,7 @@ final class Router {
     p.retry = true;
     if (!handingOff.contains(p.input.key)) {
       flush(p.input.key);
+      checkLeft(); // routed again, some may be answered here now (handed back, dropped): the last a leave waited for
     }
   }
 
@@ -973,17 +1031,40 @@ final class Router {
     for (String key : List.copyOf(held.keySet())) {
       ArrayDeque<Pending> q = held.get(key);
       for (Pending p : List.copyOf(q)) {
-        if (p.sender != null && departed.contains(p.sender)) {
+        String gone = departedOnItsWay(p);
+        if (gone != null) {
           unhold(q, p);
           cancelHold(p);
-          if (tracer != null) {
-            tracer.accept("drop " + p.input.body + " (" + p.sender + " left)");
-          }
-          answer(p, new FerryException(FerryError.CLOSED, "the node that forwarded it (" + p.sender
-              + ") left the cluster before it was sent: never applied"));
+          drop(p, gone);
         }
       }
     }
+  }
+
+  /**
+   * The first node {@code p} passed on its way here that left the members, or null. Not only its
+   * sender: a node further back answered its own sender 502 when that one left (or, the entry
+   * node, leaves its caller to time out), and the input's sender may be alive and waiting (ADR
+   * 0112).
+   */
+  private String departedOnItsWay(Pending p) {
+    if (departed.isEmpty() || p.visited.isEmpty()) {
+      return null;
+    }
+    for (String v : p.visited.split(",")) {
+      if (departed.contains(v)) {
+        return v;
+      }
+    }
+    return null;
+  }
+
+  private void drop(Pending p, String gone) {
+    if (tracer != null) {
+      tracer.accept("drop " + p.input.body + " (" + gone + " left)");
+    }
+    answer(p, new FerryException(FerryError.CLOSED, "a node it was forwarded through (" + gone
+        + ") left the cluster before it was sent: never applied"));
   }
 
   private void failForwardsToNonMembers(Set<String> members) {
@@ -1029,12 +1110,20 @@ final class Router {
       Pending p = new Pending(input, 0, true, deadline, answer);
       // Its place is where it arrived here, before anything that arrived while it waited in the
       // ferry (a fresh number would put it behind those if ownership came back meanwhile).
+      p.arrivedAt = loop.nanoTime();
       Pending before = submitted.remove(input);
       p.seq = before != null ? before.seq : ++arrivals;
       if (before != null) {
         p.visited = before.visited;
         p.origin = before.origin;
         p.originSeq = before.originSeq;
+        // Its sender still waits for it no longer than it did: held or sent on from here, it stays
+        // within that allowance and goes back unapplied once it is over, with what came after it
+        // from the same node (ADR 0109). A hand-off that forgot it could be applied after its
+        // sender gave it up and sent its next input to the new owner (ADR 0112).
+        p.sender = before.sender;
+        p.giveUpAt = before.giveUpAt;
+        p.senderWaitsUntil = before.senderWaitsUntil;
       }
       // Not route(): the key is still marked as handing off, and these inputs go before its held ones.
       String owner = views.owner(input.key);
@@ -1042,6 +1131,10 @@ final class Router {
         answer(p, new FerryException(FerryError.CLOSED, "no node of the cluster serves this address"));
       } else if (owner.equals(self)) {
         hold(p); // ownership came back meanwhile: flushed, first, when the hand-off completes
+      } else if (heldBehindSameSender(p)) {
+        // An earlier hand-off from its sender is held here, too late to send on: this one goes
+        // back with it, never past it.
+        hold(p);
       } else {
         // Older forwards of the key: follow them, except back along the input's own way (as in
         // route()): an input handed off here from a node it passed would otherwise go back there
@@ -1051,6 +1144,52 @@ final class Router {
       }
     });
     return answer.future().recover(t -> Future.failedFuture(asFerryException(t)));
+  }
+
+  /**
+   * The origin ("client#n") of an earlier input of {@code p}'s client and key that this node
+   * handed back and that has not come again, while its sender may still send it again; null when
+   * {@code p} may go on. Only forwarded inputs: they can go back. An input handed back ends its
+   * own mark when it comes again, and then goes on.
+   */
+  private String afterHandedBack(Pending p) {
+    if (p.sender == null || p.origin == null || p.giveUpAt == Long.MAX_VALUE) {
+      return null;
+    }
+    Map<String, java.util.TreeMap<Long, Long>> byOrigin = handBackMarks.get(p.input.key);
+    java.util.TreeMap<Long, Long> marks = byOrigin == null ? null : byOrigin.get(p.origin);
+    if (marks == null) {
+      return null;
+    }
+    long now = loop.nanoTime();
+    int before = marks.size();
+    marks.values().removeIf(end -> end <= now);
+    // Handed back itself and sent again: its sender saw it go back and sends it in its own order
+    // (which a forged origin may contradict: trusting it then keeps two inputs from waiting for
+    // each other across the two nodes).
+    boolean again = marks.remove(p.originSeq) != null;
+    handBackEntries -= before - marks.size();
+    Long earlier = marks.isEmpty() ? null : marks.firstKey();
+    if (marks.isEmpty()) {
+      byOrigin.remove(p.origin);
+      if (byOrigin.isEmpty()) {
+        handBackMarks.remove(p.input.key);
+      }
+    }
+    return !again && earlier != null && earlier < p.originSeq ? p.origin + earlier : null;
+  }
+
+  /** Whether an input of {@code p}'s key that came earlier from the same node is held here. */
+  private boolean heldBehindSameSender(Pending p) {
+    ArrayDeque<Pending> q = held.get(p.input.key);
+    if (q != null && p.sender != null) {
+      for (Pending earlier : q) {
+        if (p.sender.equals(earlier.sender) && earlier.seq < p.seq) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   /**
@@ -1116,8 +1255,24 @@ final class Router {
     if (tracer != null) {
       tracer.accept("return " + p.input.body + " to " + p.sender + " (" + why + ")");
     }
-    answer(p, new ReplyException(ReplyFailure.NO_HANDLERS, RETURNED, "held at " + self
-        + " until the forwarding node's wait for it ran out, never applied: " + why));
+    if (p.origin != null && p.giveUpAt != Long.MAX_VALUE) {
+      // Its sender may already have sent the same client's next inputs of the key this way: until
+      // p comes again, or its sender's wait for it is over (then that node never sends it again),
+      // those go back too (afterHandedBack).
+      java.util.TreeMap<Long, Long> marks = handBackMarks.computeIfAbsent(p.input.key, k -> new HashMap<>())
+          .computeIfAbsent(p.origin, o -> new java.util.TreeMap<>());
+      int before = marks.size();
+      // The client's later inputs handed back before may come again before their sender sees this
+      // one go back: they are no longer known to be sent again in its order.
+      marks.tailMap(p.originSeq, false).clear();
+      marks.merge(p.originSeq, p.senderWaitsUntil, Math::max);
+      handBackEntries += marks.size() - before;
+      if (handBackEntries > handBackSweepAbove) {
+        sweepHandBackMarks();
+      }
+    }
+    answer(p, new ReplyException(ReplyFailure.NO_HANDLERS, RETURNED, "handed back by " + self
+        + ", never applied: " + why));
   }
 
   private void answer(Pending p, Throwable failure) {
@@ -1131,6 +1286,31 @@ final class Router {
   /** Every input is answered exactly once; a second answer is a bug the tests must see. */
   private static void once(boolean first) {
     assert first : "an input was answered twice";
+  }
+
+  /**
+   * Drops the marks whose senders stopped waiting; run when the table doubled since the last sweep,
+   * so that a burst of hand-backs costs a constant per hand-back, and marks of keys never seen
+   * again do not stay.
+   */
+  private void sweepHandBackMarks() {
+    long now = loop.nanoTime();
+    handBackEntries = 0;
+    handBackMarks.values().removeIf(byOrigin -> {
+      byOrigin.values().removeIf(marks -> {
+        marks.values().removeIf(end -> end <= now);
+        handBackEntries += marks.size();
+        return marks.isEmpty();
+      });
+      return byOrigin.isEmpty();
+    });
+    handBackSweepAbove = Math.max(64, 2 * handBackEntries);
+  }
+
+  /** {@code t} if it is a hand-back ({@link #RETURNED}), else null. */
+  private static Throwable asHandBack(Throwable t) {
+    return t instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS && re.failureCode() == RETURNED
+        ? re : null;
   }
 
   /** A recipient failure as the FerryException of the same code and text (for hand-off relays). */

@@ -103,6 +103,61 @@ class RouterGivenUpHoldTest {
     assertEquals(List.of(), calls, "never applied");
   }
 
+  /**
+   * a forwarded x1 to b, b passed it on to c, which holds it; a crashes. Whoever sent x1 to a was
+   * answered 502 by a's removal (or times out, if a was its entry), and its next input may already
+   * be on its way to the owner: c must not apply x1 after it, though its own sender b is alive
+   * (ADR 0112).
+   */
+  @Test
+  void anInputIsNeverAppliedOnceAnyNodeOnItsWayLeftTheMembers() throws Exception {
+    Router c = router("c", RouterTesting.recording(forwards));
+    // c's view makes b the owner, but x1 comes from b: views disagree, c holds it for a pause.
+    c.snapshot(Set.of("a", "b", "c"), Set.of("b"), Set.of());
+    loop.runPending();
+    Promise<Object> answer = Promise.promise();
+    c.accept(input("k1", "x1"), 2, false, "a,b", "client#1", 1_000, answer);
+    loop.runPending();
+    assertEquals(1, c.heldCount());
+
+    c.snapshot(Set.of("b", "c"), Set.of("c"), Set.of()); // a crashed; c owns every key now
+    loop.advanceMillis(Router.RETRY_MS * 2);
+    loop.runPending();
+    assertEquals(List.of(), calls, "never applied");
+    assertTrue(answer.future().failed(), "answered (b hears it, and its own sender is gone)");
+    assertEquals(FerryError.CLOSED, ((FerryException) answer.future().cause()).kind());
+
+    // What still arrives that passed a is dropped too.
+    Promise<Object> late = Promise.promise();
+    c.accept(input("k1", "x2"), 2, false, "a,b", "client#2", 1_000, late);
+    loop.runPending();
+    assertEquals(FerryError.CLOSED, ((FerryException) late.future().cause()).kind());
+    assertEquals(List.of(), calls, "never applied");
+  }
+
+  /**
+   * A member that left and is seen again (a partition that healed: Hazelcast merges the member
+   * back with its Vert.x node id, which is set once per Vert.x instance) is a member like any
+   * other: what it forwards from then on is applied (ADR 0112).
+   */
+  @Test
+  void aNodeSeenAgainAsAMemberIsNoLongerDeparted() throws Exception {
+    Router b = router("b", RouterTesting.recording(forwards));
+    b.snapshot(Set.of("b", "c"), Set.of("b"), Set.of());
+    loop.runPending();
+    b.snapshot(Set.of("b"), Set.of("b"), Set.of()); // c is cut off
+    loop.runPending();
+    b.snapshot(Set.of("b", "c"), Set.of("b"), Set.of()); // and merged back, the same id
+    loop.runPending();
+
+    Promise<Object> answer = Promise.promise();
+    b.accept(input("k1", "x1"), 1, false, "c", "client#1", 1_000, answer);
+    loop.advanceMillis(10);
+    loop.runPending();
+    assertTrue(answer.future().succeeded(), () -> "refused: " + answer.future().cause());
+    assertEquals(List.of(List.of("x1")), calls);
+  }
+
   private Future<Object> forwarded(Router r, String from, String body, String origin, long holdMs) throws Exception {
     return forwarded(r, from, "k1", body, origin, holdMs);
   }

@@ -141,8 +141,34 @@ class RouterSimulationTest {
     replay(2300, STORM, true);
   }
 
+  /**
+   * Seed 1314 of forged origins with views adopted late (ADR 0112): a leaving node's held input,
+   * routed again when its pause ended, went back to its sender (a later input of an origin the
+   * node had handed back), and nothing then told the leave that the node was idle: it never ended.
+   */
+  @Test
+  void forgedLateHandBackAtAPauseEndLetsTheLeaveEnd() {
+    replay(1314, 0, false, true, true);
+  }
+
+  /**
+   * Seed 12547 with views adopted late, open since ADR 0109: k0's inputs, hand-offs among them,
+   * went back and forth between three nodes (each "refused by" the other after a 408) until their
+   * bounds answered 503. It fails on main and with findings 3 to 6 of ADR 0112 fixed, and passes
+   * once a hand-off keeps its sender's allowance (finding 2).
+   */
+  @Test
+  void lateViewsHandOffsKeepTheirSendersAllowance() {
+    replay(12547, 0, false, true, false);
+  }
+
   private static void replay(long seed, int storm, boolean skip) {
-    Sim sim = new Sim(seed, false);
+    replay(seed, storm, skip, false, false);
+  }
+
+  private static void replay(long seed, int storm, boolean skip, boolean late, boolean forged) {
+    Sim sim = new Sim(seed, late);
+    sim.forged = forged;
     sim.storm = storm;
     sim.skip = skip;
     try {
