@@ -47,12 +47,18 @@ final class VirtualShapes implements Scenario {
    * pool sizes taking turns every {@code phaseMs} (empty: fixed).
    */
   record Shape(String id, String name, int pool, int cores, double baseMs, double perInputMs, int keys, boolean zipf,
-      int maxBatchSize, int[] poolPhases, long phaseMs) {
+      int maxBatchSize, int[] poolPhases, long phaseMs, double maxRate) {
+    Shape(String id, String name, int pool, int cores, double baseMs, double perInputMs, int keys, boolean zipf,
+        int maxBatchSize, int[] poolPhases, long phaseMs) {
+      this(id, name, pool, cores, baseMs, perInputMs, keys, zipf, maxBatchSize, poolPhases, phaseMs, 0);
+    }
+
     /** Inputs per second with full batches at the smallest pool. */
     double capacity() {
       int servers = cores > 0 ? Math.min(cores, pool) : Arrays.stream(poolPhases.length == 0 ? new int[] {pool}
           : poolPhases).min().getAsInt();
-      return servers * maxBatchSize / ((baseMs + perInputMs * maxBatchSize) / 1e3);
+      double full = servers * maxBatchSize / ((baseMs + perInputMs * maxBatchSize) / 1e3);
+      return maxRate > 0 ? Math.min(full, maxRate) : full;
     }
   }
 
@@ -75,6 +81,30 @@ final class VirtualShapes implements Scenario {
           64, true, 10, new int[0], 0),
       new Shape("slow", "FIFO pool 8, 20 ms + 0.2 ms/input, 2,000 keys Zipf, maxBatchSize 100", 8, 0, 20, 0.2, 2_000,
           true, 100, new int[0], 0));
+
+  /**
+   * Shapes run only when named in {@code -Dxvirt.shapes}: not part of the judged 90 points.
+   * {@code x3a}: the real-time variant (a) as {@code ShapeVsLoad} runs it, loads capped at what its
+   * generator sends (30,000/s), for diagnosing it in virtual time with {@code -Dxvirt.tick} and
+   * {@code -Dxvirt.jitter}.
+   */
+  static final List<Shape> EXTRA = List.of(
+      new Shape("x3a", "real-time (a): FIFO pool 64, 2 ms + 5 us/input, 256 keys, loads of 30,000/s", 64, 0, 2, 0.005,
+          256, false, 8, new int[0], 0, 30_000));
+
+  /**
+   * Latency noise that does not grow with the calls in flight, as a real machine adds it: every
+   * call's reply comes {@code jitter} ms late on average (exponential, seeded per point; a loaded
+   * machine's scheduler, GC), and replies arrive on whole ticks of {@code tick} ms (Vert.x timers on
+   * the NIO transport wake in whole milliseconds). 0: none (the default, and the judged sweep).
+   */
+  static final double TICK_MS = Double.parseDouble(System.getProperty("xvirt.tick", "0"));
+  static final double JITTER_MS = Double.parseDouble(System.getProperty("xvirt.jitter", "0"));
+  /**
+   * {@code -Dxvirt.drift=N}: the jitter's mean is redrawn every N ms (exponential around {@link
+   * #JITTER_MS}), as a loaded machine's spells of having a core or not; 0: the same throughout.
+   */
+  static final double DRIFT_MS = Double.parseDouble(System.getProperty("xvirt.drift", "0"));
 
   /** A contender of this sweep: a per-key config, or null for one call per input (not {@link Contender}: no Vert.x here). */
   record Entrant(String name, Function<Shape, PerKeyConfig> config) {}
@@ -127,7 +157,17 @@ final class VirtualShapes implements Scenario {
     int met = 0;
     int judged = 0;
     System.out.printf("   seed %d%n", seed);
-    for (Shape shape : SHAPES) {
+    List<Shape> shapes = new ArrayList<>(SHAPES);
+    for (Shape extra : EXTRA) {
+      if (Arrays.asList(onlyShapes.split(",")).contains(extra.id)) {
+        shapes.add(extra);
+      }
+    }
+    if (TICK_MS > 0 || JITTER_MS > 0) {
+      System.out.printf("   latency noise: replies on %.2f ms ticks, %.2f ms mean jitter, redrawn every %.1f ms%n",
+          TICK_MS, JITTER_MS, DRIFT_MS);
+    }
+    for (Shape shape : shapes) {
       if (!onlyShapes.isEmpty() && !Arrays.asList(onlyShapes.split(",")).contains(shape.id)) {
         continue;
       }
@@ -190,6 +230,10 @@ final class VirtualShapes implements Scenario {
    * 100% of the loads.
    */
   static double capacity(Shape shape) {
+    if (shape.maxRate > 0) {
+      // As the real-time harness does: the generator's cap is the 100%.
+      return shape.capacity();
+    }
     double best = 0;
     for (Entrant c : ENTRANTS) {
       if (c.name.equals("fixed slots 16") || c.name.equals("direct off")) {
@@ -214,7 +258,7 @@ final class VirtualShapes implements Scenario {
   /** One point: 1 s of warm-up, 3 s measured, then up to 2 s for the store to drain. */
   static Point run(Shape shape, PerKeyConfig config, double ratePerSec, long seed) {
     VirtualLoop loop = new VirtualLoop();
-    Store store = new Store(loop, shape);
+    Store store = new Store(loop, shape, seed * 31 + 7);
     long warmUp = 1_000 * MS;
     long measureFrom = loop.nanoTime() + warmUp;
     long end = measureFrom + 3_000 * MS;
@@ -328,6 +372,11 @@ final class VirtualShapes implements Scenario {
     private final List<Call> inService = new ArrayList<>();
     private long lastUpdate;
     private long timer = -1;
+    /** The latency noise of {@link #TICK_MS} and {@link #JITTER_MS}: seeded per point. */
+    private final SplittableRandom noise;
+    /** The current spell of {@link #DRIFT_MS}: its index and its mean jitter in nanos. */
+    private long spell = Long.MIN_VALUE;
+    private double spellJitter;
 
     private static final class Call {
       final Promise<Void> promise = Promise.promise();
@@ -340,8 +389,9 @@ final class VirtualShapes implements Scenario {
       }
     }
 
-    Store(VirtualLoop loop, Shape shape) {
+    Store(VirtualLoop loop, Shape shape, long seed) {
       this.loop = loop;
+      this.noise = new SplittableRandom(seed);
       this.shape = shape;
       this.pool = shape.poolPhases.length > 0 ? shape.poolPhases[0] : shape.pool;
     }
@@ -366,7 +416,8 @@ final class VirtualShapes implements Scenario {
         while (!waiting.isEmpty() && inService.size() < pool) {
           Call c = waiting.poll();
           inService.add(c);
-          loop.schedule((long) c.remaining, () -> {
+          // The connection is held until the reply is back, noise included (as SimStore's timer does).
+          loop.schedule(noisy((long) c.remaining), () -> {
             inService.remove(c);
             c.promise.complete();
             startWaiting();
@@ -418,8 +469,39 @@ final class VirtualShapes implements Scenario {
           inService.add(waiting.poll());
         }
         reschedule();
-        done.forEach(c -> c.promise.complete());
+        // Processor sharing: the noise delays the replies, not the service.
+        done.forEach(c -> {
+          long delay = noisy(0);
+          if (delay <= 0) {
+            c.promise.complete();
+          } else {
+            loop.schedule(delay, () -> c.promise.complete());
+          }
+        });
       });
+    }
+
+    /** {@code nanos} from now plus the noise, ending on a tick: the delay until the reply is back. */
+    private long noisy(long nanos) {
+      if (TICK_MS <= 0 && JITTER_MS <= 0) {
+        return nanos;
+      }
+      long now = loop.nanoTime();
+      double mean = JITTER_MS * MS;
+      if (DRIFT_MS > 0) {
+        long at = Math.floorDiv(now, (long) (DRIFT_MS * MS));
+        if (at != spell) {
+          spell = at;
+          spellJitter = -Math.log(1 - noise.nextDouble()) * JITTER_MS * MS;
+        }
+        mean = spellJitter;
+      }
+      long end = now + nanos + (mean > 0 ? (long) (-Math.log(1 - noise.nextDouble()) * mean) : 0);
+      if (TICK_MS > 0) {
+        long tick = (long) (TICK_MS * MS);
+        end = Math.floorDiv(end + tick - 1, tick) * tick;
+      }
+      return Math.max(nanos == 0 ? 0 : 1, end - now);
     }
   }
 }
