@@ -1,0 +1,146 @@
+package dev.ferry.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.internal.PerKeyFerry;
+import dev.ferry.testing.VirtualLoop;
+import dev.ferry.verticle.Submission;
+import io.vertx.core.Future;
+import io.vertx.core.MultiMap;
+import io.vertx.core.Promise;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Disabled;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A review of ADR 0112's hand-back marks ({@code Router#handBackMarks}): two real routers on one
+ * virtual loop, the test being the network between them (it delivers each forward when it says,
+ * messages from one node to another in order, as on the event bus).
+ */
+class RouterHandBackMarkTest {
+  private static final long CALL_MS = 1_000;
+  private static final long MAX_HOLD_MS = ClusterNode.maxHoldMs(CALL_MS, 1_000);
+  private final VirtualLoop loop = new VirtualLoop();
+  private final List<List<Object>> calls = new ArrayList<>();
+  private final List<Router.Forward> fromA = new ArrayList<>();
+
+  /**
+   * A mark at b lasts until the moment its sender a stops sending the input handed back, counted
+   * from its arrival at b; but what a sent before that moment may arrive after it. a forwards x1
+   * to b, then x2 (the same client's next input of the key, along the same way); x2 is slow on the
+   * wire from a to b (400 ms here: a congested link, a pause). b hands x1 back; a sends x1 again,
+   * behind x2 on the same link, well within x1's deadline. Both reach b just after the mark ended:
+   * x2 is taken first, then x1. Applied x2 before x1: guarantee 3 broken, with both callers
+   * answered OK. The mark ends by the sender's last send, not by the last arrival of what it sent.
+   */
+  @Test
+  @Disabled("review3 finding 1: a hand-back mark ends by its sender's last send, not the last arrival of what it "
+      + "sent; a later input slow on the wire passes the earlier one sent again behind it (ADR 0112, open in "
+      + "docs/verification.md)")
+  void aLaterInputSlowOnTheWireDoesNotPassTheEarlierOneSentAgainBehindIt() throws Exception {
+    Router a = new Router(loop, "a", RouterTesting.recordingFerry(loop, CALL_MS, new ArrayList<>()), CALL_MS,
+        MAX_HOLD_MS, RouterTesting.recording(fromA));
+    PerKeyFerry<String, Submission, List<Object>, Object> bFerry = RouterTesting.recordingFerry(loop, CALL_MS, calls);
+    Router b = new Router(loop, "b", bFerry, CALL_MS, MAX_HOLD_MS, RouterTesting.noForward()); // no view yet: holds
+    a.snapshot(Set.of("a", "b"), Set.of("a", "b"), Set.of());
+    loop.runPending();
+    String key = RouterHandBackTest.keysOf("b", List.of("a", "b"), 1).get(0);
+
+    Future<Object> x1 = enter(a, key, "x1", "c#1", 400);
+    loop.runPending();
+    deliver(a, b, fromA.get(0)); // b may hold it 200 ms, a sends it again until 400 ms
+    loop.advanceMillis(1);
+    Future<Object> x2 = enter(a, key, "x2", "c#2", 400);
+    loop.runPending();
+    assertEquals(2, fromA.size(), "x2 follows x1 to b");
+    Router.Forward x2Forward = fromA.get(1); // on the wire, slow
+
+    loop.advanceMillis(199); // b hands x1 back at its allowance's end; a gets it at once
+    b.snapshot(Set.of("b"), Set.of("b"), Set.of()); // b can send the key's inputs on now
+    loop.advanceMillis(Router.RETRY_MS); // a's pause: x1 goes again, behind x2 on the link
+    loop.runPending();
+    assertEquals(3, fromA.size(), "x1 sent again to b, within its deadline");
+    Router.Forward x1Again = fromA.get(2);
+    assertEquals("x1", x1Again.pending.input.body);
+
+    loop.advanceMillis(101); // just past the mark's end (b's arrival of x1 + twice 200 ms)
+    deliver(a, b, x2Forward);
+    deliver(a, b, x1Again);
+    loop.advanceMillis(10);
+    List<Object> applied = calls.stream().flatMap(List::stream).toList();
+    assertTrue(x1.isComplete() && x2.isComplete(), "both answered");
+    assertTrue(applied.indexOf("x2") < 0 || applied.indexOf("x1") >= 0 && applied.indexOf("x1") < applied.indexOf("x2"),
+        "applied " + applied + ": x2 passed x1 (x1 " + x1 + ", x2 " + x2 + ")");
+  }
+
+  /**
+   * A routing client's 2,000 inputs of one key, held at b and handed back together (the first at
+   * its allowance's end, the rest with it), come again in order: each is routed at a constant
+   * cost in marks. Before, each arrival scanned every mark of its client and key for ended ones
+   * (about 2 million steps here; 20,000 inputs stalled the loop for about 2.8 s against 0.14 s
+   * without marks, measured once on 2 shared cores).
+   */
+  @Test
+  void inputsComingAgainDoNotScanAllTheirClientsMarks() throws Exception {
+    Router b = new Router(loop, "b", RouterTesting.recordingFerry(loop, CALL_MS, calls), CALL_MS, MAX_HOLD_MS,
+        RouterTesting.noForward()); // no view yet: holds
+    int n = 2_000;
+    for (int i = 1; i <= n; i++) {
+      b.accept(RouterHandBackTest.input("k1", "x" + i), 1, false, "a", "c#" + i, 1_000, Promise.promise());
+    }
+    loop.advanceMillis(1_000);
+    assertEquals(n, b.handBackMarkCount(), "every input handed back, each marked");
+    b.snapshot(Set.of("b"), Set.of("b"), Set.of());
+    long before = b.markSteps;
+    List<Future<Object>> again = new ArrayList<>();
+    for (int i = 1; i <= n; i++) {
+      Promise<Object> answer = Promise.promise();
+      b.accept(RouterHandBackTest.input("k1", "x" + i), 1, false, "a", "c#" + i, 1_000, answer);
+      again.add(answer.future());
+    }
+    loop.advanceMillis(10);
+    assertTrue(again.stream().allMatch(Future::succeeded), "all applied when they come again");
+    assertEquals(0, b.handBackMarkCount());
+    long steps = b.markSteps - before;
+    assertTrue(steps <= 2L * n, steps + " marks looked at for " + n + " inputs");
+  }
+
+  /**
+   * Marks of keys never seen again are dropped once their senders stopped waiting, without waiting
+   * for the table to double: before, 100 hand-backs on 100 keys left 100 ended marks for as long as
+   * fewer than 130 more came (the sweep ran only at a hand-back past the count).
+   */
+  @Test
+  void endedMarksOfKeysNeverSeenAgainAreDropped() throws Exception {
+    Router b = new Router(loop, "b", RouterTesting.recordingFerry(loop, CALL_MS, calls), CALL_MS, MAX_HOLD_MS,
+        RouterTesting.noForward());
+    for (int k = 0; k < 100; k++) {
+      b.accept(RouterHandBackTest.input("k" + k, "x"), 1, false, "a", "c#1", 100, Promise.promise());
+    }
+    loop.advanceMillis(100);
+    assertEquals(100, b.handBackMarkCount(), "one mark per input handed back");
+    loop.advanceMillis(1_000); // a stopped waiting for all of them at 200 ms
+    b.snapshot(Set.of("b"), Set.of("b"), Set.of()); // a node reads the membership every second (ADR 0113)
+    assertEquals(0, b.handBackMarkCount(), "ended marks kept");
+  }
+
+  /** A caller's input entering at {@code r} with a routing client's origin and a deadline. */
+  private static Future<Object> enter(Router r, String key, String body, String origin, long timeoutMs)
+      throws Exception {
+    MultiMap h = MultiMap.caseInsensitiveMultiMap().add(Submission.KEY, key)
+        .add(Submission.TIMEOUT_MS, Long.toString(timeoutMs));
+    Promise<Object> answer = Promise.promise();
+    r.accept(Submission.parse(h, body), 0, false, null, origin, answer);
+    return answer.future();
+  }
+
+  /** Delivers {@code f} from {@code from} to {@code to} now; its answer goes back at once. */
+  private static void deliver(Router from, Router to, Router.Forward f) {
+    Promise<Object> answer = Promise.promise();
+    answer.future().onComplete(ar -> from.forwarded(f, ar));
+    to.accept(f.pending.input, f.hop, f.handOff, f.visited, f.origin, f.holdMs, answer);
+  }
+}
