@@ -182,9 +182,18 @@ final class Router {
    * Per key and origin (a client, {@link Pending#origin}), the places in that client's order of
    * the inputs this node handed back and has not seen again, each with the moment (loop time)
    * its sender stops waiting for it: that client's later inputs of the key go back too until
-   * then (ADR 0112). Entries end when they come again or their moment passes.
+   * then (ADR 0112). Entries end when they come again, their moment passes, or the node they went
+   * back to leaves the members (what it sends was dropped since: ADR 0110).
    */
-  private final Map<String, Map<String, java.util.TreeMap<Long, Long>>> handBackMarks = new HashMap<>();
+  private final Map<String, Map<String, java.util.TreeMap<Long, HandBackMark>>> handBackMarks = new HashMap<>();
+
+  /** One place handed back: until when, and to which node ({@link #handBackMarks}). */
+  private record HandBackMark(long end, String sender) {}
+
+  /** Whether {@code m} still holds the client's later inputs back at {@code now}. */
+  private boolean live(HandBackMark m, long now) {
+    return m.end > now && !departed.contains(m.sender);
+  }
   /** Entries in {@link #handBackMarks}, and the count past which they are swept for ended ones. */
   private int handBackEntries;
   private int handBackSweepAbove = 64;
@@ -1172,8 +1181,8 @@ final class Router {
     if (p.sender == null || p.origin == null || p.giveUpAt == Long.MAX_VALUE) {
       return null;
     }
-    Map<String, java.util.TreeMap<Long, Long>> byOrigin = handBackMarks.get(p.input.key);
-    java.util.TreeMap<Long, Long> marks = byOrigin == null ? null : byOrigin.get(p.origin);
+    Map<String, java.util.TreeMap<Long, HandBackMark>> byOrigin = handBackMarks.get(p.input.key);
+    java.util.TreeMap<Long, HandBackMark> marks = byOrigin == null ? null : byOrigin.get(p.origin);
     if (marks == null) {
       return null;
     }
@@ -1181,16 +1190,16 @@ final class Router {
     // Handed back itself and sent again: its sender saw it go back and sends it in its own order
     // (which a forged origin may contradict: trusting it then keeps two inputs from waiting for
     // each other across the two nodes).
-    Long own = marks.remove(p.originSeq);
-    boolean again = own != null && own > now;
+    HandBackMark own = marks.remove(p.originSeq);
+    boolean again = own != null && live(own, now);
     int removed = own != null ? 1 : 0;
     // The earliest mark still live; the ended ones before it go on the way, each once, and the
     // others at a sweep: no input scans all its client's marks (a client's thousands of inputs of
     // a key handed back together would cost their square when they come again).
     Long earlier = null;
-    for (Map.Entry<Long, Long> first = marks.firstEntry(); first != null; first = marks.firstEntry()) {
+    for (Map.Entry<Long, HandBackMark> first = marks.firstEntry(); first != null; first = marks.firstEntry()) {
       scanned++;
-      if (first.getValue() > now) {
+      if (live(first.getValue(), now)) {
         earlier = first.getKey();
         break;
       }
@@ -1293,13 +1302,13 @@ final class Router {
       // Its sender may already have sent the same client's next inputs of the key this way: until
       // p comes again, or its sender's wait for it is over (then that node never sends it again),
       // those go back too (afterHandedBack).
-      java.util.TreeMap<Long, Long> marks = handBackMarks.computeIfAbsent(p.input.key, k -> new HashMap<>())
+      java.util.TreeMap<Long, HandBackMark> marks = handBackMarks.computeIfAbsent(p.input.key, k -> new HashMap<>())
           .computeIfAbsent(p.origin, o -> new java.util.TreeMap<>());
       int before = marks.size();
       // The client's later inputs handed back before may come again before their sender sees this
       // one go back: they are no longer known to be sent again in its order.
       marks.tailMap(p.originSeq, false).clear();
-      marks.merge(p.originSeq, p.senderWaitsUntil, Math::max);
+      marks.merge(p.originSeq, new HandBackMark(p.senderWaitsUntil, p.sender), (a, b) -> a.end > b.end ? a : b);
       handBackEntries += marks.size() - before;
       if (handBackEntries > handBackSweepAbove) {
         sweepHandBackMarks();
@@ -1323,7 +1332,7 @@ final class Router {
   }
 
   /**
-   * Drops the marks whose senders stopped waiting; run when the table doubled since the last sweep,
+   * Drops the marks whose senders stopped waiting or left the members; run when the table doubled since the last sweep,
    * so that a burst of hand-backs costs a constant per hand-back, and at each snapshot, so that
    * marks of keys never seen again do not stay.
    */
@@ -1332,7 +1341,7 @@ final class Router {
     handBackEntries = 0;
     handBackMarks.values().removeIf(byOrigin -> {
       byOrigin.values().removeIf(marks -> {
-        marks.values().removeIf(end -> end <= now);
+        marks.values().removeIf(m -> !live(m, now));
         handBackEntries += marks.size();
         return marks.isEmpty();
       });

@@ -169,6 +169,33 @@ class RouterHandBackMarkTest {
     assertTrue(steps <= 2L * n, steps + " held inputs looked at for " + (n - 1) + " hand-offs");
   }
 
+  /**
+   * b hands x1 back to a, then a leaves the members (a crash): x1 can never come again (what passed
+   * a is dropped, ADR 0110), so the mark has nothing left to wait for. The client's next input of
+   * the key, through another node d, goes on. Before, it went back to d again and again until a's
+   * allowance for x1 would have ended, up to a whole hold bound of needless round trips.
+   */
+  @Test
+  void aMarkEndsWhenTheNodeItWentBackToLeavesTheMembers() throws Exception {
+    Router b = new Router(loop, "b", RouterTesting.recordingFerry(loop, CALL_MS, calls), CALL_MS, MAX_HOLD_MS,
+        RouterTesting.noForward());
+    b.snapshot(Set.of("a", "b", "d"), Set.of("a", "b"), Set.of()); // b waits for a's release: holds
+    loop.runPending();
+    String key = RouterHandBackTest.keysOf("b", List.of("a", "b"), 1).get(0);
+    Promise<Object> x1 = Promise.promise();
+    b.accept(RouterHandBackTest.input(key, "x1"), 1, false, "a", "c#1", 1_000, x1); // a waits 2,000 ms
+    loop.advanceMillis(1_000);
+    assertTrue(x1.future().failed(), "handed back to a");
+
+    b.snapshot(Set.of("b", "d"), Set.of("b"), Set.of()); // a is gone
+    loop.runPending();
+    Promise<Object> x2 = Promise.promise();
+    b.accept(RouterHandBackTest.input(key, "x2"), 1, false, "d", "c#2", 1_000, x2);
+    loop.advanceMillis(10);
+    assertTrue(x2.future().succeeded(), () -> "not applied: " + x2.future().cause());
+    assertEquals(List.of("x2"), calls.stream().flatMap(List::stream).toList());
+  }
+
   /** A caller's input entering at {@code r} with a routing client's origin and a deadline. */
   private static Future<Object> enter(Router r, String key, String body, String origin, long timeoutMs)
       throws Exception {
