@@ -1189,10 +1189,16 @@ final class Router {
     long now = loop.nanoTime();
     // Handed back itself and sent again: its sender saw it go back and sends it in its own order
     // (which a forged origin may contradict: trusting it then keeps two inputs from waiting for
-    // each other across the two nodes).
+    // each other across the two nodes). Only through the node it went back to: a copy of its
+    // place stamped elsewhere (a forged origin) goes on as that place, but leaves the mark.
     HandBackMark own = marks.remove(p.originSeq);
-    boolean again = own != null && live(own, now);
-    int removed = own != null ? 1 : 0;
+    boolean again = own != null && live(own, now) && own.sender != null && passed(p.visited, own.sender);
+    int removed = 0;
+    if (own != null && !again && live(own, now)) {
+      marks.put(p.originSeq, own);
+    } else if (own != null) {
+      removed++;
+    }
     // The earliest mark still live; the ended ones before it go on the way, each once, and the
     // others at a sweep: no input scans all its client's marks (a client's thousands of inputs of
     // a key handed back together would cost their square when they come again).

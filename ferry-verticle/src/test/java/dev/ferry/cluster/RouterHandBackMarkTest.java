@@ -196,6 +196,38 @@ class RouterHandBackMarkTest {
     assertEquals(List.of("x2"), calls.stream().flatMap(List::stream).toList());
   }
 
+  /**
+   * b hands a routing client's x1 back to a. A raw sender, entering at node e, stamps the client's
+   * origin with x1's place (ADR 0098 trusts the header; the simulation's forgers do this). Taken
+   * as x1 coming again, it erased x1's mark, and x2, which a sent before it saw x1 come back, was
+   * applied before x1: the client's order broken by a forger, where ADR 0112 allows a forger only
+   * to make inputs go back. Only an input that passed the node its place went back to comes again.
+   */
+  @Test
+  void aForgedCopyOfAHandedBackPlaceDoesNotEraseItsMark() throws Exception {
+    Router b = new Router(loop, "b", RouterTesting.recordingFerry(loop, CALL_MS, calls), CALL_MS, MAX_HOLD_MS,
+        RouterTesting.noForward()); // no view yet: holds
+    String key = "k1";
+    Promise<Object> x1 = Promise.promise();
+    b.accept(RouterHandBackTest.input(key, "x1"), 1, false, "a", "c#1", 1_000, x1);
+    loop.advanceMillis(1_000);
+    assertTrue(x1.future().failed(), "handed back to a");
+    b.snapshot(Set.of("b"), Set.of("b"), Set.of());
+
+    b.accept(RouterHandBackTest.input(key, "forged"), 1, false, "e", "c#1", 1_000, Promise.promise());
+    Promise<Object> x2 = Promise.promise();
+    b.accept(RouterHandBackTest.input(key, "x2"), 1, false, "a", "c#2", 1_000, x2);
+    loop.advanceMillis(10);
+    assertTrue(x2.future().failed(), "x2 applied ahead of x1");
+
+    // a sends them again, in its order.
+    b.accept(RouterHandBackTest.input(key, "x1"), 1, false, "a", "c#1", 1_000, Promise.promise());
+    b.accept(RouterHandBackTest.input(key, "x2"), 1, false, "a", "c#2", 1_000, Promise.promise());
+    loop.advanceMillis(10);
+    List<Object> applied = calls.stream().flatMap(List::stream).toList();
+    assertTrue(applied.indexOf("x1") >= 0 && applied.indexOf("x1") < applied.indexOf("x2"), "applied " + applied);
+  }
+
   /** A caller's input entering at {@code r} with a routing client's origin and a deadline. */
   private static Future<Object> enter(Router r, String key, String body, String origin, long timeoutMs)
       throws Exception {
