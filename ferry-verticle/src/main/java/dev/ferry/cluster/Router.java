@@ -182,12 +182,26 @@ final class Router {
    * Per key and origin (a client, {@link Pending#origin}), the places in that client's order of
    * the inputs this node handed back and has not seen again, each with the moment (loop time)
    * its sender stops waiting for it: that client's later inputs of the key go back too until
-   * then (ADR 0112). Entries end when they come again or their moment passes.
+   * then (ADR 0112). Entries end when they come again, their moment passes, or the node they went
+   * back to leaves the members (what it sends was dropped since: ADR 0110).
    */
-  private final Map<String, Map<String, java.util.TreeMap<Long, Long>>> handBackMarks = new HashMap<>();
+  private final Map<String, Map<String, java.util.TreeMap<Long, HandBackMark>>> handBackMarks = new HashMap<>();
+
+  /** One place handed back: until when, and to which node ({@link #handBackMarks}). */
+  private record HandBackMark(long end, String sender) {}
+
+  /** Whether {@code m} still holds the client's later inputs back at {@code now}. */
+  private boolean live(HandBackMark m, long now) {
+    return m.end > now && !departed.contains(m.sender);
+  }
   /** Entries in {@link #handBackMarks}, and the count past which they are swept for ended ones. */
   private int handBackEntries;
   private int handBackSweepAbove = 64;
+  /**
+   * Hand-back marks and held inputs looked at to route inputs and hand-offs (for tests: what one
+   * costs, which must not grow with what is marked or held).
+   */
+  long scanned;
   /** Nodes that answered a forward with NO_HANDLERS since the last view change. */
   private final Set<String> unreachable = new HashSet<>();
   private long arrivals;
@@ -310,6 +324,12 @@ final class Router {
       // Vert.x node id) is a member like any other; only its departure dropped what it had sent.
       departed.removeAll(members);
       dropFromDeparted();
+      if (handBackEntries > 0) {
+        // Marks whose senders stopped waiting go here too, not only when the table doubles: a
+        // burst of hand-backs on keys never seen again would otherwise stay until twice as many
+        // came (snapshots come at least every second: ADR 0113).
+        sweepHandBackMarks();
+      }
       if (views.adopt(members, announced, leaving, loop.nanoTime())) {
         releasedTo.clear();
         unreachable.clear();
@@ -458,6 +478,11 @@ final class Router {
   /** The nodes whose release of the current view has not arrived (empty when settled). */
   public Set<String> awaiting() {
     return views.awaiting();
+  }
+
+  /** Hand-back marks kept here ({@link #handBackMarks}), for tests. */
+  int handBackMarkCount() {
+    return handBackEntries;
   }
 
   /** Keys being handed to their new owners; no release goes out until none is. */
@@ -1156,20 +1181,38 @@ final class Router {
     if (p.sender == null || p.origin == null || p.giveUpAt == Long.MAX_VALUE) {
       return null;
     }
-    Map<String, java.util.TreeMap<Long, Long>> byOrigin = handBackMarks.get(p.input.key);
-    java.util.TreeMap<Long, Long> marks = byOrigin == null ? null : byOrigin.get(p.origin);
+    Map<String, java.util.TreeMap<Long, HandBackMark>> byOrigin = handBackMarks.get(p.input.key);
+    java.util.TreeMap<Long, HandBackMark> marks = byOrigin == null ? null : byOrigin.get(p.origin);
     if (marks == null) {
       return null;
     }
     long now = loop.nanoTime();
-    int before = marks.size();
-    marks.values().removeIf(end -> end <= now);
     // Handed back itself and sent again: its sender saw it go back and sends it in its own order
     // (which a forged origin may contradict: trusting it then keeps two inputs from waiting for
-    // each other across the two nodes).
-    boolean again = marks.remove(p.originSeq) != null;
-    handBackEntries -= before - marks.size();
-    Long earlier = marks.isEmpty() ? null : marks.firstKey();
+    // each other across the two nodes). Only through the node it went back to: a copy of its
+    // place stamped elsewhere (a forged origin) goes on as that place, but leaves the mark.
+    HandBackMark own = marks.remove(p.originSeq);
+    boolean again = own != null && live(own, now) && own.sender != null && passed(p.visited, own.sender);
+    int removed = 0;
+    if (own != null && !again && live(own, now)) {
+      marks.put(p.originSeq, own);
+    } else if (own != null) {
+      removed++;
+    }
+    // The earliest mark still live; the ended ones before it go on the way, each once, and the
+    // others at a sweep: no input scans all its client's marks (a client's thousands of inputs of
+    // a key handed back together would cost their square when they come again).
+    Long earlier = null;
+    for (Map.Entry<Long, HandBackMark> first = marks.firstEntry(); first != null; first = marks.firstEntry()) {
+      scanned++;
+      if (live(first.getValue(), now)) {
+        earlier = first.getKey();
+        break;
+      }
+      marks.pollFirstEntry();
+      removed++;
+    }
+    handBackEntries -= removed;
     if (marks.isEmpty()) {
       byOrigin.remove(p.origin);
       if (byOrigin.isEmpty()) {
@@ -1184,6 +1227,12 @@ final class Router {
     ArrayDeque<Pending> q = held.get(p.input.key);
     if (q != null && p.sender != null) {
       for (Pending earlier : q) {
+        scanned++;
+        if (!earlier.handedOff && earlier.seq >= p.seq) {
+          // The queue is in order (hand-offs, then arrivals): no earlier input after this one.
+          // What arrived while the key is handed off is held behind, however many: not scanned.
+          break;
+        }
         if (p.sender.equals(earlier.sender) && earlier.seq < p.seq) {
           return true;
         }
@@ -1259,13 +1308,13 @@ final class Router {
       // Its sender may already have sent the same client's next inputs of the key this way: until
       // p comes again, or its sender's wait for it is over (then that node never sends it again),
       // those go back too (afterHandedBack).
-      java.util.TreeMap<Long, Long> marks = handBackMarks.computeIfAbsent(p.input.key, k -> new HashMap<>())
+      java.util.TreeMap<Long, HandBackMark> marks = handBackMarks.computeIfAbsent(p.input.key, k -> new HashMap<>())
           .computeIfAbsent(p.origin, o -> new java.util.TreeMap<>());
       int before = marks.size();
       // The client's later inputs handed back before may come again before their sender sees this
       // one go back: they are no longer known to be sent again in its order.
       marks.tailMap(p.originSeq, false).clear();
-      marks.merge(p.originSeq, p.senderWaitsUntil, Math::max);
+      marks.merge(p.originSeq, new HandBackMark(p.senderWaitsUntil, p.sender), (a, b) -> a.end > b.end ? a : b);
       handBackEntries += marks.size() - before;
       if (handBackEntries > handBackSweepAbove) {
         sweepHandBackMarks();
@@ -1289,16 +1338,16 @@ final class Router {
   }
 
   /**
-   * Drops the marks whose senders stopped waiting; run when the table doubled since the last sweep,
-   * so that a burst of hand-backs costs a constant per hand-back, and marks of keys never seen
-   * again do not stay.
+   * Drops the marks whose senders stopped waiting or left the members; run when the table doubled since the last sweep,
+   * so that a burst of hand-backs costs a constant per hand-back, and at each snapshot, so that
+   * marks of keys never seen again do not stay.
    */
   private void sweepHandBackMarks() {
     long now = loop.nanoTime();
     handBackEntries = 0;
     handBackMarks.values().removeIf(byOrigin -> {
       byOrigin.values().removeIf(marks -> {
-        marks.values().removeIf(end -> end <= now);
+        marks.values().removeIf(m -> !live(m, now));
         handBackEntries += marks.size();
         return marks.isEmpty();
       });
