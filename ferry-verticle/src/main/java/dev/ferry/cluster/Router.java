@@ -20,6 +20,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * One node's routing decisions (docs/adr/0055-the-routing-rule.md): for each input, submit it to
@@ -185,18 +186,15 @@ final class Router {
    * then (ADR 0112). Entries end when they come again, their moment passes, or the node they went
    * back to leaves the members (what it sends was dropped since: ADR 0110).
    */
-  private final Map<String, Map<String, java.util.TreeMap<Long, HandBackMark>>> handBackMarks = new HashMap<>();
+  private final Map<String, Map<String, TreeMap<Long, HandBackMark>>> handBackMarks = new HashMap<>();
 
   /** One place handed back: until when, and to which node ({@link #handBackMarks}). */
   private record HandBackMark(long end, String sender) {}
 
-  /** Whether {@code m} still holds the client's later inputs back at {@code now}. */
-  private boolean live(HandBackMark m, long now) {
-    return m.end > now && !departed.contains(m.sender);
-  }
   /** Entries in {@link #handBackMarks}, and the count past which they are swept for ended ones. */
   private int handBackEntries;
   private int handBackSweepAbove = 64;
+
   /**
    * Hand-back marks and held inputs looked at to route inputs and hand-offs (for tests: what one
    * costs, which must not grow with what is marked or held).
@@ -506,9 +504,9 @@ final class Router {
 
   /** What this router waits for, for a test's trace. */
   String describe() {
-    Map<String, String> pathTargets = new java.util.TreeMap<>();
+    Map<String, String> pathTargets = new TreeMap<>();
     paths.forEach((k, p) -> pathTargets.put(k, p.toString()));
-    Map<String, Integer> heldKeys = new java.util.TreeMap<>();
+    Map<String, Integer> heldKeys = new TreeMap<>();
     held.forEach((k, q) -> heldKeys.put(k, q.size()));
     return self + " view=" + views.view() + " settled=" + views.settled() + " held=" + heldKeys + " paths=" + pathTargets
         + " handingOff=" + handingOff + " handOffsOpen=" + handOffsOpen + " releasedTo=" + releasedTo
@@ -1181,8 +1179,8 @@ final class Router {
     if (p.sender == null || p.origin == null || p.giveUpAt == Long.MAX_VALUE) {
       return null;
     }
-    Map<String, java.util.TreeMap<Long, HandBackMark>> byOrigin = handBackMarks.get(p.input.key);
-    java.util.TreeMap<Long, HandBackMark> marks = byOrigin == null ? null : byOrigin.get(p.origin);
+    Map<String, TreeMap<Long, HandBackMark>> byOrigin = handBackMarks.get(p.input.key);
+    TreeMap<Long, HandBackMark> marks = byOrigin == null ? null : byOrigin.get(p.origin);
     if (marks == null) {
       return null;
     }
@@ -1308,8 +1306,8 @@ final class Router {
       // Its sender may already have sent the same client's next inputs of the key this way: until
       // p comes again, or its sender's wait for it is over (then that node never sends it again),
       // those go back too (afterHandedBack).
-      java.util.TreeMap<Long, HandBackMark> marks = handBackMarks.computeIfAbsent(p.input.key, k -> new HashMap<>())
-          .computeIfAbsent(p.origin, o -> new java.util.TreeMap<>());
+      TreeMap<Long, HandBackMark> marks = handBackMarks.computeIfAbsent(p.input.key, k -> new HashMap<>())
+          .computeIfAbsent(p.origin, o -> new TreeMap<>());
       int before = marks.size();
       // The client's later inputs handed back before may come again before their sender sees this
       // one go back: they are no longer known to be sent again in its order.
@@ -1335,6 +1333,11 @@ final class Router {
   /** Every input is answered exactly once; a second answer is a bug the tests must see. */
   private static void once(boolean first) {
     assert first : "an input was answered twice";
+  }
+
+  /** Whether {@code m} still holds the client's later inputs back at {@code now}. */
+  private boolean live(HandBackMark m, long now) {
+    return m.end > now && !departed.contains(m.sender);
   }
 
   /**

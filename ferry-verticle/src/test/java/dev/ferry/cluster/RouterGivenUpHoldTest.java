@@ -1,5 +1,8 @@
 package dev.ferry.cluster;
 
+import static dev.ferry.cluster.RouterTesting.assertReturned;
+import static dev.ferry.cluster.RouterTesting.input;
+import static dev.ferry.cluster.RouterTesting.keysOf;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -10,10 +13,7 @@ import dev.ferry.internal.PerKeyFerry;
 import dev.ferry.testing.VirtualLoop;
 import dev.ferry.verticle.Submission;
 import io.vertx.core.Future;
-import io.vertx.core.MultiMap;
 import io.vertx.core.Promise;
-import io.vertx.core.eventbus.ReplyException;
-import io.vertx.core.eventbus.ReplyFailure;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -68,7 +68,7 @@ class RouterGivenUpHoldTest {
     Router a = router("a", RouterTesting.recording(forwards));
     a.snapshot(Set.of("a", "b"), Set.of("a", "b"), Set.of());
     loop.runPending();
-    String key = keyOf("b", List.of("a", "b"));
+    String key = keysOf("b", List.of("a", "b"), 1).get(0);
     RouterTesting.submit(a, key, "x", 0);
     forwarded(a, "c", key, "y", "c#1", 1_000);
     loop.runPending();
@@ -164,27 +164,6 @@ class RouterGivenUpHoldTest {
 
   private Future<Object> forwarded(Router r, String from, String key, String body, String origin, long holdMs)
       throws Exception {
-    Promise<Object> answer = Promise.promise();
-    r.accept(input(key, body), 1, false, from, origin, holdMs, answer);
-    return answer.future();
-  }
-
-  private static Submission input(String key, String body) throws Submission.BadInput {
-    return Submission.parse(MultiMap.caseInsensitiveMultiMap().add(Submission.KEY, key), body);
-  }
-
-  private static void assertReturned(Future<Object> answer) {
-    assertTrue(answer.failed(), "handed back");
-    ReplyException re = (ReplyException) answer.cause();
-    assertEquals(ReplyFailure.NO_HANDLERS, re.failureType(), "not delivered: its sender routes it again in its place");
-    assertEquals(Router.RETURNED, re.failureCode());
-  }
-
-  private static String keyOf(String node, List<String> view) {
-    for (int k = 0; ; k++) {
-      if (Rendezvous.owner("k" + k, view).equals(node)) {
-        return "k" + k;
-      }
-    }
+    return RouterTesting.forwarded(r, from, key, body, origin, holdMs);
   }
 }

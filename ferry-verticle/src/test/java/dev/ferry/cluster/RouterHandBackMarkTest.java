@@ -47,7 +47,7 @@ class RouterHandBackMarkTest {
     Router b = new Router(loop, "b", bFerry, CALL_MS, MAX_HOLD_MS, RouterTesting.noForward()); // no view yet: holds
     a.snapshot(Set.of("a", "b"), Set.of("a", "b"), Set.of());
     loop.runPending();
-    String key = RouterHandBackTest.keysOf("b", List.of("a", "b"), 1).get(0);
+    String key = RouterTesting.keysOf("b", List.of("a", "b"), 1).get(0);
 
     Future<Object> x1 = enter(a, key, "x1", "c#1", 400);
     loop.runPending();
@@ -89,7 +89,7 @@ class RouterHandBackMarkTest {
         RouterTesting.noForward()); // no view yet: holds
     int n = 2_000;
     for (int i = 1; i <= n; i++) {
-      b.accept(RouterHandBackTest.input("k1", "x" + i), 1, false, "a", "c#" + i, 1_000, Promise.promise());
+      b.accept(RouterTesting.input("k1", "x" + i), 1, false, "a", "c#" + i, 1_000, Promise.promise());
     }
     loop.advanceMillis(1_000);
     assertEquals(n, b.handBackMarkCount(), "every input handed back, each marked");
@@ -98,7 +98,7 @@ class RouterHandBackMarkTest {
     List<Future<Object>> again = new ArrayList<>();
     for (int i = 1; i <= n; i++) {
       Promise<Object> answer = Promise.promise();
-      b.accept(RouterHandBackTest.input("k1", "x" + i), 1, false, "a", "c#" + i, 1_000, answer);
+      b.accept(RouterTesting.input("k1", "x" + i), 1, false, "a", "c#" + i, 1_000, answer);
       again.add(answer.future());
     }
     loop.advanceMillis(10);
@@ -118,7 +118,7 @@ class RouterHandBackMarkTest {
     Router b = new Router(loop, "b", RouterTesting.recordingFerry(loop, CALL_MS, calls), CALL_MS, MAX_HOLD_MS,
         RouterTesting.noForward());
     for (int k = 0; k < 100; k++) {
-      b.accept(RouterHandBackTest.input("k" + k, "x"), 1, false, "a", "c#1", 100, Promise.promise());
+      b.accept(RouterTesting.input("k" + k, "x"), 1, false, "a", "c#1", 100, Promise.promise());
     }
     loop.advanceMillis(100);
     assertEquals(100, b.handBackMarkCount(), "one mark per input handed back");
@@ -148,10 +148,10 @@ class RouterHandBackMarkTest {
     Router b = new Router(loop, "b", ferry, CALL_MS, MAX_HOLD_MS, RouterTesting.recording(fromB));
     b.snapshot(Set.of("a", "b", "n"), Set.of("b"), Set.of());
     loop.runPending();
-    String key = RouterHandBackTest.keysOf("n", List.of("b", "n"), 1).get(0);
+    String key = RouterTesting.keysOf("n", List.of("b", "n"), 1).get(0);
     int n = 2_000;
     for (int i = 1; i <= n; i++) {
-      b.accept(RouterHandBackTest.input(key, "x" + i), 1, false, "a", "c#" + i, 1_000, Promise.promise());
+      b.accept(RouterTesting.input(key, "x" + i), 1, false, "a", "c#" + i, 1_000, Promise.promise());
     }
     loop.runPending();
     b.snapshot(Set.of("a", "b", "n"), Set.of("b", "n"), Set.of()); // n owns the key now
@@ -181,16 +181,16 @@ class RouterHandBackMarkTest {
         RouterTesting.noForward());
     b.snapshot(Set.of("a", "b", "d"), Set.of("a", "b"), Set.of()); // b waits for a's release: holds
     loop.runPending();
-    String key = RouterHandBackTest.keysOf("b", List.of("a", "b"), 1).get(0);
+    String key = RouterTesting.keysOf("b", List.of("a", "b"), 1).get(0);
     Promise<Object> x1 = Promise.promise();
-    b.accept(RouterHandBackTest.input(key, "x1"), 1, false, "a", "c#1", 1_000, x1); // a waits 2,000 ms
+    b.accept(RouterTesting.input(key, "x1"), 1, false, "a", "c#1", 1_000, x1); // a waits 2,000 ms
     loop.advanceMillis(1_000);
     assertTrue(x1.future().failed(), "handed back to a");
 
     b.snapshot(Set.of("b", "d"), Set.of("b"), Set.of()); // a is gone
     loop.runPending();
     Promise<Object> x2 = Promise.promise();
-    b.accept(RouterHandBackTest.input(key, "x2"), 1, false, "d", "c#2", 1_000, x2);
+    b.accept(RouterTesting.input(key, "x2"), 1, false, "d", "c#2", 1_000, x2);
     loop.advanceMillis(10);
     assertTrue(x2.future().succeeded(), () -> "not applied: " + x2.future().cause());
     assertEquals(List.of("x2"), calls.stream().flatMap(List::stream).toList());
@@ -209,20 +209,20 @@ class RouterHandBackMarkTest {
         RouterTesting.noForward()); // no view yet: holds
     String key = "k1";
     Promise<Object> x1 = Promise.promise();
-    b.accept(RouterHandBackTest.input(key, "x1"), 1, false, "a", "c#1", 1_000, x1);
+    b.accept(RouterTesting.input(key, "x1"), 1, false, "a", "c#1", 1_000, x1);
     loop.advanceMillis(1_000);
     assertTrue(x1.future().failed(), "handed back to a");
     b.snapshot(Set.of("b"), Set.of("b"), Set.of());
 
-    b.accept(RouterHandBackTest.input(key, "forged"), 1, false, "e", "c#1", 1_000, Promise.promise());
+    b.accept(RouterTesting.input(key, "forged"), 1, false, "e", "c#1", 1_000, Promise.promise());
     Promise<Object> x2 = Promise.promise();
-    b.accept(RouterHandBackTest.input(key, "x2"), 1, false, "a", "c#2", 1_000, x2);
+    b.accept(RouterTesting.input(key, "x2"), 1, false, "a", "c#2", 1_000, x2);
     loop.advanceMillis(10);
     assertTrue(x2.future().failed(), "x2 applied ahead of x1");
 
     // a sends them again, in its order.
-    b.accept(RouterHandBackTest.input(key, "x1"), 1, false, "a", "c#1", 1_000, Promise.promise());
-    b.accept(RouterHandBackTest.input(key, "x2"), 1, false, "a", "c#2", 1_000, Promise.promise());
+    b.accept(RouterTesting.input(key, "x1"), 1, false, "a", "c#1", 1_000, Promise.promise());
+    b.accept(RouterTesting.input(key, "x2"), 1, false, "a", "c#2", 1_000, Promise.promise());
     loop.advanceMillis(10);
     List<Object> applied = calls.stream().flatMap(List::stream).toList();
     assertTrue(applied.indexOf("x1") >= 0 && applied.indexOf("x1") < applied.indexOf("x2"), "applied " + applied);

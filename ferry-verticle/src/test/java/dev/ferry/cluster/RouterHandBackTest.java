@@ -1,14 +1,16 @@
 package dev.ferry.cluster;
 
+import static dev.ferry.cluster.RouterTesting.assertReturned;
+import static dev.ferry.cluster.RouterTesting.input;
+import static dev.ferry.cluster.RouterTesting.keysOf;
+import static dev.ferry.cluster.RouterTesting.returned;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ferry.internal.PerKeyFerry;
 import dev.ferry.testing.VirtualLoop;
 import dev.ferry.verticle.Submission;
 import io.vertx.core.Future;
-import io.vertx.core.MultiMap;
 import io.vertx.core.Promise;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
@@ -93,14 +95,7 @@ class RouterHandBackTest {
   @Test
   void aHandOffKeepsItsSendersAllowanceAndGoesBackUnappliedOnceItIsOver() throws Exception {
     List<Promise<List<Object>>> open = new ArrayList<>();
-    PerKeyFerry<String, Submission, List<Object>, Object> ferry = new PerKeyFerry<>(loop,
-        dev.ferry.PerKeyConfig.builder().callTimeout(java.time.Duration.ofMillis(CALL_MS)).build(),
-        (Submission in) -> in.key, null, null, (key, inputs) -> {
-          calls.add(inputs.stream().map(in -> in.body).toList());
-          Promise<List<Object>> call = Promise.promise();
-          open.add(call);
-          return call.future();
-        }, (in, ok) -> in.body);
+    PerKeyFerry<String, Submission, List<Object>, Object> ferry = RouterTesting.ferryWithOpenCalls(loop, CALL_MS, calls, open);
     Router b = new Router(loop, "b", ferry, CALL_MS, MAX_HOLD_MS, RouterTesting.recording(forwards));
     b.snapshot(Set.of("a", "b", "n"), Set.of("b"), Set.of());
     loop.runPending();
@@ -145,14 +140,7 @@ class RouterHandBackTest {
   @Test
   void aHandOffTooLateToSendOnGoesBackWithWhatCameAfterItFromTheSameNode() throws Exception {
     List<Promise<List<Object>>> open = new ArrayList<>();
-    PerKeyFerry<String, Submission, List<Object>, Object> ferry = new PerKeyFerry<>(loop,
-        dev.ferry.PerKeyConfig.builder().callTimeout(java.time.Duration.ofMillis(CALL_MS)).build(),
-        (Submission in) -> in.key, null, null, (key, inputs) -> {
-          calls.add(inputs.stream().map(in -> in.body).toList());
-          Promise<List<Object>> call = Promise.promise();
-          open.add(call);
-          return call.future();
-        }, (in, ok) -> in.body);
+    PerKeyFerry<String, Submission, List<Object>, Object> ferry = RouterTesting.ferryWithOpenCalls(loop, CALL_MS, calls, open);
     Router b = new Router(loop, "b", ferry, CALL_MS, MAX_HOLD_MS, RouterTesting.recording(forwards));
     b.snapshot(Set.of("a", "b", "n"), Set.of("b"), Set.of());
     loop.runPending();
@@ -270,13 +258,6 @@ class RouterHandBackTest {
     assertTrue(x2.succeeded(), () -> "refused: " + x2.cause());
   }
 
-  private static void assertReturned(Future<Object> answer) {
-    assertTrue(answer.failed(), () -> answer.isComplete() ? "applied, not handed back" : "not answered");
-    ReplyException re = (ReplyException) answer.cause();
-    assertEquals(ReplyFailure.NO_HANDLERS, re.failureType(), "handed back, never applied: " + re);
-    assertEquals(Router.RETURNED, re.failureCode());
-  }
-
   /** Input {@code body} forwarded to {@code r} by a, which waits 2,000 ms for it. */
   private static Future<Object> forwarded(Router r, String key, String body, String origin) throws Exception {
     return forwarded(r, key, body, origin, 1_000);
@@ -284,31 +265,10 @@ class RouterHandBackTest {
 
   private static Future<Object> forwarded(Router r, String key, String body, String origin, long holdMs)
       throws Exception {
-    Promise<Object> answer = Promise.promise();
-    r.accept(input(key, body), 1, false, "a", origin, holdMs, answer);
-    return answer.future();
-  }
-
-  static Future<Object> returned() {
-    return Future.failedFuture(new ReplyException(ReplyFailure.NO_HANDLERS, Router.RETURNED, "handed back"));
+    return RouterTesting.forwarded(r, "a", key, body, origin, holdMs);
   }
 
   private List<Object> bodies() {
     return forwards.stream().map(f -> (Object) f.pending.input.body).toList();
-  }
-
-  static Submission input(String key, String body) throws Submission.BadInput {
-    return Submission.parse(MultiMap.caseInsensitiveMultiMap().add(Submission.KEY, key), body);
-  }
-
-  /** {@code n} keys that {@code node} owns by {@code view}. */
-  static List<String> keysOf(String node, List<String> view, int n) {
-    List<String> keys = new ArrayList<>();
-    for (int k = 0; keys.size() < n; k++) {
-      if (Rendezvous.owner("k" + k, view).equals(node)) {
-        keys.add("k" + k);
-      }
-    }
-    return keys;
   }
 }

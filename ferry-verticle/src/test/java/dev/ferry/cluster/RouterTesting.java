@@ -1,5 +1,8 @@
 package dev.ferry.cluster;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import dev.ferry.PerKeyConfig;
 import dev.ferry.internal.Loop;
 import dev.ferry.internal.PerKeyFerry;
@@ -7,7 +10,10 @@ import dev.ferry.verticle.Submission;
 import io.vertx.core.Future;
 import io.vertx.core.MultiMap;
 import io.vertx.core.Promise;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
 /** Links, a ferry and inputs for tests that drive one {@link Router} by hand, in virtual time. */
@@ -61,5 +67,57 @@ final class RouterTesting {
     Promise<Object> answer = Promise.promise();
     router.accept(Submission.parse(h, body), 0, false, null, null, answer);
     return answer.future();
+  }
+
+  /**
+   * A ferry like {@link #recordingFerry}, but each call stays open until the test completes it:
+   * its promise is added to {@code open}, in call order.
+   */
+  static PerKeyFerry<String, Submission, List<Object>, Object> ferryWithOpenCalls(Loop loop, long callTimeoutMs,
+      List<List<Object>> calls, List<Promise<List<Object>>> open) {
+    return new PerKeyFerry<>(loop, PerKeyConfig.builder().callTimeout(Duration.ofMillis(callTimeoutMs)).build(),
+        (Submission in) -> in.key, null, null, (key, inputs) -> {
+          calls.add(inputs.stream().map(in -> in.body).toList());
+          Promise<List<Object>> call = Promise.promise();
+          open.add(call);
+          return call.future();
+        }, (in, ok) -> in.body);
+  }
+
+  /** An input of {@code key} with {@code body} and no deadline. */
+  static Submission input(String key, String body) throws Submission.BadInput {
+    return Submission.parse(MultiMap.caseInsensitiveMultiMap().add(Submission.KEY, key), body);
+  }
+
+  /** Input {@code body} forwarded to {@code r} by node {@code from}, which lets it be held {@code holdMs}; its answer. */
+  static Future<Object> forwarded(Router r, String from, String key, String body, String origin, long holdMs)
+      throws Exception {
+    Promise<Object> answer = Promise.promise();
+    r.accept(input(key, body), 1, false, from, origin, holdMs, answer);
+    return answer.future();
+  }
+
+  /** A forward's outcome when its target handed it back (ADR 0109). */
+  static Future<Object> returned() {
+    return Future.failedFuture(new ReplyException(ReplyFailure.NO_HANDLERS, Router.RETURNED, "handed back"));
+  }
+
+  /** {@code answer} is a hand-back: not delivered, never applied. */
+  static void assertReturned(Future<Object> answer) {
+    assertTrue(answer.failed(), () -> answer.isComplete() ? "applied, not handed back" : "not answered");
+    ReplyException re = (ReplyException) answer.cause();
+    assertEquals(ReplyFailure.NO_HANDLERS, re.failureType(), "handed back, never applied: " + re);
+    assertEquals(Router.RETURNED, re.failureCode());
+  }
+
+  /** {@code n} keys that {@code node} owns by {@code view}. */
+  static List<String> keysOf(String node, List<String> view, int n) {
+    List<String> keys = new ArrayList<>();
+    for (int k = 0; keys.size() < n; k++) {
+      if (Rendezvous.owner("k" + k, view).equals(node)) {
+        keys.add("k" + k);
+      }
+    }
+    return keys;
   }
 }
