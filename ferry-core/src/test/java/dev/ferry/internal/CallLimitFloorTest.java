@@ -22,11 +22,37 @@ import org.junit.jupiter.api.Test;
 class CallLimitFloorTest {
   record Run(double lowestFloorMs, int lowestLimit, long longestWaitNanos) {}
 
+  /** What a call carries and how long it takes, drawn per call. */
+  interface Shape {
+    int size(SplittableRandom rnd);
+
+    long latency(int size, SplittableRandom rnd);
+  }
+
+  /** One input per call, 2 ms each. */
+  static final Shape TWO_MS = new Shape() {
+    @Override
+    public int size(SplittableRandom rnd) {
+      return 1;
+    }
+
+    @Override
+    public long latency(int size, SplittableRandom rnd) {
+      return 2 * MS;
+    }
+  };
+
   /** {@code perSec} one-input calls for 6 s; floors, limits and waits seen from 1 s on. */
   static Run run(double perSec, LongUnaryOperator probeLag, long seed) {
+    return run(perSec, probeLag, seed, TWO_MS, 6000 * MS);
+  }
+
+  /** {@code perSec} calls of {@code shape} until {@code until}; floors, limits and waits seen from 1 s on. */
+  static Run run(double perSec, LongUnaryOperator probeLag, long seed, Shape shape, long until) {
     CallLimit limit = CallLimit.learned(256);
     SplittableRandom rnd = new SplittableRandom(seed);
-    PriorityQueue<long[]> onTheWire = new PriorityQueue<>((a, b) -> Long.compare(a[0], b[0])); // {done, started, inFlightAtStart}
+    // {done, started, inFlightAtStart, size}
+    PriorityQueue<long[]> onTheWire = new PriorityQueue<>((a, b) -> Long.compare(a[0], b[0]));
     ArrayDeque<Long> waiting = new ArrayDeque<>(); // arrival times
     long now = 0;
     long nextArrival = 0;
@@ -34,7 +60,7 @@ class CallLimitFloorTest {
     double lowestFloor = Double.MAX_VALUE;
     int lowestLimit = Integer.MAX_VALUE;
     long longestWait = 0;
-    while (now < 6000 * MS) {
+    while (now < until) {
       boolean arrival = onTheWire.isEmpty() || nextArrival <= onTheWire.peek()[0];
       if (arrival) {
         now = nextArrival;
@@ -44,12 +70,13 @@ class CallLimitFloorTest {
         long[] done = onTheWire.poll();
         now = done[0];
         inFlight--;
-        limit.completed(now, now - done[1], 1, (int) done[2], false, probeLag.applyAsLong(now));
+        limit.completed(now, now - done[1], (int) done[3], (int) done[2], false, probeLag.applyAsLong(now));
       }
       while (!waiting.isEmpty() && inFlight < limit.limit()) {
         long arrived = waiting.poll();
         inFlight++;
-        onTheWire.add(new long[] {now + 2 * MS, now, inFlight});
+        int size = shape.size(rnd);
+        onTheWire.add(new long[] {now + shape.latency(size, rnd), now, inFlight, size});
         if (now >= 1000 * MS) {
           longestWait = Math.max(longestWait, now - arrived);
         }
@@ -90,5 +117,36 @@ class CallLimitFloorTest {
     // test above fails by the spells alone.
     Run r = run(15_000, t -> 0, 1);
     assertTrue(r.lowestFloorMs() >= 1.99 && r.lowestLimit() >= 40, "control: " + r);
+  }
+
+  /**
+   * Mostly one input per call (2 ms), one call in 400 carrying two (2.05 ms), and one call in 16
+   * held 10 ms whatever its size (a slow answer): no lag at all.
+   */
+  static final Shape RARE_PAIRS_AND_OUTLIERS = new Shape() {
+    @Override
+    public int size(SplittableRandom rnd) {
+      return rnd.nextInt(400) == 0 ? 2 : 1;
+    }
+
+    @Override
+    public long latency(int size, SplittableRandom rnd) {
+      return rnd.nextInt(16) == 0 ? 10 * MS : size == 1 ? 2 * MS : 2 * MS + 50_000;
+    }
+  };
+
+  @Test
+  void aBiggerBatchNeverLearnsAFloorBelowASmallerOnes() {
+    // 15,000 calls/s, about 30 in flight. A class with no floor yet (two-input calls, rare: absent
+    // from the floor round, so unknown after it) learns its floor from its mean less the queueing
+    // the known classes show (ADR 0020); that queueing is a mean, raised by the slow answers, and
+    // the few two-input calls may have had none of them.
+    for (long seed = 1; seed <= 3; seed++) {
+      Run r = run(15_000, t -> 0, seed, RARE_PAIRS_AND_OUTLIERS, 65_000 * MS);
+      String seen = String.format("seed %d: lowest floor %.2f ms, lowest limit %d, longest wait for the limit %.1f ms",
+          seed, r.lowestFloorMs(), r.lowestLimit(), r.longestWaitNanos() / 1e6);
+      System.out.println(seen);
+      assertTrue(r.lowestFloorMs() >= 1.99, "a floor below what any call took: " + seen);
+    }
   }
 }
