@@ -194,6 +194,8 @@ public final class CallLimit {
    * no floor below it (ADR 0114). The lag taken off a sample is the probe's, which need not be the
    * sample's; a call on time says what the downstream takes without any doubt about the loop. It
    * only bounds how far a floor falls, never raises one: the fastest call on time may have queued.
+   * Once set, a late call measured faster (lag included) lowers it too: the downstream got faster
+   * since, and a bound kept from its slower days would hide a queue of the faster one.
    */
   private final long[] onTime = new long[CLASSES];
   /** The round's successful samples, for the median latency over floor. */
@@ -367,7 +369,11 @@ public final class CallLimit {
       classSum[c] += Math.max(1, latencyNanos);
       double floor = floorAt(size);
       if (lag <= (floor > 0 ? floor : measured) * ON_TIME_LAG) {
-        onTime[c] = onTime[c] == 0 ? latencyNanos : Math.min(onTime[c], Math.max(1, latencyNanos));
+        onTime[c] = onTime[c] == 0 ? Math.max(1, latencyNanos) : Math.min(onTime[c], Math.max(1, latencyNanos));
+      } else if (onTime[c] > 0) {
+        // A late call took at most what it measured, lag included: one faster than the bound says
+        // the downstream got faster since the calls on time were seen, and the bound follows it.
+        onTime[c] = Math.min(onTime[c], Math.max(1, measured));
       }
       classSize[c] += size;
       classCount[c]++;
