@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
  * reaches the limit {@code lag(t)} after the downstream finished it. The lag told with it is either
  * exactly that (the ideal probe of {@link CallLimitLoopLagTest}) or what the engine's probe
  * ({@link LoopLag}) would have read by then: the halving mean of earlier probes, each posted with a
- * completion and run {@code lag} later, 0 before the first.
+ * completion and run {@code lag} later ({@link CallLimit#LAG_UNKNOWN} before the first has run).
  */
 class CallLimitOnTimeBoundTest {
   record Run(double meanLimit, double meanQueuedMs, double floorMs) {}
@@ -37,6 +37,7 @@ class CallLimitOnTimeBoundTest {
     long now = 0;
     int inFlight = 0;
     long probeReading = 0;
+    boolean probeRead = false;
     long probeRunsAt = -1;
     long probeWaited = 0;
     double limitSum = 0;
@@ -74,9 +75,10 @@ class CallLimitOnTimeBoundTest {
       if (probe) {
         if (probeRunsAt >= 0 && probeRunsAt <= now) {
           probeReading = (probeReading + probeWaited) / 2;
+          probeRead = true;
           probeRunsAt = -1;
         }
-        told = probeReading;
+        told = probeRead ? probeReading : CallLimit.LAG_UNKNOWN;
         if (probeRunsAt < 0) {
           probeWaited = lag.applyAsLong(now);
           probeRunsAt = now + probeWaited;
@@ -110,6 +112,23 @@ class CallLimitOnTimeBoundTest {
       // 4.1 ms: the limit went to 39, every call waited 3.8 ms for a connection (four times its
       // own cost), and the floor rounds, at 60% of that limit, learned the queue.
       assertTrue(r.meanLimit() <= 20 && r.meanQueuedMs() <= 1, "a faster downstream's queue hidden: " + seen);
+    }
+  }
+
+  @Test
+  void theCallsBeforeTheProbesFirstReadingAreNotOnTime() {
+    // The loop runs every completion 1 ms late from the start; the probe posted with the first
+    // completion has not run when it is told to the limit. A pool of 16 shrinks to 4 at 1 s.
+    for (long seed = 1; seed <= 3; seed++) {
+      Run r = run(t -> t < 1000 * MS ? 16 : 4, t -> 2 * MS, t -> MS, true, 1200 * MS, 3000 * MS, seed);
+      String seen = String.format("seed %d: mean limit %.1f, calls waited %.2f ms for a connection, floor %.2f ms",
+          seed, r.meanLimit(), r.meanQueuedMs(), r.floorMs());
+      System.out.println(seen);
+      // Told 0 (the probe's reading before it has any), the first call counted as on time with the
+      // whole lag in it: the floor came out at 2.8-3.0 ms where calls take 2.0-2.2 ms, the limit
+      // held 9.4 against a pool of 4 and calls waited 1.8 ms for a connection (before ADR 0114:
+      // 7.3, 0.75 ms, floor 2.1 ms).
+      assertTrue(r.floorMs() <= 2.3 && r.meanQueuedMs() <= 1, "a floor high by the loop's lag: " + seen);
     }
   }
 }
