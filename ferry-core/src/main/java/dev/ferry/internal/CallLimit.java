@@ -144,6 +144,12 @@ public final class CallLimit {
    */
   static final double ON_TIME_LAG = 1.0 / 16;
   /**
+   * The loop's lag, told with a sample, when the probe has not read any yet (the first calls): no
+   * lag is taken off, and the call is not on time (ADR 0114), as it may have waited for the loop
+   * as long as any other.
+   */
+  public static final long LAG_UNKNOWN = -1;
+  /**
    * A stretch without any completion longer than this many floor times, with calls in flight
    * through it, is a stall, not a queue (ADR 0107): a queue completes a call at least every call
    * time. Twice, for calls slower than their floor (the floor is the lowest round mean).
@@ -194,8 +200,16 @@ public final class CallLimit {
    * no floor below it (ADR 0114). The lag taken off a sample is the probe's, which need not be the
    * sample's; a call on time says what the downstream takes without any doubt about the loop. It
    * only bounds how far a floor falls, never raises one: the fastest call on time may have queued.
+   * The bound is also never above {@link #fastestMeasured}.
    */
   private final long[] onTime = new long[CLASSES];
+  /**
+   * Each class's fastest successful call as measured, lag included, over the same span as {@link
+   * #onTime}, on time or not: a call took at most that. A bound above it outlived the downstream it
+   * measured (the downstream got faster while its calls came back late, or the calls on time were
+   * slower ones that the lag had not been told for) and would hide a queue of the faster one.
+   */
+  private final long[] fastestMeasured = new long[CLASSES];
   /** The round's successful samples, for the median latency over floor. */
   private long[] sampleLatency = new long[16];
   private int[] sampleSize = new int[16];
@@ -312,7 +326,8 @@ public final class CallLimit {
    * @param size the inputs it carried (at least 1)
    * @param inFlightAtStart calls on the wire just after it started, itself included
    * @param failed it failed or timed out
-   * @param loopLagNanos how late the owning loop ran its callbacks lately (its probe's lateness)
+   * @param loopLagNanos how late the owning loop ran its callbacks lately (its probe's lateness),
+   *     or {@link #LAG_UNKNOWN} before the probe has read any
    */
   public void completed(long now, long latencyNanos, int size, int inFlightAtStart, boolean failed,
       long loopLagNanos) {
@@ -366,9 +381,10 @@ public final class CallLimit {
       int c = sizeClass(size);
       classSum[c] += Math.max(1, latencyNanos);
       double floor = floorAt(size);
-      if (lag <= (floor > 0 ? floor : measured) * ON_TIME_LAG) {
-        onTime[c] = onTime[c] == 0 ? latencyNanos : Math.min(onTime[c], Math.max(1, latencyNanos));
+      if (loopLagNanos != LAG_UNKNOWN && lag <= (floor > 0 ? floor : measured) * ON_TIME_LAG) {
+        onTime[c] = onTime[c] == 0 ? Math.max(1, latencyNanos) : Math.min(onTime[c], Math.max(1, latencyNanos));
       }
+      fastestMeasured[c] = fastestMeasured[c] == 0 ? Math.max(1, measured) : Math.min(fastestMeasured[c], Math.max(1, measured));
       classSize[c] += size;
       classCount[c]++;
       if (sampleCount == sampleLatency.length) {
@@ -671,6 +687,7 @@ public final class CallLimit {
       // The bound starts again with the floors: one freak fast call (a cached answer) does not
       // hold it down for good.
       Arrays.fill(onTime, 0);
+      Arrays.fill(fastestMeasured, 0);
     }
     floorRound = false;
     setLimit(limitBeforeFloorRound);
@@ -813,10 +830,12 @@ public final class CallLimit {
 
   /**
    * What this round says class {@code c}'s floor is: its mean latency, the loop's lag taken off, but
-   * not below the fastest call of the class seen on time (ADR 0114).
+   * not below the fastest call of the class seen on time, nor that bound above its fastest call as
+   * measured (ADR 0114).
    */
   private double classFloor(int c) {
-    return Math.max(1, Math.max(classSum[c] / (double) classCount[c], onTime[c]));
+    double bound = onTime[c] == 0 ? 0 : Math.min(onTime[c], fastestMeasured[c]);
+    return Math.max(1, Math.max(classSum[c] / (double) classCount[c], bound));
   }
 
   /**

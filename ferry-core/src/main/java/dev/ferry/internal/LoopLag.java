@@ -20,6 +20,7 @@ final class LoopLag {
   private boolean pending;
   private long postedAt;
   private long lagNanos;
+  private boolean read;
 
   LoopLag(Loop loop) {
     this.loop = loop;
@@ -28,6 +29,14 @@ final class LoopLag {
   /** The smoothed lag of the loop's last probes, in nanos (0 before the first). */
   long nanos() {
     return lagNanos;
+  }
+
+  /**
+   * What to tell the learned limit: {@link #nanos}, or {@link CallLimit#LAG_UNKNOWN} before any
+   * probe has run (the first completions: 0 would say they were on time, ADR 0114).
+   */
+  long told() {
+    return read ? lagNanos : CallLimit.LAG_UNKNOWN;
   }
 
   /** Posts a probe, unless one is pending. */
@@ -44,6 +53,7 @@ final class LoopLag {
   private void ran() {
     assert loop.inLoop();
     pending = false;
+    read = true;
     long waited = Math.max(0, loop.nanoTime() - postedAt);
     lagNanos = (lagNanos + waited) / 2;
   }

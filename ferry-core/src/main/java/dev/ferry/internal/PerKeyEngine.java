@@ -211,7 +211,7 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     if (loopLag != null) {
       long now = loop.nanoTime();
       callLimit.completed(now, now - batch.startedAt, batch.size(), batch.inFlightAtStart,
-          batch.overdue || batch.failure != null, loopLag.nanos());
+          batch.overdue || batch.failure != null, loopLag.told());
       loopLag.probe();
     }
     Lane<K, I> lane = lanes.get(batch.key);

@@ -13,7 +13,9 @@ class LoopLagTest {
   void aStalledLoopShowsAsLagAndAPromptOneBringsItBackDown() {
     VirtualLoop loop = new VirtualLoop();
     LoopLag lag = new LoopLag(loop);
+    assertEquals(CallLimit.LAG_UNKNOWN, lag.told(), "no reading yet is not no lag (ADR 0114)");
     lag.probe();
+    assertEquals(CallLimit.LAG_UNKNOWN, lag.told(), "a probe posted is not one that ran");
     loop.stallMillis(8); // the loop's thread waited 8 ms for a core before running the probe
     lag.probe(); // one probe at a time: this one is not posted
     loop.runPending();
@@ -27,6 +29,7 @@ class LoopLagTest {
       loop.runPending();
     }
     assertEquals(0, lag.nanos() / 1000, "a prompt loop: the lag decays to nothing");
+    assertEquals(lag.nanos(), lag.told());
     assertEquals(0, loop.liveTimers(), "the probe never sets a timer");
   }
 }
