@@ -71,6 +71,8 @@ final class Pending {
    * client's inputs of the key forwarded from here after it have larger ones.
    */
   long forwardNo;
+  /** The node its last forward from here went to, or null. */
+  String forwardTarget;
   /**
    * It came back not delivered and is held here until sent again: a later input of its client and
    * key forwarded from here after it, once it may have been applied, means this one never is

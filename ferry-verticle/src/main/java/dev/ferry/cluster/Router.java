@@ -772,6 +772,7 @@ final class Router {
         Math.max(1, holdMs), waitMs + 3 * callTimeoutMs);
     f.no = ++forwardsMade;
     p.forwardNo = f.no;
+    p.forwardTarget = target;
     unwait(p);
     if (p.origin != null) {
       openByOrigin.computeIfAbsent(p.input.key, k -> new HashMap<>()).computeIfAbsent(p.origin, o -> new TreeMap<>())
@@ -1428,12 +1429,16 @@ final class Router {
   }
 
   /**
-   * Whether {@code f} went out from here after {@code p}'s last forward and is behind {@code p} in
-   * this node's own order of the key's inputs too (it arrived here later): an origin's places alone
-   * may be forged, and an input this node had put first is no later input of {@code p}'s.
+   * Whether {@code f} went out from here after {@code p}'s last forward, to the same node (sent
+   * again now, {@code p} would follow it on that link), and is behind {@code p} in this node's own
+   * order of the key's inputs too: it arrived here later, and is not one of the older inputs (a
+   * hand-off, one come back or along the key's path) that pass newer ones (behindHeld). An
+   * origin's places alone may be forged, and an input this node puts first is no later input of
+   * {@code p}'s.
    */
   private static boolean laterHere(Pending p, Forward f) {
-    return f.no > p.forwardNo && p.before(f.pending);
+    return f.no > p.forwardNo && f.target.equals(p.forwardTarget) && p.before(f.pending)
+        && (old(p) || !old(f.pending));
   }
 
   /**
