@@ -996,6 +996,9 @@ final class Router {
         for (Pending later : List.copyOf(q)) {
           if (p.sender != null && p.sender.equals(later.sender) && later.seq > p.seq
               || later.sender != null && later.giveUpAt != Long.MAX_VALUE && sameSenderEarlier(p, later)) {
+            // It may be what the rest waits behind (the first held, a hand-off ahead of p): then
+            // they are routed again too, or nothing would until their bound.
+            blocking |= q.peekFirst() == later || old(later);
             unhold(q, later);
             cancelHold(later);
             returnToSender(later, "sent here after " + p.input.body + ", which went back");

@@ -162,6 +162,19 @@ class RouterSimulationTest {
     replay(12547, 0, false, true, false);
   }
 
+  /**
+   * Seeds 14377 and 22760 of forged origins with views adopted late, open since ADR 0112 (a raw
+   * sender's 503): at a leaving node, an input's allowance ended and it went back with what came
+   * later from the same node, the key's first held input among them (a hand-off goes first); the
+   * inputs that entered there and waited behind it were never routed again until their bound.
+   * `RouterHandBackTest#whatWaitedBehindAnInputTakenAlongByAHandBackGoesOn` scripts it.
+   */
+  @Test
+  void forgedLateWhatWaitedBehindAnInputTakenAlongGoesOn() {
+    replay(14377, 0, false, true, true);
+    replay(22760, 0, false, true, true);
+  }
+
   private static void replay(long seed, int storm, boolean skip) {
     replay(seed, storm, skip, false, false);
   }
