@@ -449,16 +449,17 @@ final class Router {
    */
   public void abandonForwards(String why) {
     step(() -> {
-      for (Set<Forward> set : List.copyOf(open.values())) {
-        for (Forward f : List.copyOf(set)) {
-          answer(f.pending, new FerryException(FerryError.FAILED, why + " (it may have applied the input)"));
-          overtaken(f);
-        }
-      }
+      List<Forward> given = new java.util.ArrayList<>();
+      open.values().forEach(given::addAll);
       open.clear();
       openByOrigin.clear();
       paths.clear();
       backTrips.clear();
+      for (Forward f : given) {
+        answer(f.pending, new FerryException(FerryError.FAILED, why + " (it may have applied the input)"));
+        // After the forwards are dropped: what this lets go on is forwarded, and answered, anew.
+        overtaken(f);
+      }
       abandoned = true;
       if (left != null) {
         left.tryComplete();

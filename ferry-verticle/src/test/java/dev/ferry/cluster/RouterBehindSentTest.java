@@ -108,6 +108,27 @@ class RouterBehindSentTest {
     assertFalse(x.get(1).isComplete(), "x2 still out");
   }
 
+  /**
+   * A leave that gives up its forwards answers x2 502 (it may have been applied), so x1 never is;
+   * what waited behind x1 goes on, and its forward, made while the leave gives up the others, is
+   * answered like any other. Before, it was made and then forgotten with the forwards given up:
+   * its answer found no open forward and its caller was never answered.
+   */
+  @Test
+  void aForwardMadeWhileALeaveGivesUpItsForwardsIsStillAnswered() throws Exception {
+    start();
+    List<Future<Object>> x = x1BackWhileX2IsOut();
+    Future<Object> y = enter("y", "d#1"); // another client's input of the key, held behind x1
+    assertEquals(2, fromA.size());
+    a.abandonForwards("leaving took too long");
+    loop.runPending();
+    assertTrue(x.get(1).failed() && x.get(0).failed(), "x2 502, x1 never applied");
+    assertEquals(3, fromA.size(), "y goes on once x1 is answered");
+    a.forwarded(fromA.get(2), Future.succeededFuture("y"));
+    loop.runPending();
+    assertTrue(y.succeeded(), "y answered: " + y);
+  }
+
   private Future<Object> enter(String body, String origin) throws Exception {
     MultiMap h = MultiMap.caseInsensitiveMultiMap().add(Submission.KEY, key);
     Promise<Object> answer = Promise.promise();
