@@ -64,6 +64,10 @@ import java.util.TreeMap;
  *   <li>Once this node handed an input back, the same client's later inputs of the key that reach
  *       it go back too until that input comes again or its sender's allowance ends ({@link
  *       #handBackMarks}, ADR 0112): none passes it on its way back.
+ *   <li>An input that came back not delivered is not sent again while a later input of its client
+ *       and key, forwarded from here after it to the same node, is unanswered, and is never applied
+ *       once one of those may have been ({@link #behindSent}, ADR 0115): however slow the link,
+ *       none passes it there.
  *   <li>Every input's holds here end within the hold bound from its arrival ({@link #holdBound}).
  * </ul>
  *
@@ -82,6 +86,11 @@ final class Router {
    * its place"): see {@link Pending#giveUpAt}, ADR 0109.
    */
   static final int RETURNED = 408;
+  /**
+   * How the 503 of an input that came back begins when a later input of its client, sent after it,
+   * may have been applied first (ADR 0115).
+   */
+  static final String OVERTAKEN = "never applied: a later input of its sender";
 
   /** What a router asks of the network; each call is made from an effect, never mid-transition. */
   public interface Links {
@@ -1516,7 +1525,7 @@ final class Router {
         unhold(q, p);
         cancelHold(p);
       }
-      answer(p, new FerryException(FerryError.CLOSED, "never applied: a later input of its sender ("
+      answer(p, new FerryException(FerryError.CLOSED, OVERTAKEN + " ("
           + later.originText() + "), sent on from " + self + " before this one came back, may have been applied first"));
     }
     if (held.containsKey(later.input.key) && !handingOff.contains(later.input.key)) {
