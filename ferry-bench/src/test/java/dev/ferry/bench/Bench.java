@@ -23,6 +23,7 @@ import java.util.stream.Collectors;
  *   --seed N       the random shapes of xsweep (default 17)
  *   --shapes N     how many of them (default 20; the first N of the same seeded sequence)
  *   --with-hold    adds the contender "ferry hold 1ms" (adaptive, maxBatchDelay 1 ms) to x3...
+ *   --loads 25,50  x3...: only these loads (in % of capacity), to look at one closely
  * </pre>
  *
  * The adaptive-dispatch scenarios and the sweep run only when named in {@code --only}.
@@ -56,6 +57,9 @@ public final class Bench {
     VirtualShapes.seed = Sweep.seed;
     Sweep.shapes = Integer.parseInt(option(a, "--shapes", "20"));
     ShapeVsLoad.withHold = a.contains("--with-hold");
+    String loads = option(a, "--loads", "");
+    ShapeVsLoad.onlyLoads = loads.isEmpty() ? null
+        : Arrays.stream(loads.split(",")).map(String::trim).map(Integer::valueOf).toList();
     List<Scenario.Row> rows = run(out, quick, selected);
     System.out.println();
     System.out.println(table(rows));

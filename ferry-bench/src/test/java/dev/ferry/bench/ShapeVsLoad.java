@@ -29,6 +29,8 @@ final class ShapeVsLoad implements Scenario {
   static boolean withHold;
 
   static final List<Integer> LOADS = List.of(1, 5, 10, 25, 50, 75, 90, 100, 110, 120);
+  /** {@code --loads}: only these loads, in % of capacity (null: all of {@link #LOADS}). */
+  static List<Integer> onlyLoads;
 
   static List<Scenario> all() {
     long ms = 1_000_000;
@@ -64,7 +66,7 @@ final class ShapeVsLoad implements Scenario {
 
   @Override
   public Outcome run(BenchEnv env) throws Exception {
-    List<Integer> loads = env.pick(LOADS, List.of(10, 100));
+    List<Integer> loads = onlyLoads != null ? onlyLoads : env.pick(LOADS, List.of(10, 100));
     Result r = sweep(env, shape, loads, Contender.adaptiveSet(), env.pick(Duration.ofMillis(1000), Duration.ofMillis(300)));
     Files.writeString(env.out().resolve(shape.id() + "-latency-vs-load.csv"), r.csv);
     XYSeriesCollection data = new XYSeriesCollection();

@@ -64,7 +64,10 @@ import java.util.Arrays;
  * lag. The engine passes the lag its probe last saw with each sample; the sample is judged with
  * that lag taken off (at most half of it, so an overestimate never makes a call look free), and a
  * round whose calls spent at least {@link #LAG_SHARE} of their latency in the loop's lag is not
- * judged at all: no cut, no probe up, no floor moves.
+ * judged at all: no cut, no probe up, no floor moves. The probe's lag need not be a sample's (the
+ * probe waited, the call came back on time), so no floor is below the fastest call of its class
+ * seen on time, with next to no lag told (ADR 0114): a floor below what any call takes reads every
+ * call on time as queued.
  *
  * <p>A stall is not a queue either (ADR 0107). A GC pause, the machine descheduling the process or
  * the downstream pausing holds every call in flight at once, and the probe, posted after the first
@@ -135,6 +138,12 @@ public final class CallLimit {
   /** A round whose latency was at least this share loop lag is not judged (ADR 0015). */
   static final double LAG_SHARE = 0.5;
   /**
+   * A call whose told lag is at most this share of its class's floor (of its own latency before
+   * there is one) came back on time (ADR 0114). Relative to the floor, not to the call: a call that
+   * queued long is not on time because its lag is small beside its queue.
+   */
+  static final double ON_TIME_LAG = 1.0 / 16;
+  /**
    * A stretch without any completion longer than this many floor times, with calls in flight
    * through it, is a stall, not a queue (ADR 0107): a queue completes a call at least every call
    * time. Twice, for calls slower than their floor (the floor is the lowest round mean).
@@ -179,6 +188,14 @@ public final class CallLimit {
   private boolean heldBack;
   private long inFlightSum;
   private final long[] classSum = new long[CLASSES];
+  /**
+   * Each class's fastest call seen on time (next to no lag told with it: {@link #ON_TIME_LAG})
+   * since the floors were last re-measured, 0 before the first: a round's mean, lag taken off, sets
+   * no floor below it (ADR 0114). The lag taken off a sample is the probe's, which need not be the
+   * sample's; a call on time says what the downstream takes without any doubt about the loop. It
+   * only bounds how far a floor falls, never raises one: the fastest call on time may have queued.
+   */
+  private final long[] onTime = new long[CLASSES];
   /** The round's successful samples, for the median latency over floor. */
   private long[] sampleLatency = new long[16];
   private int[] sampleSize = new int[16];
@@ -336,6 +353,7 @@ public final class CallLimit {
     rawLatencySum += latencyNanos;
     lagSum += lag;
     // Judged without the loop's lag: that time the call was over, waiting for this loop.
+    long measured = latencyNanos;
     latencyNanos -= Math.min(lag, latencyNanos / 2);
     samples++;
     inFlightSum += inFlightAtStart;
@@ -347,6 +365,10 @@ public final class CallLimit {
       cleanRun++;
       int c = sizeClass(size);
       classSum[c] += Math.max(1, latencyNanos);
+      double floor = floorAt(size);
+      if (lag <= (floor > 0 ? floor : measured) * ON_TIME_LAG) {
+        onTime[c] = onTime[c] == 0 ? latencyNanos : Math.min(onTime[c], Math.max(1, latencyNanos));
+      }
       classSize[c] += size;
       classCount[c]++;
       if (sampleCount == sampleLatency.length) {
@@ -469,15 +491,14 @@ public final class CallLimit {
       if (classCount[c] == 0) {
         continue;
       }
-      double mean = classSum[c] / (double) classCount[c];
       double size = classSize[c] / (double) classCount[c];
       if (floorLatency[c] == 0) {
         // Not below the curve the other classes draw (0 where it has no value): the queueing they
         // show is an average, and a class whose few calls queued less than that would otherwise
         // learn a floor below what its batch size costs (ADR 0020).
-        setFloor(c, size, Math.max(Math.max(1, mean - queueDelay), expected[c]));
-      } else if (classCount[c] >= MIN_CLASS && mean < expected[c]) {
-        setFloor(c, size, mean);
+        setFloor(c, size, Math.max(Math.max(1, classFloor(c) - queueDelay), expected[c]));
+      } else if (classCount[c] >= MIN_CLASS && classFloor(c) < expected[c]) {
+        setFloor(c, size, classFloor(c));
       }
     }
     if (known > 0) {
@@ -644,9 +665,12 @@ public final class CallLimit {
       Arrays.fill(floorLatency, 0);
       for (int c = 0; c < CLASSES; c++) {
         if (classCount[c] > 0) {
-          setFloor(c, classSize[c] / (double) classCount[c], Math.max(1, classSum[c] / (double) classCount[c]));
+          setFloor(c, classSize[c] / (double) classCount[c], classFloor(c));
         }
       }
+      // The bound starts again with the floors: one freak fast call (a cached answer) does not
+      // hold it down for good.
+      Arrays.fill(onTime, 0);
     }
     floorRound = false;
     setLimit(limitBeforeFloorRound);
@@ -782,9 +806,17 @@ public final class CallLimit {
     }
     for (int c = 0; c < CLASSES; c++) {
       if (classCount[c] > 0) {
-        setFloor(c, classSize[c] / (double) classCount[c], Math.max(1, classSum[c] / (double) classCount[c]));
+        setFloor(c, classSize[c] / (double) classCount[c], classFloor(c));
       }
     }
+  }
+
+  /**
+   * What this round says class {@code c}'s floor is: its mean latency, the loop's lag taken off, but
+   * not below the fastest call of the class seen on time (ADR 0114).
+   */
+  private double classFloor(int c) {
+    return Math.max(1, Math.max(classSum[c] / (double) classCount[c], onTime[c]));
   }
 
   private void setFloor(int c, double size, double latency) {
