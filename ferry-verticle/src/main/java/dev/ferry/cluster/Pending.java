@@ -66,6 +66,19 @@ final class Pending {
    * the node that handed it back is not unreachable for that (ADR 0112).
    */
   boolean handedBack;
+  /**
+   * The number of its last forward from this node ({@code Router.Forward#no}), 0 if none: the same
+   * client's inputs of the key forwarded from here after it have larger ones.
+   */
+  long forwardNo;
+  /** The node its last forward from here went to, or null. */
+  String forwardTarget;
+  /**
+   * It came back not delivered and is held here until sent again: a later input of its client and
+   * key forwarded from here after it, once it may have been applied, means this one never is
+   * ({@code Router#behindSent}, ADR 0115).
+   */
+  boolean behindSent;
   /** Held at the hop limit and let go: it may be passed on once more (still paced by the hold). */
   boolean retry;
   /** The node that forwarded it here, or null when a caller sent it. */

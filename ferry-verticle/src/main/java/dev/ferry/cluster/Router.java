@@ -64,6 +64,10 @@ import java.util.TreeMap;
  *   <li>Once this node handed an input back, the same client's later inputs of the key that reach
  *       it go back too until that input comes again or its sender's allowance ends ({@link
  *       #handBackMarks}, ADR 0112): none passes it on its way back.
+ *   <li>An input that came back not delivered is not sent again while a later input of its client
+ *       and key, forwarded from here after it to the same node, is unanswered, and is never applied
+ *       once one of those may have been ({@link #behindSent}, ADR 0115): however slow the link,
+ *       none passes it there.
  *   <li>Every input's holds here end within the hold bound from its arrival ({@link #holdBound}).
  * </ul>
  *
@@ -82,6 +86,11 @@ final class Router {
    * its place"): see {@link Pending#giveUpAt}, ADR 0109.
    */
   static final int RETURNED = 408;
+  /**
+   * How the 503 of an input that came back begins when a later input of its client, sent after it,
+   * may have been applied first (ADR 0115).
+   */
+  static final String OVERTAKEN = "never applied: a later input of its sender";
 
   /** What a router asks of the network; each call is made from an effect, never mid-transition. */
   public interface Links {
@@ -114,6 +123,8 @@ final class Router {
     public final long holdMs;
     /** How long this node waits for the answer (ms): the forward's send timeout. */
     public final long sendTimeoutMs;
+    /** Its number among the forwards made by this router (1, 2, ...): which of two was sent first. */
+    long no;
 
     Forward(String target, Pending pending, int hop, boolean handOff, long remainingMs, String visited, boolean back,
         long holdMs, long sendTimeoutMs) {
@@ -191,6 +202,19 @@ final class Router {
   /** One place handed back: until when, and to which node ({@link #handBackMarks}). */
   private record HandBackMark(long end, String sender) {}
 
+  /**
+   * Per key and origin (a client), by place, the forwards made here that are still unanswered:
+   * which of that client's later inputs of the key went out after a given one ({@link #sentAfter}).
+   */
+  private final Map<String, Map<String, TreeMap<Long, List<Forward>>>> openByOrigin = new HashMap<>();
+  /**
+   * Per key and origin, by place, the inputs held here that came back not delivered while inputs
+   * of the same client and key sent from here after them were still unanswered ({@link
+   * Pending#behindSent}): each waits for those, and is never applied once one of them may have been
+   * (ADR 0115).
+   */
+  private final Map<String, Map<String, TreeMap<Long, List<Pending>>>> behindSent = new HashMap<>();
+
   /** Entries in {@link #handBackMarks}, and the count past which they are swept for ended ones. */
   private int handBackEntries;
   private int handBackSweepAbove = 64;
@@ -203,6 +227,8 @@ final class Router {
   /** Nodes that answered a forward with NO_HANDLERS since the last view change. */
   private final Set<String> unreachable = new HashSet<>();
   private long arrivals;
+  /** Forwards made here, numbered for {@link Forward#no}. */
+  private long forwardsMade;
   /** Inputs that entered at this node from a caller, numbered for {@link Pending#origin}. */
   private long entered;
   /** This node as the origin of what enters it without one. */
@@ -362,6 +388,7 @@ final class Router {
       if (toTarget.isEmpty()) {
         open.remove(f.target);
       }
+      forwardClosed(f);
       Pending p = f.pending;
       if (tracer != null && !ar.succeeded()) {
         tracer.accept("forward of " + p.input.body + " to " + f.target + " failed: "
@@ -382,6 +409,9 @@ final class Router {
         }
         p.retry = false;
         hold(p, RETRY_MS);
+        if (p.held) {
+          waitBehindSent(p);
+        }
       } else if (ar.succeeded()) {
         answerWith(p, ar.result());
       } else if (ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.RECIPIENT_FAILURE) {
@@ -394,7 +424,11 @@ final class Router {
       } else {
         answer(p, new FerryException(FerryError.CLOSED, "the key's owner could not be reached: " + ar.cause().getMessage()));
       }
+      if (!notDelivered && mayHaveApplied(ar)) {
+        overtaken(f);
+      }
       clearPath(f);
+      sentAfterAnswered(f);
       checkLeft();
     });
   }
@@ -424,14 +458,17 @@ final class Router {
    */
   public void abandonForwards(String why) {
     step(() -> {
-      for (Set<Forward> set : List.copyOf(open.values())) {
-        for (Forward f : List.copyOf(set)) {
-          answer(f.pending, new FerryException(FerryError.FAILED, why + " (it may have applied the input)"));
-        }
-      }
+      List<Forward> given = new java.util.ArrayList<>();
+      open.values().forEach(given::addAll);
       open.clear();
+      openByOrigin.clear();
       paths.clear();
       backTrips.clear();
+      for (Forward f : given) {
+        answer(f.pending, new FerryException(FerryError.FAILED, why + " (it may have applied the input)"));
+        // After the forwards are dropped: what this lets go on is forwarded, and answered, anew.
+        overtaken(f);
+      }
       abandoned = true;
       if (left != null) {
         left.tryComplete();
@@ -542,6 +579,14 @@ final class Router {
       // it could be applied before that one is sent again. It goes back too, to be sent again
       // behind it (ADR 0112).
       returnToSender(p, "sent after " + after + ", which went back to its sender");
+      return;
+    }
+    if (p.behindSent && sentAfter(p)) {
+      // It came back, and its client's later inputs of the key that went out from here after it
+      // are still unanswered: sent now, it would follow them on the same link, and one of them
+      // may reach a node after the mark of its hand-back ended there and be applied first. It
+      // waits for their answers (ADR 0115).
+      hold(p);
       return;
     }
     boolean first = p.handedOff || p.returned || p.alongPath;
@@ -667,6 +712,7 @@ final class Router {
       answer(p, new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent"));
       return;
     }
+    unwait(p);
     // Kept while it waits in the ferry: if the key is handed off meanwhile, the input goes on with
     // the nodes it passed and its place among the key's inputs here.
     submitted.put(p.input, p);
@@ -734,6 +780,14 @@ final class Router {
     }
     Forward f = new Forward(target, p, Math.min(p.hop + 1, MAX_HOPS), handOff, remaining, visited, back,
         Math.max(1, holdMs), waitMs + 3 * callTimeoutMs);
+    f.no = ++forwardsMade;
+    p.forwardNo = f.no;
+    p.forwardTarget = target;
+    unwait(p);
+    if (p.origin != null) {
+      openByOrigin.computeIfAbsent(p.input.key, k -> new HashMap<>()).computeIfAbsent(p.origin, o -> new TreeMap<>())
+          .computeIfAbsent(p.originSeq, s -> new java.util.ArrayList<>(1)).add(f);
+    }
     open.computeIfAbsent(target, n -> new LinkedHashSet<>()).add(f);
     effects.add(() -> links.forward(f));
   }
@@ -952,6 +1006,9 @@ final class Router {
         for (Pending later : List.copyOf(q)) {
           if (p.sender != null && p.sender.equals(later.sender) && later.seq > p.seq
               || later.sender != null && later.giveUpAt != Long.MAX_VALUE && sameSenderEarlier(p, later)) {
+            // It may be what the rest waits behind (the first held, a hand-off ahead of p): then
+            // they are routed again too, or nothing would until their bound.
+            blocking |= q.peekFirst() == later || old(later);
             unhold(q, later);
             cancelHold(later);
             returnToSender(later, "sent here after " + p.input.body + ", which went back");
@@ -1098,6 +1155,8 @@ final class Router {
           // it may have been applied; 503 would say it never was, ADR 0064).
           answer(f.pending, new FerryException(FerryError.FAILED, "the key's owner " + target
               + " left the cluster before answering (it may have applied the input)"));
+          forwardClosed(f);
+          overtaken(f);
           clearPath(f);
         }
       }
@@ -1323,6 +1382,7 @@ final class Router {
   }
 
   private void answer(Pending p, Throwable failure) {
+    unwait(p);
     effects.add(() -> once(p.answer.tryFail(failure)));
   }
 
@@ -1333,6 +1393,178 @@ final class Router {
   /** Every input is answered exactly once; a second answer is a bug the tests must see. */
   private static void once(boolean first) {
     assert first : "an input was answered twice";
+  }
+
+  // ---------------------------------------------------------------- what came back behind what went on
+
+  /** {@code f} is answered or given up: it no longer counts as sent after anything ({@link #openByOrigin}). */
+  private void forwardClosed(Forward f) {
+    Pending p = f.pending;
+    if (p.origin == null) {
+      return;
+    }
+    Map<String, TreeMap<Long, List<Forward>>> byOrigin = openByOrigin.get(p.input.key);
+    TreeMap<Long, List<Forward>> places = byOrigin == null ? null : byOrigin.get(p.origin);
+    List<Forward> same = places == null ? null : places.get(p.originSeq);
+    if (same != null && same.remove(f) && same.isEmpty()) {
+      places.remove(p.originSeq);
+      if (places.isEmpty()) {
+        byOrigin.remove(p.origin);
+        if (byOrigin.isEmpty()) {
+          openByOrigin.remove(p.input.key);
+        }
+      }
+    }
+  }
+
+  /**
+   * Whether a later input of {@code p}'s client and key that was forwarded from here after {@code
+   * p}'s last forward is unanswered. Later: a later place, and behind {@code p} here too ({@link
+   * #laterHere}). Earlier places go first anyway, and a later one sent before {@code p} reached the
+   * next node before it. A client's later places open here were all sent after {@code p} (it waited
+   * for those sent before, when it came back), so the first looked at answers; only forged places
+   * can make this look further, at most at what the forger has open here.
+   */
+  private boolean sentAfter(Pending p) {
+    Map<String, TreeMap<Long, List<Forward>>> byOrigin = openByOrigin.get(p.input.key);
+    TreeMap<Long, List<Forward>> places = byOrigin == null ? null : byOrigin.get(p.origin);
+    if (places != null) {
+      for (List<Forward> same : places.tailMap(p.originSeq, false).values()) {
+        for (Forward f : same) {
+          scanned++;
+          if (laterHere(p, f)) {
+            return true;
+          }
+        }
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Whether {@code f} went out from here after {@code p}'s last forward, to the same node (sent
+   * again now, {@code p} would follow it on that link), and is behind {@code p} in this node's own
+   * order of the key's inputs too: it arrived here later, and is not one of the older inputs (a
+   * hand-off, one come back or along the key's path) that pass newer ones (behindHeld). An
+   * origin's places alone may be forged, and an input this node puts first is no later input of
+   * {@code p}'s.
+   */
+  private static boolean laterHere(Pending p, Forward f) {
+    return f.no > p.forwardNo && f.target.equals(p.forwardTarget) && p.before(f.pending)
+        && (old(p) || !old(f.pending));
+  }
+
+  /**
+   * {@code p} came back not delivered and is held here: from now until it is sent again, a later
+   * input of its client and key that went out from here after it and may have been applied means
+   * {@code p} never is ({@link #overtaken}).
+   */
+  private void waitBehindSent(Pending p) {
+    if (p.origin == null || p.behindSent || p.forwardNo == 0) {
+      return;
+    }
+    p.behindSent = true;
+    behindSent.computeIfAbsent(p.input.key, k -> new HashMap<>()).computeIfAbsent(p.origin, o -> new TreeMap<>())
+        .computeIfAbsent(p.originSeq, s -> new java.util.ArrayList<>(1)).add(p);
+  }
+
+  /** {@code p} is sent again, submitted or answered: it no longer waits behind what went on ({@link #behindSent}). */
+  private void unwait(Pending p) {
+    if (!p.behindSent) {
+      return;
+    }
+    p.behindSent = false;
+    Map<String, TreeMap<Long, List<Pending>>> byOrigin = behindSent.get(p.input.key);
+    TreeMap<Long, List<Pending>> places = byOrigin.get(p.origin);
+    List<Pending> same = places.get(p.originSeq);
+    same.remove(p);
+    if (same.isEmpty()) {
+      places.remove(p.originSeq);
+      if (places.isEmpty()) {
+        byOrigin.remove(p.origin);
+        if (byOrigin.isEmpty()) {
+          behindSent.remove(p.input.key);
+        }
+      }
+    }
+  }
+
+  /**
+   * {@code f} may have been applied. Every input of its client and key with an earlier place that
+   * came back here and waits to be sent again, sent before {@code f}, can no longer be applied in
+   * its place: it is answered CLOSED, never applied (ADR 0115). Each such input is looked at once.
+   */
+  private void overtaken(Forward f) {
+    Pending later = f.pending;
+    if (later.origin == null) {
+      return;
+    }
+    Map<String, TreeMap<Long, List<Pending>>> byOrigin = behindSent.get(later.input.key);
+    TreeMap<Long, List<Pending>> places = byOrigin == null ? null : byOrigin.get(later.origin);
+    if (places == null) {
+      return;
+    }
+    List<Pending> gone = new java.util.ArrayList<>();
+    for (List<Pending> same : places.headMap(later.originSeq, false).values()) {
+      for (Pending p : same) {
+        scanned++;
+        if (laterHere(p, f)) {
+          gone.add(p);
+        }
+      }
+    }
+    if (gone.isEmpty()) {
+      return;
+    }
+    ArrayDeque<Pending> q = held.get(later.input.key);
+    for (Pending p : gone) {
+      if (tracer != null) {
+        tracer.accept("give up " + p.input.body + " (" + later.input.body + ", sent on after it, may have been applied)");
+      }
+      if (p.held) {
+        unhold(q, p);
+        cancelHold(p);
+      }
+      answer(p, new FerryException(FerryError.CLOSED, OVERTAKEN + " ("
+          + later.originText() + "), sent on from " + self + " before this one came back, may have been applied first"));
+    }
+    if (held.containsKey(later.input.key) && !handingOff.contains(later.input.key)) {
+      flush(later.input.key); // what waited behind them goes on
+    }
+  }
+
+  /**
+   * {@code f} is answered: an input of its client and key that came back and waited for the inputs
+   * sent after it may go once none of them is unanswered (routed again with its key's).
+   */
+  private void sentAfterAnswered(Forward f) {
+    Pending later = f.pending;
+    if (later.origin == null || handingOff.contains(later.input.key)) {
+      return;
+    }
+    Map<String, TreeMap<Long, List<Pending>>> byOrigin = behindSent.get(later.input.key);
+    if (byOrigin == null || !byOrigin.containsKey(later.origin)) {
+      return;
+    }
+    // The client's earliest input waiting here goes first (the others wait behind it anyway): the
+    // key's held inputs are routed again once that one may go, not at every answer.
+    Map.Entry<Long, List<Pending>> first = byOrigin.get(later.origin).firstEntry();
+    if (first.getKey() < later.originSeq && !sentAfter(first.getValue().get(0))) {
+      flush(later.input.key);
+    }
+  }
+
+  /** Whether the answer of a forward says it may have been applied (anything but "never sent"). */
+  private static boolean mayHaveApplied(AsyncResult<Object> ar) {
+    if (ar.succeeded()) {
+      return true;
+    }
+    if (ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.RECIPIENT_FAILURE) {
+      FerryError kind = FerryError.ofCode(re.failureCode());
+      return kind != FerryError.REJECTED && kind != FerryError.CLOSED && kind != FerryError.TIMEOUT
+          && kind != FerryError.BAD_INPUT;
+    }
+    return !(ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS);
   }
 
   /** Whether {@code m} still holds the client's later inputs back at {@code now}. */

@@ -35,6 +35,35 @@ class RouterHandBackTest {
     return new Router(loop, self, ferry, CALL_MS, MAX_HOLD_MS, RouterTesting.recording(forwards));
   }
 
+  /**
+   * A hand-back takes along what came later from the same node, which may be the key's first held
+   * input (a hand-off goes first): what waited behind it must go on then. b holds y (from a, at the
+   * hop limit: a pause) and x (a hand-off from a, later, also at the hop limit, ahead of y), and a
+   * caller's z behind them. y's allowance ends first: y goes back and takes x along. Before, z
+   * stayed held with nothing left to route it until its bound (503), as y was neither first nor
+   * older than z: `rawSendersForgingOrigins`, views late, seeds 14377 and 22760.
+   */
+  @Test
+  void whatWaitedBehindAnInputTakenAlongByAHandBackGoesOn() throws Exception {
+    Router b = router("b");
+    b.snapshot(Set.of("a", "b", "c"), Set.of("b", "c"), Set.of());
+    loop.runPending();
+    String key = keysOf("c", List.of("b", "c"), 1).get(0);
+    Promise<Object> y = Promise.promise();
+    b.accept(input(key, "y"), Router.MAX_HOPS, false, "a", null, 50, y);
+    Promise<Object> x = Promise.promise();
+    b.accept(input(key, "x"), Router.MAX_HOPS, true, "a", null, 1_000, x);
+    Future<Object> z = RouterTesting.submit(b, key, "z", 0);
+    loop.runPending();
+    assertEquals(List.of(), bodies(), "all three held");
+
+    loop.advanceMillis(50); // y's allowance ends before any pause
+    assertReturned(y.future());
+    assertReturned(x.future());
+    assertEquals(List.of("z"), bodies(), "z goes on to c once nothing is held before it");
+    assertTrue(!z.isComplete(), "z waits for c's answer, not its bound");
+  }
+
   @Test
   void aHandBackDoesNotMakeItsHealthyNodeUnreachable() throws Exception {
     Router a = router("a");

@@ -1,0 +1,139 @@
+package dev.ferry.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.FerryError;
+import dev.ferry.FerryException;
+import dev.ferry.testing.VirtualLoop;
+import dev.ferry.verticle.Submission;
+import io.vertx.core.Future;
+import io.vertx.core.MultiMap;
+import io.vertx.core.Promise;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * ADR 0115 at the sending node: an input that comes back not delivered while its client's later
+ * inputs of the key, forwarded from here after it, are still out is not sent again until they are
+ * answered; once one of them may have been applied, it never is. Node a alone, the test answering
+ * its forwards to b (the same link, in order).
+ */
+class RouterBehindSentTest {
+  private static final long CALL_MS = 1_000;
+  private static final long MAX_HOLD_MS = ClusterNode.maxHoldMs(CALL_MS, 1_000);
+  private final VirtualLoop loop = new VirtualLoop();
+  private final List<Router.Forward> fromA = new ArrayList<>();
+  private Router a;
+  private String key;
+
+  private void start() {
+    a = new Router(loop, "a", RouterTesting.recordingFerry(loop, CALL_MS, new ArrayList<>()), CALL_MS, MAX_HOLD_MS,
+        RouterTesting.recording(fromA));
+    a.snapshot(Set.of("a", "b"), Set.of("a", "b"), Set.of());
+    loop.runPending();
+    key = RouterTesting.keysOf("b", List.of("a", "b"), 1).get(0);
+  }
+
+  /** x1 and x2 of client c go to b; b hands x1 back. */
+  private List<Future<Object>> x1BackWhileX2IsOut() throws Exception {
+    Future<Object> x1 = enter("x1", "c#1");
+    Future<Object> x2 = enter("x2", "c#2");
+    assertEquals(2, fromA.size(), "both forwarded to b");
+    a.forwarded(fromA.get(0), RouterTesting.returned());
+    loop.advanceMillis(Router.RETRY_MS); // x1's pause is over
+    return List.of(x1, x2);
+  }
+
+  /**
+   * x2 then goes back too: x1 goes first, x2 after it. Before ADR 0115 x1 went again when its pause
+   * ended, behind x2 on the link, and b could take x2 first once its mark of x1 had ended.
+   */
+  @Test
+  void anInputThatCameBackWaitsForTheLaterInputsSentAfterIt() throws Exception {
+    start();
+    List<Future<Object>> x = x1BackWhileX2IsOut();
+    assertEquals(2, fromA.size(), "x1 sent again while x2, sent after it, is still out");
+    a.forwarded(fromA.get(1), RouterTesting.returned());
+    loop.advanceMillis(Router.RETRY_MS);
+    assertEquals(List.of("x1", "x2", "x1", "x2"), fromA.stream().map(f -> f.pending.input.body).toList());
+    a.forwarded(fromA.get(2), Future.succeededFuture("x1"));
+    a.forwarded(fromA.get(3), Future.succeededFuture("x2"));
+    loop.runPending();
+    assertTrue(x.get(0).succeeded() && x.get(1).succeeded(), "both served");
+  }
+
+  /** x2 was applied (b's mark of x1 had ended when it arrived): x1 never is, and says so (503). */
+  @Test
+  void anInputThatCameBackIsNeverAppliedOnceALaterOneSentAfterItMayHaveBeen() throws Exception {
+    start();
+    List<Future<Object>> x = x1BackWhileX2IsOut();
+    a.forwarded(fromA.get(1), Future.succeededFuture("x2"));
+    loop.advanceMillis(MAX_HOLD_MS);
+    assertEquals(2, fromA.size(), "x1 sent again after x2 was applied");
+    assertTrue(x.get(1).succeeded());
+    assertTrue(x.get(0).failed() && x.get(0).cause() instanceof FerryException fe && fe.kind() == FerryError.CLOSED,
+        "x1 answered " + x.get(0));
+    assertEquals(0, a.heldCount());
+  }
+
+  /** x2 failed without being applied (here the owner's queue was full: 429): x1 goes on. */
+  @Test
+  void aLaterInputNeverAppliedLetsTheEarlierOneGoOn() throws Exception {
+    start();
+    List<Future<Object>> x = x1BackWhileX2IsOut();
+    a.forwarded(fromA.get(1), Future.failedFuture(new ReplyException(ReplyFailure.RECIPIENT_FAILURE,
+        FerryError.REJECTED.code(), "full")));
+    loop.advanceMillis(Router.RETRY_MS);
+    assertEquals(3, fromA.size(), "x1 sent again");
+    a.forwarded(fromA.get(2), Future.succeededFuture("x1"));
+    loop.runPending();
+    assertTrue(x.get(0).succeeded(), "x1 served: " + x.get(0));
+  }
+
+  /** x2 is never answered: x1's wait ends within its hold bound from its arrival (503, never sent again). */
+  @Test
+  void theWaitEndsWithinTheHoldBound() throws Exception {
+    start();
+    long arrived = loop.nowMillis();
+    List<Future<Object>> x = x1BackWhileX2IsOut();
+    loop.advanceMillis(MAX_HOLD_MS - (loop.nowMillis() - arrived));
+    assertTrue(x.get(0).failed(), "x1 still held at its bound");
+    assertEquals(2, fromA.size());
+    assertFalse(x.get(1).isComplete(), "x2 still out");
+  }
+
+  /**
+   * A leave that gives up its forwards answers x2 502 (it may have been applied), so x1 never is;
+   * what waited behind x1 goes on, and its forward, made while the leave gives up the others, is
+   * answered like any other. Before, it was made and then forgotten with the forwards given up:
+   * its answer found no open forward and its caller was never answered.
+   */
+  @Test
+  void aForwardMadeWhileALeaveGivesUpItsForwardsIsStillAnswered() throws Exception {
+    start();
+    List<Future<Object>> x = x1BackWhileX2IsOut();
+    Future<Object> y = enter("y", "d#1"); // another client's input of the key, held behind x1
+    assertEquals(2, fromA.size());
+    a.abandonForwards("leaving took too long");
+    loop.runPending();
+    assertTrue(x.get(1).failed() && x.get(0).failed(), "x2 502, x1 never applied");
+    assertEquals(3, fromA.size(), "y goes on once x1 is answered");
+    a.forwarded(fromA.get(2), Future.succeededFuture("y"));
+    loop.runPending();
+    assertTrue(y.succeeded(), "y answered: " + y);
+  }
+
+  private Future<Object> enter(String body, String origin) throws Exception {
+    MultiMap h = MultiMap.caseInsensitiveMultiMap().add(Submission.KEY, key);
+    Promise<Object> answer = Promise.promise();
+    a.accept(Submission.parse(h, body), 0, false, null, origin, answer);
+    loop.runPending();
+    return answer.future();
+  }
+}
