@@ -838,20 +838,7 @@ public final class CallLimit {
     return Math.max(1, Math.max(classSum[c] / (double) classCount[c], bound));
   }
 
-  /**
-   * Sets class {@code c}'s floor point, never below a smaller class's floor: a bigger batch does not
-   * take less time than a smaller one, and the curve would otherwise carry a low point down to the
-   * smaller sizes too ({@link #floorAt} never rises with size past a point). A class learned from a
-   * few calls (its mean less the queueing the others show, ADR 0020) can fall below what any call
-   * takes; this keeps the mistake to its own class (ADR 0114).
-   */
   private void setFloor(int c, double size, double latency) {
-    for (int below = c - 1; below >= 0; below--) {
-      if (floorLatency[below] > 0) {
-        latency = Math.max(latency, floorLatency[below]);
-        break;
-      }
-    }
     floorSize[c] = size;
     floorLatency[c] = latency;
   }

@@ -118,35 +118,4 @@ class CallLimitFloorTest {
     Run r = run(15_000, t -> 0, 1);
     assertTrue(r.lowestFloorMs() >= 1.99 && r.lowestLimit() >= 40, "control: " + r);
   }
-
-  /**
-   * Mostly one input per call (2 ms), one call in 400 carrying two (2.05 ms), and one call in 16
-   * held 10 ms whatever its size (a slow answer): no lag at all.
-   */
-  static final Shape RARE_PAIRS_AND_OUTLIERS = new Shape() {
-    @Override
-    public int size(SplittableRandom rnd) {
-      return rnd.nextInt(400) == 0 ? 2 : 1;
-    }
-
-    @Override
-    public long latency(int size, SplittableRandom rnd) {
-      return rnd.nextInt(16) == 0 ? 10 * MS : size == 1 ? 2 * MS : 2 * MS + 50_000;
-    }
-  };
-
-  @Test
-  void aBiggerBatchNeverLearnsAFloorBelowASmallerOnes() {
-    // 15,000 calls/s, about 30 in flight. A class with no floor yet (two-input calls, rare: absent
-    // from the floor round, so unknown after it) learns its floor from its mean less the queueing
-    // the known classes show (ADR 0020); that queueing is a mean, raised by the slow answers, and
-    // the few two-input calls may have had none of them.
-    for (long seed = 1; seed <= 3; seed++) {
-      Run r = run(15_000, t -> 0, seed, RARE_PAIRS_AND_OUTLIERS, 65_000 * MS);
-      String seen = String.format("seed %d: lowest floor %.2f ms, lowest limit %d, longest wait for the limit %.1f ms",
-          seed, r.lowestFloorMs(), r.lowestLimit(), r.longestWaitNanos() / 1e6);
-      System.out.println(seen);
-      assertTrue(r.lowestFloorMs() >= 1.99, "a floor below what any call took: " + seen);
-    }
-  }
 }
