@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -259,5 +260,37 @@ class RouterBehindSentReviewTest {
     assertTrue(x3.failed());
     assertEquals(3, fromA.size());
     assertClean();
+  }
+
+  /**
+   * b leaves while x1 waits behind x2 and another client's y waits behind x1. x1 answered 503 lets
+   * y go on: it must not be forwarded to b, which is no member any more. It is: overtaken's flush
+   * runs inside failForwardsToNonMembers, before the snapshot adopts the view without b, so y is
+   * routed by the old view (and the path to b, not cleared yet) and forwarded to b. y then waits on
+   * a dead link, keeps the key's path to b open (a's later inputs of the key wait for it), and the
+   * next snapshot answers it 502 "may have applied", though a owns the key and could serve it.
+   */
+  @Disabled("ADR 0115 review: an input let go by overtaken during a snapshot is forwarded to the node that left, then 502")
+  @Test
+  void whatTheOvertakenInputLetsGoIsNotSentToTheNodeThatLeft() throws Exception {
+    start();
+    Future<Object> x1 = enter("x1", "c#1");
+    Future<Object> x2 = enter("x2", "c#2");
+    answer(0, RouterTesting.returned());
+    Future<Object> y = enter("y", "d#1");
+    assertEquals(2, fromA.size(), "y held behind x1");
+    a.snapshot(Set.of("a"), Set.of("a"), Set.of());
+    loop.runPending();
+    assertTrue(overtaken(x1), "x1 " + x1);
+    List<String> toB = fromA.subList(2, fromA.size()).stream().filter(f -> f.target.equals("b"))
+        .map(f -> (String) f.pending.input.body).toList();
+    // With the assertion below it in mind: the next snapshot answers y 502 ("the key's owner b left
+    // the cluster before answering, it may have applied the input") though a owns the key by then.
+    System.out.println("y forwarded to b after b left: " + toB + "; " + a.describe());
+    a.snapshot(Set.of("a"), Set.of("a"), Set.of());
+    loop.advanceMillis(Router.RETRY_MS);
+    System.out.println("y after the next snapshot: " + y + (y.failed() ? " " + y.cause().getMessage() : ""));
+    assertEquals(List.of(), toB, "forwarded to b after b left the members");
+    assertTrue(y.succeeded(), "y applied here, a owns the key now: " + y + " " + a.describe());
   }
 }
