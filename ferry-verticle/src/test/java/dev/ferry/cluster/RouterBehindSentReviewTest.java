@@ -293,4 +293,38 @@ class RouterBehindSentReviewTest {
     assertEquals(List.of(), toB, "forwarded to b after b left the members");
     assertTrue(y.succeeded(), "y applied here, a owns the key now: " + y + " " + a.describe());
   }
+
+  /**
+   * The key moved from b to c while x2 is out at b and x1, come back, waits behind it; another
+   * client's y waits behind x1. x2 is applied at b: x1 503, y goes on. Nothing of the key is out
+   * at b any more, so y goes to its owner c, not through b. It goes through b: in forwarded(),
+   * overtaken(f) flushes the key before clearPath(f) drops x2's forward from the key's path, so y
+   * follows a path with nothing on it, through a node that is leaving, and opens that path again
+   * for the key's later inputs. Order holds (b passes it on); it costs a hop, and if b's leave
+   * gives up its forwards, y's 502 "may have applied".
+   */
+  @Disabled("ADR 0115 review: what overtaken lets go follows the answered forward's stale path (extra hop via a leaving node)")
+  @Test
+  void whatTheOvertakenInputLetsGoGoesToTheOwnerNotAlongAClosedPath() throws Exception {
+    start(Set.of("a", "b", "c"));
+    key = null;
+    for (int k = 0; key == null; k++) {
+      if (Rendezvous.owner("k" + k, List.of("a", "b", "c")).equals("b") && Rendezvous.owner("k" + k, List.of("a", "c")).equals("c")) {
+        key = "k" + k;
+      }
+    }
+    Future<Object> x1 = enter("x1", "c#1");
+    Future<Object> x2 = enter("x2", "c#2");
+    answer(0, RouterTesting.returned());
+    Future<Object> y = enter("y", "d#1");
+    a.snapshot(Set.of("a", "b", "c"), Set.of("a", "c"), Set.of("b"));
+    loop.runPending();
+    loop.advanceMillis(Router.RETRY_MS);
+    assertEquals(2, fromA.size(), "x1 and y held: " + a.describe());
+    answer(1, Future.succeededFuture("x2"));
+    assertTrue(overtaken(x1), "x1 " + x1);
+    assertEquals(3, fromA.size(), "y sent on");
+    assertEquals("c", fromA.get(2).target, "y sent through b, where nothing of the key is open: " + a.describe());
+    assertFalse(y.isComplete());
+  }
 }
