@@ -286,10 +286,8 @@ class RouterBehindSentReviewTest {
         .map(f -> (String) f.pending.input.body).toList();
     // With the assertion below it in mind: the next snapshot answers y 502 ("the key's owner b left
     // the cluster before answering, it may have applied the input") though a owns the key by then.
-    System.out.println("y forwarded to b after b left: " + toB + "; " + a.describe());
     a.snapshot(Set.of("a"), Set.of("a"), Set.of());
     loop.advanceMillis(Router.RETRY_MS);
-    System.out.println("y after the next snapshot: " + y + (y.failed() ? " " + y.cause().getMessage() : ""));
     assertEquals(List.of(), toB, "forwarded to b after b left the members");
     assertTrue(y.succeeded(), "y applied here, a owns the key now: " + y + " " + a.describe());
   }
