@@ -424,11 +424,14 @@ final class Router {
       } else {
         answer(p, new FerryException(FerryError.CLOSED, "the key's owner could not be reached: " + ar.cause().getMessage()));
       }
-      if (!notDelivered && mayHaveApplied(ar)) {
-        overtaken(f);
-      }
+      boolean gaveUp = !notDelivered && mayHaveApplied(ar) && overtaken(f, false);
       clearPath(f);
       sentAfterAnswered(f);
+      if (gaveUp) {
+        // What waited behind the inputs given up goes on, once the key's path no longer counts
+        // this forward (routed before, it would follow a path with nothing on it: ADR 0115 review).
+        flushHeld(f.pending.input.key);
+      }
       checkLeft();
     });
   }
@@ -467,7 +470,7 @@ final class Router {
       for (Forward f : given) {
         answer(f.pending, new FerryException(FerryError.FAILED, why + " (it may have applied the input)"));
         // After the forwards are dropped: what this lets go on is forwarded, and answered, anew.
-        overtaken(f);
+        overtaken(f, true);
       }
       abandoned = true;
       if (left != null) {
@@ -879,6 +882,11 @@ final class Router {
   }
 
   private void clearPath(Forward f) {
+    clearPath(f, true);
+  }
+
+  /** As {@link #clearPath(Forward)}; without {@code flush} the caller routes the key's held inputs later. */
+  private void clearPath(Forward f, boolean flush) {
     String key = f.pending.input.key;
     if (f.back) {
       Map<String, Integer> trips = backTrips.get(key);
@@ -896,7 +904,7 @@ final class Router {
     Integer left = path.get(f.target);
     if (left != null && left > 1) {
       path.put(f.target, left - 1);
-      if (f.back && !handingOff.contains(key)) {
+      if (flush && f.back && !handingOff.contains(key)) {
         flush(key); // what waited for that back trip may go now
       }
       return;
@@ -905,7 +913,7 @@ final class Router {
     if (path.isEmpty()) {
       paths.remove(key, path);
     }
-    if (!handingOff.contains(key)) {
+    if (flush && !handingOff.contains(key)) {
       flush(key); // one way fewer: held inputs may go now
     }
   }
@@ -1156,8 +1164,11 @@ final class Router {
           answer(f.pending, new FerryException(FerryError.FAILED, "the key's owner " + target
               + " left the cluster before answering (it may have applied the input)"));
           forwardClosed(f);
-          overtaken(f);
-          clearPath(f);
+          // Neither flushes: the snapshot adopts its view and its departures first, then flushes
+          // every key (ADR 0115 review: what this lets go, routed now, would go to the node that
+          // left, or on for a sender that left).
+          overtaken(f, false);
+          clearPath(f, false);
         }
       }
     }
@@ -1493,16 +1504,18 @@ final class Router {
    * {@code f} may have been applied. Every input of its client and key with an earlier place that
    * came back here and waits to be sent again, sent before {@code f}, can no longer be applied in
    * its place: it is answered CLOSED, never applied (ADR 0115). Each such input is looked at once.
+   * Whether any was, is returned; with {@code flushAfter} what waited behind them is routed again
+   * at once, otherwise the caller does it once its own state is settled.
    */
-  private void overtaken(Forward f) {
+  private boolean overtaken(Forward f, boolean flushAfter) {
     Pending later = f.pending;
     if (later.origin == null) {
-      return;
+      return false;
     }
     Map<String, TreeMap<Long, List<Pending>>> byOrigin = behindSent.get(later.input.key);
     TreeMap<Long, List<Pending>> places = byOrigin == null ? null : byOrigin.get(later.origin);
     if (places == null) {
-      return;
+      return false;
     }
     List<Pending> gone = new java.util.ArrayList<>();
     for (List<Pending> same : places.headMap(later.originSeq, false).values()) {
@@ -1514,7 +1527,7 @@ final class Router {
       }
     }
     if (gone.isEmpty()) {
-      return;
+      return false;
     }
     ArrayDeque<Pending> q = held.get(later.input.key);
     for (Pending p : gone) {
@@ -1528,8 +1541,16 @@ final class Router {
       answer(p, new FerryException(FerryError.CLOSED, OVERTAKEN + " ("
           + later.originText() + "), sent on from " + self + " before this one came back, may have been applied first"));
     }
-    if (held.containsKey(later.input.key) && !handingOff.contains(later.input.key)) {
-      flush(later.input.key); // what waited behind them goes on
+    if (flushAfter) {
+      flushHeld(later.input.key); // what waited behind them goes on
+    }
+    return true;
+  }
+
+  /** Routes the key's held inputs again, unless none is held or the key is being handed off. */
+  private void flushHeld(String key) {
+    if (held.containsKey(key) && !handingOff.contains(key)) {
+      flush(key);
     }
   }
 

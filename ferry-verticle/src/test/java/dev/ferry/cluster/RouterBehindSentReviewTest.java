@@ -270,7 +270,6 @@ class RouterBehindSentReviewTest {
    * a dead link, keeps the key's path to b open (a's later inputs of the key wait for it), and the
    * next snapshot answers it 502 "may have applied", though a owns the key and could serve it.
    */
-  @Disabled("ADR 0115 review: an input let go by overtaken during a snapshot is forwarded to the node that left, then 502")
   @Test
   void whatTheOvertakenInputLetsGoIsNotSentToTheNodeThatLeft() throws Exception {
     start();
@@ -301,7 +300,6 @@ class RouterBehindSentReviewTest {
    * for the key's later inputs. Order holds (b passes it on); it costs a hop, and if b's leave
    * gives up its forwards, y's 502 "may have applied".
    */
-  @Disabled("ADR 0115 review: what overtaken lets go follows the answered forward's stale path (extra hop via a leaving node)")
   @Test
   void whatTheOvertakenInputLetsGoGoesToTheOwnerNotAlongAClosedPath() throws Exception {
     start(Set.of("a", "b", "c"));
@@ -355,7 +353,6 @@ class RouterBehindSentReviewTest {
    * node that left, to be answered never applied and not sent on (ADR 0110). overtaken's flush runs
    * before the snapshot marks z departed, so y is forwarded (to b, gone too) instead.
    */
-  @Disabled("ADR 0115 review: what overtaken lets go during a snapshot is sent on for a sender that left in it (ADR 0110)")
   @Test
   void whatTheOvertakenInputLetsGoIsNotSentOnForASenderThatLeft() throws Exception {
     start(Set.of("a", "b", "z"));
