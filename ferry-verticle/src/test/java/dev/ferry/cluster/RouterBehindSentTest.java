@@ -7,10 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.ferry.FerryError;
 import dev.ferry.FerryException;
 import dev.ferry.testing.VirtualLoop;
-import dev.ferry.verticle.Submission;
 import io.vertx.core.Future;
-import io.vertx.core.MultiMap;
-import io.vertx.core.Promise;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
 import java.util.ArrayList;
@@ -130,10 +127,8 @@ class RouterBehindSentTest {
   }
 
   private Future<Object> enter(String body, String origin) throws Exception {
-    MultiMap h = MultiMap.caseInsensitiveMultiMap().add(Submission.KEY, key);
-    Promise<Object> answer = Promise.promise();
-    a.accept(Submission.parse(h, body), 0, false, null, origin, answer);
+    Future<Object> answer = RouterTesting.submit(a, key, body, 0, origin);
     loop.runPending();
-    return answer.future();
+    return answer;
   }
 }

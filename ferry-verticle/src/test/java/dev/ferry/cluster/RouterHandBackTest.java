@@ -35,6 +35,21 @@ class RouterHandBackTest {
     return new Router(loop, self, ferry, CALL_MS, MAX_HOLD_MS, RouterTesting.recording(forwards));
   }
 
+  /** Calls of {@link #bWithOpenCalls}'s ferry, open until a test completes them, in call order. */
+  private final List<Promise<List<Object>>> open = new ArrayList<>();
+
+  /**
+   * Node b in view {a, b, n}, the only one announced (b owns every key), whose ferry's calls stay
+   * open ({@link #open}); n's keys move to n once it is announced.
+   */
+  private Router bWithOpenCalls() {
+    PerKeyFerry<String, Submission, List<Object>, Object> ferry = RouterTesting.ferryWithOpenCalls(loop, CALL_MS, calls, open);
+    Router b = new Router(loop, "b", ferry, CALL_MS, MAX_HOLD_MS, RouterTesting.recording(forwards));
+    b.snapshot(Set.of("a", "b", "n"), Set.of("b"), Set.of());
+    loop.runPending();
+    return b;
+  }
+
   /**
    * A hand-back takes along what came later from the same node, which may be the key's first held
    * input (a hand-off goes first): what waited behind it must go on then. b holds y (from a, at the
@@ -123,11 +138,7 @@ class RouterHandBackTest {
    */
   @Test
   void aHandOffKeepsItsSendersAllowanceAndGoesBackUnappliedOnceItIsOver() throws Exception {
-    List<Promise<List<Object>>> open = new ArrayList<>();
-    PerKeyFerry<String, Submission, List<Object>, Object> ferry = RouterTesting.ferryWithOpenCalls(loop, CALL_MS, calls, open);
-    Router b = new Router(loop, "b", ferry, CALL_MS, MAX_HOLD_MS, RouterTesting.recording(forwards));
-    b.snapshot(Set.of("a", "b", "n"), Set.of("b"), Set.of());
-    loop.runPending();
+    Router b = bWithOpenCalls();
     String key = keysOf("n", List.of("b", "n"), 1).get(0);
     long start = loop.nowMillis();
     Future<Object> x0 = forwarded(b, key, "x0", "c#1");
@@ -168,11 +179,7 @@ class RouterHandBackTest {
    */
   @Test
   void aHandOffTooLateToSendOnGoesBackWithWhatCameAfterItFromTheSameNode() throws Exception {
-    List<Promise<List<Object>>> open = new ArrayList<>();
-    PerKeyFerry<String, Submission, List<Object>, Object> ferry = RouterTesting.ferryWithOpenCalls(loop, CALL_MS, calls, open);
-    Router b = new Router(loop, "b", ferry, CALL_MS, MAX_HOLD_MS, RouterTesting.recording(forwards));
-    b.snapshot(Set.of("a", "b", "n"), Set.of("b"), Set.of());
-    loop.runPending();
+    Router b = bWithOpenCalls();
     String key = keysOf("n", List.of("b", "n"), 1).get(0);
     forwarded(b, key, "x0", "c#1", 1_000);
     Future<Object> x1 = forwarded(b, key, "x1", "c#2", 100);

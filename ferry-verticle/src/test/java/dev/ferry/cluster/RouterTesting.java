@@ -60,12 +60,18 @@ final class RouterTesting {
 
   /** A caller's input entering at {@code router}, with {@code timeoutMs} (0 for none); its answer. */
   static Future<Object> submit(Router router, String key, String body, long timeoutMs) throws Submission.BadInput {
+    return submit(router, key, body, timeoutMs, null);
+  }
+
+  /** As {@link #submit(Router, String, String, long)}, stamped with {@code origin} (null: none). */
+  static Future<Object> submit(Router router, String key, String body, long timeoutMs, String origin)
+      throws Submission.BadInput {
     MultiMap h = MultiMap.caseInsensitiveMultiMap().add(Submission.KEY, key);
     if (timeoutMs > 0) {
       h.add(Submission.TIMEOUT_MS, Long.toString(timeoutMs));
     }
     Promise<Object> answer = Promise.promise();
-    router.accept(Submission.parse(h, body), 0, false, null, null, answer);
+    router.accept(Submission.parse(h, body), 0, false, null, origin, answer);
     return answer.future();
   }
 
