@@ -380,8 +380,7 @@ public final class CallLimit {
       cleanRun++;
       int c = sizeClass(size);
       classSum[c] += Math.max(1, latencyNanos);
-      double floor = floorAt(size);
-      if (loopLagNanos != LAG_UNKNOWN && lag <= (floor > 0 ? floor : measured) * ON_TIME_LAG) {
+      if (loopLagNanos != LAG_UNKNOWN && (lag == 0 || lag <= onTimeLagBound(size, measured))) {
         onTime[c] = onTime[c] == 0 ? Math.max(1, latencyNanos) : Math.min(onTime[c], Math.max(1, latencyNanos));
       }
       fastestMeasured[c] = fastestMeasured[c] == 0 ? Math.max(1, measured) : Math.min(fastestMeasured[c], Math.max(1, measured));
@@ -836,6 +835,16 @@ public final class CallLimit {
   private double classFloor(int c) {
     double bound = onTime[c] == 0 ? 0 : Math.min(onTime[c], fastestMeasured[c]);
     return Math.max(1, Math.max(classSum[c] / (double) classCount[c], bound));
+  }
+
+  /**
+   * The most lag a call of {@code size} may be told and still be on time ({@link #ON_TIME_LAG} of
+   * its floor, of its {@code measured} latency without one). Only asked when some lag was told: the
+   * floor curve is a walk over the classes, on the loop, for every call that completes.
+   */
+  private double onTimeLagBound(int size, long measured) {
+    double floor = floorAt(size);
+    return (floor > 0 ? floor : measured) * ON_TIME_LAG;
   }
 
   private void setFloor(int c, double size, double latency) {
