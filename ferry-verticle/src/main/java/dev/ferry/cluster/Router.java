@@ -1575,17 +1575,33 @@ final class Router {
     }
   }
 
-  /** Whether the answer of a forward says it may have been applied (anything but "never sent"). */
+  /**
+   * Whether the answer of a forward says it may have been applied. The same reading as the answer
+   * {@link #forwarded} gives its caller: what is answered 503 "never applied" here is never
+   * counted as maybe applied, or an earlier input would be given up for nothing (ADR 0115).
+   * Never applied: refused by the owner's ferry before it took it; no consumer (NO_HANDLERS); the
+   * event bus's ERROR, which Vert.x 5 raises only when the target node cannot decode the message,
+   * before any consumer sees it; a failure that is no reply at all (the send failed here). Maybe:
+   * a reply, any other failure of the owner, and a reply timeout (delivered or not, nobody knows).
+   */
   private static boolean mayHaveApplied(AsyncResult<Object> ar) {
     if (ar.succeeded()) {
       return true;
     }
-    if (ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.RECIPIENT_FAILURE) {
-      FerryError kind = FerryError.ofCode(re.failureCode());
-      return kind != FerryError.REJECTED && kind != FerryError.CLOSED && kind != FerryError.TIMEOUT
-          && kind != FerryError.BAD_INPUT;
+    if (!(ar.cause() instanceof ReplyException re)) {
+      return false;
     }
-    return !(ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS);
+    switch (re.failureType()) {
+      case RECIPIENT_FAILURE: {
+        FerryError kind = FerryError.ofCode(re.failureCode());
+        return kind != FerryError.REJECTED && kind != FerryError.CLOSED && kind != FerryError.TIMEOUT
+            && kind != FerryError.BAD_INPUT;
+      }
+      case TIMEOUT:
+        return true;
+      default:
+        return false;
+    }
   }
 
   /** Whether {@code m} still holds the client's later inputs back at {@code now}. */

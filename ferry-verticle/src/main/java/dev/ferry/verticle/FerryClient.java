@@ -15,7 +15,8 @@ import java.util.Objects;
  *
  * <p>Mapping: a recipient failure with one of our codes becomes its kind ({@link
  * FerryError#ofCode}); NO_HANDLERS (no ferry at the address, or one that finished undeploying)
- * becomes CLOSED; an event-bus TIMEOUT becomes FAILED with the ReplyException as cause, since the
+ * becomes CLOSED, as does ERROR (the receiving node could not decode the message, so no ferry saw
+ * it); an event-bus TIMEOUT becomes FAILED with the ReplyException as cause, since the
  * input may or may not have been sent and TIMEOUT promises that it was not
  * (docs/adr/0023-client-timeout-is-failed.md); anything else becomes FAILED. Thread-safe.
  */
@@ -165,6 +166,11 @@ public final class FerryClient {
         }
         case NO_HANDLERS:
           return new FerryException(FerryError.CLOSED, "no ferry at the address: " + re.getMessage(), re);
+        case ERROR:
+          // Vert.x 5 raises ERROR only when the receiving node cannot decode the message, before
+          // any consumer sees it: never applied, as the cluster router reads it too (ADR 0115).
+          return new FerryException(FerryError.CLOSED,
+              "the ferry's node could not read the message, never applied: " + re.getMessage(), re);
         case TIMEOUT:
           return new FerryException(FerryError.FAILED,
               "no reply in time; the input may or may not have been sent: " + re.getMessage(), re);

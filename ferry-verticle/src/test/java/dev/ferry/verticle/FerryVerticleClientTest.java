@@ -57,4 +57,14 @@ class FerryVerticleClientTest extends VerticleTestBase {
     assertEquals(io.vertx.core.eventbus.ReplyFailure.TIMEOUT,
         ((io.vertx.core.eventbus.ReplyException) e.getCause()).failureType());
   }
+
+  /** A message its node could not decode never reached a ferry: 503 never applied, not 502. */
+  @Test
+  void aMessageTheNodeCouldNotDecodeIsNeverApplied() {
+    FerryException e = FerryClient.toFerryException(new io.vertx.core.eventbus.ReplyException(
+        io.vertx.core.eventbus.ReplyFailure.ERROR, -1, "no codec"));
+    assertEquals(FerryError.CLOSED, e.kind());
+    assertEquals(FerryError.FAILED, FerryClient.toFerryException(new io.vertx.core.eventbus.ReplyException(
+        io.vertx.core.eventbus.ReplyFailure.TIMEOUT, -1, "late")).kind());
+  }
 }
