@@ -56,6 +56,9 @@ public final class Bench {
     Sweep.seed = Long.parseLong(option(a, "--seed", "17"));
     VirtualShapes.seed = Sweep.seed;
     Sweep.shapes = Integer.parseInt(option(a, "--shapes", "20"));
+    String shapeList = option(a, "--shape-list", "");
+    Sweep.only = shapeList.isEmpty() ? null
+        : Arrays.stream(shapeList.split(",")).map(String::trim).map(Integer::valueOf).toList();
     ShapeVsLoad.withHold = a.contains("--with-hold");
     String loads = option(a, "--loads", "");
     ShapeVsLoad.onlyLoads = loads.isEmpty() ? null

@@ -13,11 +13,14 @@ import java.util.SplittableRandom;
  * default run: select it with {@code --only xsweep}): pool 1-64, call 0.2-20 ms, 1-10,000 keys drawn
  * Zipf(1.0), {@code maxBatchSize} 1-100, each drawn log-uniformly from seed {@code --seed} (default
  * 17). Every contender of {@link Contender#adaptiveSet} runs at 10, 50, 90 and 110% of the shape's
- * capacity; a shape is met when Ferry meets the issue's rule at every one of them.
+ * capacity; a shape is met when Ferry meets the issue's rule at every one of them. {@code
+ * --shape-list 3,5} runs only those shapes of the seed's draw (to look again at a miss).
  */
 final class Sweep implements Scenario {
   static int shapes = 20;
   static long seed = 17;
+  /** The shapes to run, numbered from 1 as in the summary (null: the first {@link #shapes}). */
+  static List<Integer> only;
 
   @Override
   public String id() {
@@ -51,7 +54,10 @@ final class Sweep implements Scenario {
   @Override
   public Outcome run(BenchEnv env) throws Exception {
     List<Integer> loads = env.pick(List.of(10, 50, 90, 110), List.of(50));
-    List<Downstream> all = shapes(seed, env.pick(shapes, 2));
+    List<Downstream> all = shapes(seed, only == null ? env.pick(shapes, 2) : only.stream().max(Integer::compare).orElse(0));
+    if (only != null) {
+      all = all.stream().filter(d -> only.contains(Integer.valueOf(d.id().substring("shape ".length())))).toList();
+    }
     List<Row> rows = new ArrayList<>();
     JsonArray results = new JsonArray();
     StringBuilder csv = new StringBuilder();
