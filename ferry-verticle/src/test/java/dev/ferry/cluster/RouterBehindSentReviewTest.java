@@ -12,7 +12,6 @@ import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -62,19 +61,12 @@ class RouterBehindSentReviewTest {
   }
 
   private static boolean overtaken(Future<Object> f) {
-    return f.failed() && f.cause() instanceof FerryException fe && fe.kind() == FerryError.CLOSED
-        && fe.getMessage().startsWith(Router.OVERTAKEN);
+    return RouterTesting.overtaken(f);
   }
 
   /** Nothing left in the ADR 0115 tables, nothing held, nothing open. */
   private void assertClean() throws Exception {
-    assertEquals(0, a.heldCount(), "held");
-    assertEquals(0, a.openForwards(), "open forwards");
-    for (String table : List.of("openByOrigin", "behindSent")) {
-      java.lang.reflect.Field field = Router.class.getDeclaredField(table);
-      field.setAccessible(true);
-      assertEquals(Map.of(), field.get(a), table + " left behind");
-    }
+    RouterTesting.assertClean(a);
   }
 
   /** b leaves while x1 waits behind x2, open to b: x2 502 (maybe applied), x1 503 never applied. */

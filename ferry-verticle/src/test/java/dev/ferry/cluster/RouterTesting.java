@@ -3,6 +3,8 @@ package dev.ferry.cluster;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ferry.FerryError;
+import dev.ferry.FerryException;
 import dev.ferry.PerKeyConfig;
 import dev.ferry.internal.Loop;
 import dev.ferry.internal.PerKeyFerry;
@@ -15,6 +17,7 @@ import io.vertx.core.eventbus.ReplyFailure;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /** Links, a ferry and inputs for tests that drive one {@link Router} by hand, in virtual time. */
 final class RouterTesting {
@@ -114,6 +117,23 @@ final class RouterTesting {
     ReplyException re = (ReplyException) answer.cause();
     assertEquals(ReplyFailure.NO_HANDLERS, re.failureType(), "handed back, never applied: " + re);
     assertEquals(Router.RETURNED, re.failureCode());
+  }
+
+  /** {@code answer} is the 503 of an input given up behind a later one of its client (ADR 0115). */
+  static boolean overtaken(Future<Object> answer) {
+    return answer.failed() && answer.cause() instanceof FerryException fe && fe.kind() == FerryError.CLOSED
+        && fe.getMessage().startsWith(Router.OVERTAKEN);
+  }
+
+  /** Nothing held or open at {@code r}, nothing left in ADR 0115's tables. */
+  static void assertClean(Router r) throws ReflectiveOperationException {
+    assertEquals(0, r.heldCount(), r.self() + ": held");
+    assertEquals(0, r.openForwards(), r.self() + ": open forwards");
+    for (String table : List.of("openByOrigin", "behindSent")) {
+      java.lang.reflect.Field field = Router.class.getDeclaredField(table);
+      field.setAccessible(true);
+      assertEquals(Map.of(), field.get(r), r.self() + ": " + table + " left behind");
+    }
   }
 
   /** {@code n} keys that {@code node} owns by {@code view}. */
