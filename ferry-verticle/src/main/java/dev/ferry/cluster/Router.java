@@ -467,11 +467,17 @@ final class Router {
       openByOrigin.clear();
       paths.clear();
       backTrips.clear();
+      Set<String> gaveUp = new java.util.HashSet<>();
       for (Forward f : given) {
         answer(f.pending, new FerryException(FerryError.FAILED, why + " (it may have applied the input)"));
-        // After the forwards are dropped: what this lets go on is forwarded, and answered, anew.
-        overtaken(f, true);
+        if (overtaken(f, false)) {
+          gaveUp.add(f.pending.input.key);
+        }
       }
+      // Only once every given-up forward was counted: routed at the first, an input that came back
+      // behind a later one still to be counted would go out again after it (ADR 0115 multi-router
+      // review). What this lets go on is forwarded, and answered, anew.
+      gaveUp.forEach(this::flushHeld);
       abandoned = true;
       if (left != null) {
         left.tryComplete();
