@@ -515,19 +515,26 @@ class DefaultDispatchAttackTest {
     // tail); since ADR 0068 only a class with 8 calls in a round lowers its floor: none rejected.
     Shape shape = new Shape("pareto", 0,
         (n, t, x) -> (long) Math.min(10_000 * MS, MS / Math.pow(1 - x.nextDouble(), 1 / 1.1)));
+    // The p99 is judged over the seeds, by their median ratio: at 10 s a seed's p99 is set by the
+    // few inputs that waited behind a call of seconds, and the same law doubles fixed slots' p99 at
+    // one seed in five (ADR 0111: 8 of seeds 2026-2065 at ADR 0114's law, 7 with ADR 0111's).
     int bad = 0;
+    double[] ratios = new double[5];
     StringBuilder all = new StringBuilder();
     for (long seed = SEED; seed < SEED + 5; seed++) {
       Arrivals in = Arrivals.poisson(5_000, 10_000, 1_000, new SplittableRandom(seed));
       Result adaptive = run("default", defaults(), shape, in, null, 64, 0, 600_000, seed);
       Result fixed = run("fixed-slots", fixedSlots(), shape, in, null, 64, 0, 600_000, seed);
-      boolean ok = adaptive.failed(FerryError.REJECTED) <= in.at.length / 100 && adaptive.p(0.99) <= 2 * fixed.p(0.99);
+      boolean ok = adaptive.failed(FerryError.REJECTED) <= in.at.length / 100;
       bad += ok ? 0 : 1;
+      ratios[(int) (seed - SEED)] = adaptive.p(0.99) / fixed.p(0.99);
       all.append("\nseed ").append(seed).append(ok ? " held" : " BROKE").append("\n  ").append(adaptive)
           .append("\n  ").append(fixed);
     }
     System.out.println(all);
-    assertEquals(0, bad, "seeds where the default rejected over 1% or doubled fixed slots' p99:" + all);
+    assertEquals(0, bad, "seeds where the default rejected over 1%:" + all);
+    Arrays.sort(ratios);
+    assertTrue(ratios[2] <= 1.5, "median p99 over fixed slots' " + ratios[2] + ":" + all);
   }
 
   @Test
