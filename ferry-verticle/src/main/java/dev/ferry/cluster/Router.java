@@ -457,7 +457,8 @@ final class Router {
 
   /**
    * Gives up waiting: answers every open forward FAILED (leaving took too long; the owners may
-   * have applied them, so 502, never 503: ADR 0064).
+   * have applied them, so 502, never 503: ADR 0064), and CLOSED what is held here behind one of
+   * them of the same client, which with their paths gone could pass them (ADR 0115).
    */
   public void abandonForwards(String why) {
     step(() -> {
