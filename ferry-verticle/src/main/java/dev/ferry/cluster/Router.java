@@ -457,7 +457,8 @@ final class Router {
 
   /**
    * Gives up waiting: answers every open forward FAILED (leaving took too long; the owners may
-   * have applied them, so 502, never 503: ADR 0064).
+   * have applied them, so 502, never 503: ADR 0064), and CLOSED what is held here behind one of
+   * them of the same client, which with their paths gone could pass them (ADR 0115).
    */
   public void abandonForwards(String why) {
     step(() -> {
@@ -468,12 +469,32 @@ final class Router {
       paths.clear();
       backTrips.clear();
       Set<String> gaveUp = new java.util.HashSet<>();
+      // Per key, per client (null: an input without origin), the first place given up.
+      Map<String, Map<String, Long>> firstGivenUp = new HashMap<>();
       for (Forward f : given) {
         answer(f.pending, new FerryException(FerryError.FAILED, why + " (it may have applied the input)"));
         if (overtaken(f, false)) {
           gaveUp.add(f.pending.input.key);
         }
+        firstGivenUp.computeIfAbsent(f.pending.input.key, k -> new HashMap<>())
+            .merge(f.pending.origin, f.pending.originSeq, Math::min);
       }
+      // What is held here behind a given-up input of its client may still be passed by it: that
+      // one may be on the wire and applied later, and with the key's path gone this one would go
+      // to the owner directly. It was never sent: 503, never applied (ADR 0115, abandoned paths).
+      firstGivenUp.forEach((key, first) -> {
+        ArrayDeque<Pending> q = held.get(key);
+        for (Pending p : q == null ? List.<Pending>of() : List.copyOf(q)) {
+          Long place = first.get(p.origin);
+          if (p.origin == null || first.containsKey(null) || place != null && place < p.originSeq) {
+            unhold(q, p);
+            cancelHold(p);
+            answer(p, new FerryException(FerryError.CLOSED, "never applied: an earlier input of its sender was forwarded from "
+                + self + " and given up (" + why + "), and may still be applied"));
+            gaveUp.add(key); // what waited behind it goes on
+          }
+        }
+      });
       // Only once every given-up forward was counted: routed at the first, an input that came back
       // behind a later one still to be counted would go out again after it (ADR 0115 multi-router
       // review). What this lets go on is forwarded, and answered, anew.

@@ -349,4 +349,121 @@ class RouterBehindSentMultiReviewTest {
         "applied " + applied + ": d1 after d2, its client's later input (d1 " + d1 + ", d2 " + d2 + ")");
     assertTrue(RouterTesting.overtaken(d1), "d1 answered never applied: " + d1);
   }
+
+  /** A key that [a, b] gives b and [b, c] gives c: a sends it to b, then (a leaving, c joined) owns c. */
+  private static String keyFromBToC() {
+    for (int k = 0; ; k++) {
+      String key = "k" + k;
+      if (Rendezvous.owner(key, List.of("a", "b")).equals("b") && Rendezvous.owner(key, List.of("b", "c")).equals("c")) {
+        return key;
+      }
+    }
+  }
+
+  /**
+   * a routes by [a, b] and sends the key's inputs to b; b and c route by [b, c] (a withdrew, c
+   * joined; c owns the key, both releases arrived); a adopts [b, c] too: the key's owner is now c,
+   * while what a sent is still open at b.
+   */
+  private List<Router> leaveViews() {
+    Router a = router("a");
+    Router b = router("b");
+    Router c = router("c");
+    a.snapshot(Set.of("a", "b"), Set.of("a", "b"), Set.of());
+    b.snapshot(Set.of("a", "b", "c"), Set.of("b", "c"), Set.of("a"));
+    c.snapshot(Set.of("a", "b", "c"), Set.of("b", "c"), Set.of("a"));
+    c.released("a", "b,c");
+    c.released("b", "b,c");
+    loop.runPending();
+    return List.of(a, b, c);
+  }
+
+  private static final ReplyException NOT_DELIVERED =
+      new ReplyException(ReplyFailure.NO_HANDLERS, ClientRouter.GONE, "no consumer at b");
+
+  /**
+   * The leave gives up x2 (502, may have been applied) while it is still on the wire to b, and
+   * answers x1, which came back behind it, never applied. x3, the same client's next input, was
+   * held at a behind them (b refused x1, so a does not follow the key's path through b and waits
+   * for it). Routed again once the leave cleared the key's path, x3 went to the owner c directly:
+   * c applied x3 (OK), then x2, which reached it later through b. x3 was never sent: it is answered
+   * 503, never applied, and c applies x2 alone.
+   */
+  @Test
+  void aLeaveGivingUpItsForwardsDoesNotSendPastThemWhatWaitedForTheirPath() throws Exception {
+    List<Router> r = leaveViews();
+    Router a = r.get(0);
+    Router b = r.get(1);
+    Router c = r.get(2);
+    String key = keyFromBToC();
+    Future<Object> x1 = enter(a, key, "x1", "x#1");
+    Future<Object> x2 = enter(a, key, "x2", "x#2");
+    assertEquals(List.of("x1", "x2"), bodies("a"));
+    a.snapshot(Set.of("a", "b", "c"), Set.of("b", "c"), Set.of("a")); // a leaves: c owns the key
+    loop.runPending();
+    a.forwarded(sent("a").get(0), Future.failedFuture(NOT_DELIVERED)); // x1 came back; x2 still out
+    loop.advanceMillis(Router.RETRY_MS);
+    Future<Object> x3 = enter(a, key, "x3", "x#3");
+    assertEquals(List.of("x1", "x2"), bodies("a"), "x1 waits behind x2, x3 behind the path through b");
+
+    a.abandonForwards("leaving took too long");
+    loop.runPending();
+    assertTrue(x2.failed() && RouterTesting.overtaken(x1), "x2 502, x1 never applied: " + x2 + " " + x1);
+    for (Router.Forward f : List.copyOf(sent("a").subList(2, sent("a").size()))) {
+      deliver(a, c, f); // what a sent after the leave gave up, straight to the owner
+    }
+    deliver(a, b, sent("a").get(1)); // x2, slow on the wire: b sends it on to c
+    deliver(b, c, sent("b").get(0));
+    loop.runPending();
+    List<Object> applied = applied();
+    assertFalse(applied.contains("x3") && applied.indexOf("x3") < applied.indexOf("x2"),
+        "applied " + applied + ": x3 before x2, its client's earlier input (x2 " + x2 + ", x3 " + x3 + ")");
+    assertEquals(List.of("x2"), applied);
+    assertTrue(x3.failed() && x3.cause() instanceof FerryException fe && fe.kind() == FerryError.CLOSED,
+        "x3 never sent, answered 503: " + x3);
+    RouterTesting.assertClean(a);
+  }
+
+  /**
+   * As above, but nothing came back behind x1: x2 waits for the key's path through b (b refused
+   * another client's y), and the leave routes nothing at once. The next snapshot routes what is
+   * held, with the path gone: x2 went to c directly, ahead of x1 on the wire to b. x2 is answered
+   * 503, never applied; y, whose client has nothing out, goes on.
+   */
+  @Test
+  void aSnapshotAfterALeaveGaveUpItsForwardsDoesNotSendPastThemWhatWaitedForTheirPath() throws Exception {
+    List<Router> r = leaveViews();
+    Router a = r.get(0);
+    Router b = r.get(1);
+    Router c = r.get(2);
+    String key = keyFromBToC();
+    Future<Object> y = enter(a, key, "y", "y#1");
+    Future<Object> x1 = enter(a, key, "x1", "x#1");
+    a.snapshot(Set.of("a", "b", "c"), Set.of("b", "c"), Set.of("a"));
+    loop.runPending();
+    a.forwarded(sent("a").get(0), Future.failedFuture(NOT_DELIVERED)); // y came back: b unreachable
+    Future<Object> x2 = enter(a, key, "x2", "x#2");
+    loop.advanceMillis(Router.RETRY_MS);
+    assertEquals(List.of("y", "x1"), bodies("a"), "y and x2 wait for the path through b");
+
+    a.abandonForwards("leaving took too long");
+    loop.runPending();
+    assertTrue(x1.failed(), "x1 given up, 502: " + x1);
+    a.snapshot(Set.of("a", "b", "c"), Set.of("b", "c"), Set.of("a"));
+    loop.runPending();
+    for (Router.Forward f : List.copyOf(sent("a").subList(2, sent("a").size()))) {
+      deliver(a, c, f);
+    }
+    deliver(a, b, sent("a").get(1)); // x1, slow on the wire
+    deliver(b, c, sent("b").get(0));
+    loop.runPending();
+    List<Object> applied = applied();
+    assertFalse(applied.contains("x2") && applied.indexOf("x2") < applied.indexOf("x1"),
+        "applied " + applied + ": x2 before x1, its client's earlier input (x1 " + x1 + ", x2 " + x2 + ")");
+    assertEquals(List.of("y", "x1"), applied);
+    assertTrue(y.succeeded(), "y " + y);
+    assertTrue(x2.failed() && x2.cause() instanceof FerryException fe && fe.kind() == FerryError.CLOSED,
+        "x2 never sent, answered 503: " + x2);
+    RouterTesting.assertClean(a);
+  }
 }
