@@ -236,6 +236,12 @@ final class Router {
   private Promise<Void> left;
   /** Leaving gave up waiting for forwards: later leaving() calls complete at once. */
   private boolean abandoned;
+  /**
+   * Per key, per client (null: an input without origin), the first place a leave gave up here
+   * ({@link #abandonForwards}); kept until the node closes, for the inputs still arriving.
+   */
+  private final Map<String, Map<String, Long>> givenUp = new HashMap<>();
+  private String givenUpWhy;
   /** Leaving, every other node routed by a view without this node (it is never routed to again). */
   private boolean goneFromViews;
   /** Whether {@link #left} also waits for nothing held or open here (of what arrived by {@link #idleAfter}). */
@@ -330,8 +336,33 @@ final class Router {
         answer(p, new FerryException(FerryError.CLOSED, "this node left the cluster"));
         return;
       }
+      if (behindGivenUp(p)) {
+        // Arrived after the leave gave up an earlier input of its client (its bridge lingers):
+        // with the key's path gone it would go to the owner directly, past that one.
+        answer(p, behindGivenUpAnswer());
+        return;
+      }
       route(p);
     });
+  }
+
+  /**
+   * Whether {@code p} comes after an input of its client (any, without an origin) that a leave gave
+   * up here: that one may still be on the wire and applied later, and with its path cleared {@code
+   * p} could pass it (ADR 0115, a leave's given-up paths).
+   */
+  private boolean behindGivenUp(Pending p) {
+    Map<String, Long> first = givenUp.get(p.input.key);
+    if (first == null) {
+      return false;
+    }
+    Long place = first.get(p.origin);
+    return p.origin == null || first.containsKey(null) || place != null && place < p.originSeq;
+  }
+
+  private FerryException behindGivenUpAnswer() {
+    return new FerryException(FerryError.CLOSED, "never applied: an earlier input of its sender was forwarded from "
+        + self + " and given up (" + givenUpWhy + "), and may still be applied");
   }
 
   /** A membership snapshot: live members, announced nodes and leaving ones ({@link Membership.Snapshot}). */
@@ -469,28 +500,25 @@ final class Router {
       paths.clear();
       backTrips.clear();
       Set<String> gaveUp = new java.util.HashSet<>();
-      // Per key, per client (null: an input without origin), the first place given up.
-      Map<String, Map<String, Long>> firstGivenUp = new HashMap<>();
       for (Forward f : given) {
         answer(f.pending, new FerryException(FerryError.FAILED, why + " (it may have applied the input)"));
         if (overtaken(f, false)) {
           gaveUp.add(f.pending.input.key);
         }
-        firstGivenUp.computeIfAbsent(f.pending.input.key, k -> new HashMap<>())
+        givenUp.computeIfAbsent(f.pending.input.key, k -> new HashMap<>())
             .merge(f.pending.origin, f.pending.originSeq, Math::min);
       }
       // What is held here behind a given-up input of its client may still be passed by it: that
       // one may be on the wire and applied later, and with the key's path gone this one would go
       // to the owner directly. It was never sent: 503, never applied (ADR 0115, abandoned paths).
-      firstGivenUp.forEach((key, first) -> {
+      givenUpWhy = why;
+      givenUp.keySet().forEach(key -> {
         ArrayDeque<Pending> q = held.get(key);
         for (Pending p : q == null ? List.<Pending>of() : List.copyOf(q)) {
-          Long place = first.get(p.origin);
-          if (p.origin == null || first.containsKey(null) || place != null && place < p.originSeq) {
+          if (behindGivenUp(p)) {
             unhold(q, p);
             cancelHold(p);
-            answer(p, new FerryException(FerryError.CLOSED, "never applied: an earlier input of its sender was forwarded from "
-                + self + " and given up (" + why + "), and may still be applied"));
+            answer(p, behindGivenUpAnswer());
             gaveUp.add(key); // what waited behind it goes on
           }
         }

@@ -425,6 +425,45 @@ class RouterBehindSentMultiReviewTest {
   }
 
   /**
+   * As the first of these, with x3 arriving only after the leave gave up (its client's bridge stays
+   * open while the node lingers): with the key's path cleared it went to the owner c directly, ahead
+   * of x2 on the wire to b. It is answered 503 never applied; another client's input goes on.
+   */
+  @Test
+  void anInputArrivingAfterALeaveGaveUpDoesNotPassItsClientsGivenUpInput() throws Exception {
+    List<Router> r = leaveViews();
+    Router a = r.get(0);
+    Router b = r.get(1);
+    Router c = r.get(2);
+    String key = keyFromBToC();
+    Future<Object> x1 = enter(a, key, "x1", "x#1");
+    Future<Object> x2 = enter(a, key, "x2", "x#2");
+    a.snapshot(Set.of("a", "b", "c"), Set.of("b", "c"), Set.of("a"));
+    loop.runPending();
+    a.abandonForwards("leaving took too long");
+    loop.runPending();
+    assertTrue(x1.failed() && x2.failed(), "given up, 502: " + x1 + " " + x2);
+    Future<Object> x3 = enter(a, key, "x3", "x#3");
+    Future<Object> y = enter(a, key, "y", "y#1");
+    for (Router.Forward f : List.copyOf(sent("a").subList(2, sent("a").size()))) {
+      deliver(a, c, f); // what a sent after the leave gave up, straight to the owner
+    }
+    deliver(a, b, sent("a").get(0)); // x1 and x2, slow on the wire: b sends them on to c
+    deliver(a, b, sent("a").get(1));
+    for (Router.Forward f : List.copyOf(sent("b"))) {
+      deliver(b, c, f);
+    }
+    loop.runPending();
+    List<Object> applied = applied();
+    assertFalse(applied.contains("x3") && applied.indexOf("x3") < applied.indexOf("x2"),
+        "applied " + applied + ": x3 before x2, its client's earlier input (x2 " + x2 + ", x3 " + x3 + ")");
+    assertTrue(x3.failed() && x3.cause() instanceof FerryException fe && fe.kind() == FerryError.CLOSED,
+        "x3 never sent, answered 503: " + x3);
+    assertTrue(y.succeeded() && applied.contains("y"), "y, whose client has nothing out, goes on: " + y + " " + applied);
+    RouterTesting.assertClean(a);
+  }
+
+  /**
    * As above, but nothing came back behind x1: x2 waits for the key's path through b (b refused
    * another client's y), and the leave routes nothing at once. The next snapshot routes what is
    * held, with the path gone: x2 went to c directly, ahead of x1 on the wire to b. x2 is answered
