@@ -68,6 +68,9 @@ import java.util.TreeMap;
  *       and key, forwarded from here after it to the same node, is unanswered, and is never applied
  *       once one of those may have been ({@link #behindSent}, ADR 0115): however slow the link,
  *       none passes it there.
+ *   <li>A forward answered "given up by a leave" ({@link #GIVEN_UP}) before the holds it allowed
+ *       are over counts as open until then: its client's later inputs of the key wait here behind
+ *       it ({@link #keepGivenUp}, ADR 0115), since it may still reach an owner.
  *   <li>Every input's holds here end within the hold bound from its arrival ({@link #holdBound}).
  * </ul>
  *
@@ -91,6 +94,13 @@ final class Router {
    * may have been applied first (ADR 0115).
    */
   static final String OVERTAKEN = "never applied: a later input of its sender";
+  /**
+   * How the 502 of a forward given up by a leave ({@link #abandonForwards}) begins: the input may
+   * still be on its way, held further on, and be applied later. Each node that sent it on reads it
+   * (it travels back unchanged) and keeps that client's later inputs of the key behind it until its
+   * own forward's holds are over ({@link Forward#givenUpUntil}, ADR 0115).
+   */
+  static final String GIVEN_UP = "given up by a leave: ";
 
   /** What a router asks of the network; each call is made from an effect, never mid-transition. */
   public interface Links {
@@ -125,6 +135,14 @@ final class Router {
     public final long sendTimeoutMs;
     /** Its number among the forwards made by this router (1, 2, ...): which of two was sent first. */
     long no;
+    /** When it was sent (loop time). */
+    long sentAt;
+    /**
+     * Answered "given up by a leave" ({@link #GIVEN_UP}) while it may still be held further on: until
+     * then (loop time) it stays in {@link Router#openByOrigin}, and its client's later inputs of the
+     * key wait here behind it; 0 otherwise.
+     */
+    long givenUpUntil;
 
     Forward(String target, Pending pending, int hop, boolean handOff, long remainingMs, String visited, boolean back,
         long holdMs, long sendTimeoutMs) {
@@ -207,6 +225,8 @@ final class Router {
    * which of that client's later inputs of the key went out after a given one ({@link #sentAfter}).
    */
   private final Map<String, Map<String, TreeMap<Long, List<Forward>>>> openByOrigin = new HashMap<>();
+  /** Per key, how many of its forwards in {@link #openByOrigin} are given up and kept ({@link Forward#givenUpUntil}). */
+  private final Map<String, Integer> givenUpOpen = new HashMap<>();
   /**
    * Per key and origin, by place, the inputs held here that came back not delivered while inputs
    * of the same client and key sent from here after them were still unanswered ({@link
@@ -419,7 +439,9 @@ final class Router {
       if (toTarget.isEmpty()) {
         open.remove(f.target);
       }
-      forwardClosed(f);
+      if (!keepGivenUp(f, ar)) {
+        forwardClosed(f);
+      }
       Pending p = f.pending;
       if (tracer != null && !ar.succeeded()) {
         tracer.accept("forward of " + p.input.body + " to " + f.target + " failed: "
@@ -496,12 +518,13 @@ final class Router {
       List<Forward> given = new java.util.ArrayList<>();
       open.values().forEach(given::addAll);
       open.clear();
-      openByOrigin.clear();
+      // Forwards given up further on (keepGivenUp) stay: what they hold back here still waits.
+      given.forEach(this::forwardClosed);
       paths.clear();
       backTrips.clear();
       Set<String> gaveUp = new java.util.HashSet<>();
       for (Forward f : given) {
-        answer(f.pending, new FerryException(FerryError.FAILED, why + " (it may have applied the input)"));
+        answer(f.pending, new FerryException(FerryError.FAILED, GIVEN_UP + why + " (it may have applied the input)"));
         if (overtaken(f, false)) {
           gaveUp.add(f.pending.input.key);
         }
@@ -637,6 +660,13 @@ final class Router {
       // it could be applied before that one is sent again. It goes back too, to be sent again
       // behind it (ADR 0112).
       returnToSender(p, "sent after " + after + ", which went back to its sender");
+      return;
+    }
+    if (behindGivenUpForward(p)) {
+      // An earlier input of its client, forwarded from here, was given up by a leave further on
+      // and may still be applied until that forward's holds end: sent now (the key's path is gone)
+      // it could reach the owner first. It waits here for that moment (ADR 0115).
+      hold(p);
       return;
     }
     if (p.behindSent && sentAfter(p)) {
@@ -839,6 +869,7 @@ final class Router {
     Forward f = new Forward(target, p, Math.min(p.hop + 1, MAX_HOPS), handOff, remaining, visited, back,
         Math.max(1, holdMs), waitMs + 3 * callTimeoutMs);
     f.no = ++forwardsMade;
+    f.sentAt = now;
     p.forwardNo = f.no;
     p.forwardTarget = target;
     unwait(p);
@@ -1499,6 +1530,64 @@ final class Router {
         for (Forward f : same) {
           scanned++;
           if (laterHere(p, f)) {
+            return true;
+          }
+        }
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Whether {@code f}'s answer is a leave's give-up ({@link #GIVEN_UP}) that comes before its holds
+   * further on are over: by ADR 0109 every node on its way holds it at most what this node allowed
+   * ({@link Forward#holdMs}, from its arrival at the target), then passes it on or hands it back, so
+   * until then it may still reach an owner. If so, {@code f} stays in {@link #openByOrigin} until
+   * that moment, as if still open, and its client's later inputs of the key wait here behind it
+   * ({@link #behindGivenUpForward}); then the key's held inputs are routed again.
+   */
+  private boolean keepGivenUp(Forward f, AsyncResult<Object> ar) {
+    if (f.origin == null || ar.succeeded() || !(ar.cause() instanceof ReplyException re)
+        || re.failureType() != ReplyFailure.RECIPIENT_FAILURE || re.failureCode() != FerryError.FAILED.code()
+        || re.getMessage() == null || !re.getMessage().contains(GIVEN_UP)) {
+      return false;
+    }
+    long now = loop.nanoTime();
+    long until = f.sentAt + f.holdMs * 1_000_000;
+    if (until <= now) {
+      return false;
+    }
+    f.givenUpUntil = until;
+    String key = f.pending.input.key;
+    givenUpOpen.merge(key, 1, Integer::sum);
+    loop.schedule(until - now, () -> step(() -> {
+      forwardClosed(f);
+      f.givenUpUntil = 0;
+      givenUpOpen.computeIfPresent(key, (k, n) -> n > 1 ? n - 1 : null);
+      // An earlier input that came back here meanwhile waited behind it (sentAfter): it may have
+      // been applied, so that one never is (as at its answer).
+      overtaken(f, false);
+      flushHeld(key);
+      checkLeft();
+    }));
+    return true;
+  }
+
+  /**
+   * Whether an earlier input of {@code p}'s client and key forwarded from here was given up by a
+   * leave further on and may still be applied ({@link #keepGivenUp}). Looks only at keys with such
+   * a forward, and there at that client's earlier forwards still open here.
+   */
+  private boolean behindGivenUpForward(Pending p) {
+    if (p.origin == null || !givenUpOpen.containsKey(p.input.key)) {
+      return false;
+    }
+    TreeMap<Long, List<Forward>> places = openByOrigin.getOrDefault(p.input.key, Map.of()).get(p.origin);
+    if (places != null) {
+      for (List<Forward> same : places.headMap(p.originSeq, false).values()) {
+        for (Forward f : same) {
+          scanned++;
+          if (f.givenUpUntil != 0) {
             return true;
           }
         }

@@ -328,8 +328,9 @@ class RouterSimulationTest {
     final Set<String> givenUp = new HashSet<>();
     /**
      * An input given up by a leave (502) that reaches the downstream after a later input of its
-     * client is a known defect (RouterLeaveGiveUpOrderTest): counted, not failed, unless {@code
-     * -Dferry.routersim.strict=true}.
+     * client is a known defect when a routing client got that 502 itself (ADR 0115, last section;
+     * fixed at a node that sent the given-up forward: RouterLeaveGiveUpOrderTest): counted, not
+     * failed, unless {@code -Dferry.routersim.strict=true}.
      */
     static final boolean STRICT = Boolean.getBoolean("ferry.routersim.strict");
     /** The bridge clients' inputs not answered yet (lost with their node if it crashes). */
@@ -425,7 +426,7 @@ class RouterSimulationTest {
               return answer.future();
             }, ar -> from.router.forwarded(f, ar), () -> from.alive, () -> {
               if (from.gaveUp && !from.crashed) {
-                // Known defect (RouterLeaveGiveUpOrderTest): a forward made after its node's leave
+                // Known defect (ADR 0115, last section): a forward made after its node's leave
                 // gave up is neither given up nor waited for; its answer comes back after the node is gone.
                 trace(loop.nowMillis() + " KNOWN: answer of " + s.body + " lost with " + from.id + ", whose leave gave up");
                 lostWithGivenUp.add((String) s.body);
