@@ -30,7 +30,9 @@ import java.util.TreeSet;
  * A request answered NO_HANDLERS was not delivered: it goes back to the key's waiting requests, in
  * its place, and they are sent again, in order, once the key has nothing in flight and the view
  * names a node that takes requests (or a pause has passed), within each request's deadline.
- * Nothing that may have been delivered is ever sent again.
+ * Nothing that may have been delivered is ever sent again. A request answered 502 by a leave that
+ * gave it up may still be applied for as long as its 502 says ({@link Router#givenUpForMs}): the
+ * key's later requests wait that long before they go (ADR 0115).
  *
  * <p>Each public method is one transition; sends and answers are effects run after it. Time and
  * timers come from {@link Loop}. Runs on the client's loop only (asserted).
@@ -92,6 +94,13 @@ final class ClientRouter {
     int inFlight;
     final ArrayDeque<Request> waiting = new ArrayDeque<>();
     long retryTimer = -1;
+    /**
+     * Until when (loop time) a request of the key that a leave gave up may still be applied
+     * further on ({@link Router#givenUpForMs}): the key's later requests wait here until then, or
+     * they could reach the owner first (ADR 0115). 0 when none.
+     */
+    long givenUpUntil;
+    long givenUpTimer = -1;
 
     KeyState(String key) {
       this.key = key;
@@ -123,7 +132,13 @@ final class ClientRouter {
 
   /** Keys with requests in flight or waiting (for tests: 0 once everything was answered). */
   public int activeKeys() {
-    return keys.size();
+    int n = 0;
+    for (KeyState ks : keys.values()) {
+      if (ks.inFlight > 0 || !ks.waiting.isEmpty()) {
+        n++; // not a key kept only for its wait behind a given-up request (givenUpUntil)
+      }
+    }
+    return n;
   }
 
   // ---------------------------------------------------------------- transitions
@@ -134,6 +149,8 @@ final class ClientRouter {
       KeyState ks = keys.computeIfAbsent(r.key, KeyState::new);
       String owner = owner(r.key);
       if (!ks.waiting.isEmpty()) {
+        wait(ks, r);
+      } else if (givenUpWait(ks)) {
         wait(ks, r);
       } else if (ks.inFlight > 0) {
         send(ks, ks.target, r); // behind the key's earlier requests, through the same node
@@ -188,6 +205,12 @@ final class ClientRouter {
         wait(ks, r);
         retryLater(ks);
       } else {
+        long forMs = ar.succeeded() ? -1 : Router.givenUpForMs(ar.cause());
+        if (forMs > 0) {
+          // Given up by a leave while it may still be held further on: the key's later requests
+          // wait until that is over (counted from now, after the answer's trip: never shorter).
+          ks.givenUpUntil = Math.max(ks.givenUpUntil, loop.nanoTime() + forMs * 1_000_000);
+        }
         Promise<Object> answer = r.answer;
         effects.add(() -> answer.handle(ar));
       }
@@ -265,7 +288,7 @@ final class ClientRouter {
    * current view; {@code anyway} after a pause even to a node that refused one before.
    */
   private void sendWaiting(KeyState ks, boolean anyway) {
-    if (ks.inFlight == 0 && !ks.waiting.isEmpty()) {
+    if (ks.inFlight == 0 && !ks.waiting.isEmpty() && !givenUpWait(ks)) {
       String owner = owner(ks.key);
       if (owner == null) {
         return; // no node serves: wait for a view, within each request's deadline
@@ -285,11 +308,34 @@ final class ClientRouter {
     forget(ks);
   }
 
+  /**
+   * Whether the key's requests wait for one given up by a leave ({@link KeyState#givenUpUntil});
+   * if so, they are sent when that wait ends.
+   */
+  private boolean givenUpWait(KeyState ks) {
+    long now = loop.nanoTime();
+    if (ks.givenUpUntil <= now) {
+      ks.givenUpUntil = 0;
+      return false;
+    }
+    if (ks.givenUpTimer < 0) {
+      ks.givenUpTimer = loop.schedule(ks.givenUpUntil - now, () -> step(() -> {
+        ks.givenUpTimer = -1;
+        sendWaiting(ks, false);
+      }));
+    }
+    return true;
+  }
+
   private void forget(KeyState ks) {
-    if (ks.inFlight == 0 && ks.waiting.isEmpty()) {
+    if (ks.inFlight == 0 && ks.waiting.isEmpty() && ks.givenUpUntil <= loop.nanoTime()) {
       if (ks.retryTimer >= 0) {
         loop.cancel(ks.retryTimer);
         ks.retryTimer = -1;
+      }
+      if (ks.givenUpTimer >= 0) {
+        loop.cancel(ks.givenUpTimer);
+        ks.givenUpTimer = -1;
       }
       keys.remove(ks.key, ks);
     }

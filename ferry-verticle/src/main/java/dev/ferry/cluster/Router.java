@@ -98,9 +98,12 @@ final class Router {
    * How the 502 of a forward given up by a leave ({@link #abandonForwards}) begins: the input may
    * still be on its way, held further on, and be applied later. Each node that sent it on reads it
    * (it travels back unchanged) and keeps that client's later inputs of the key behind it until its
-   * own forward's holds are over ({@link Forward#givenUpUntil}, ADR 0115).
+   * own forward's holds are over ({@link Forward#givenUpUntil}, ADR 0115). What follows says for
+   * how long at most, counted when it was given up ({@link #givenUpForMs}), for a routing client,
+   * which knows neither when the forward went nor what hold it allowed.
    */
-  static final String GIVEN_UP = "given up by a leave: ";
+  static final String GIVEN_UP = "given up by a leave";
+  private static final String GIVEN_UP_FOR = GIVEN_UP + " (may still be applied for ";
 
   /** What a router asks of the network; each call is made from an effect, never mid-transition. */
   public interface Links {
@@ -523,8 +526,11 @@ final class Router {
       paths.clear();
       backTrips.clear();
       Set<String> gaveUp = new java.util.HashSet<>();
+      long now = loop.nanoTime();
       for (Forward f : given) {
-        answer(f.pending, new FerryException(FerryError.FAILED, GIVEN_UP + why + " (it may have applied the input)"));
+        long forMs = Math.max(0, (f.sentAt + f.holdMs * 1_000_000 - now + 999_999) / 1_000_000);
+        answer(f.pending, new FerryException(FerryError.FAILED, GIVEN_UP_FOR + forMs + " ms): " + why
+            + " (it may have applied the input)"));
         if (overtaken(f, false)) {
           gaveUp.add(f.pending.input.key);
         }
@@ -1539,6 +1545,28 @@ final class Router {
   }
 
   /**
+   * For a leave's give-up 502 ({@link #GIVEN_UP}), how long after it was given up the input may
+   * still be applied (ms); -1 for any other failure.
+   */
+  static long givenUpForMs(Throwable failure) {
+    if (!(failure instanceof ReplyException re) || re.failureType() != ReplyFailure.RECIPIENT_FAILURE
+        || re.failureCode() != FerryError.FAILED.code() || re.getMessage() == null) {
+      return -1;
+    }
+    String m = re.getMessage();
+    int at = m.indexOf(GIVEN_UP_FOR);
+    if (at < 0) {
+      return -1;
+    }
+    int from = at + GIVEN_UP_FOR.length();
+    int to = from;
+    while (to < m.length() && to - from < 12 && Character.isDigit(m.charAt(to))) {
+      to++;
+    }
+    return to == from ? -1 : Long.parseLong(m.substring(from, to));
+  }
+
+  /**
    * Whether {@code f}'s answer is a leave's give-up ({@link #GIVEN_UP}) that comes before its holds
    * further on are over: by ADR 0109 every node on its way holds it at most what this node allowed
    * ({@link Forward#holdMs}, from its arrival at the target), then passes it on or hands it back, so
@@ -1547,9 +1575,7 @@ final class Router {
    * ({@link #behindGivenUpForward}); then the key's held inputs are routed again.
    */
   private boolean keepGivenUp(Forward f, AsyncResult<Object> ar) {
-    if (f.origin == null || ar.succeeded() || !(ar.cause() instanceof ReplyException re)
-        || re.failureType() != ReplyFailure.RECIPIENT_FAILURE || re.failureCode() != FerryError.FAILED.code()
-        || re.getMessage() == null || !re.getMessage().contains(GIVEN_UP)) {
+    if (f.origin == null || ar.succeeded() || givenUpForMs(ar.cause()) < 0) {
       return false;
     }
     long now = loop.nanoTime();

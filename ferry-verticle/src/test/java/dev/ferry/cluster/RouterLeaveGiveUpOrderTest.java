@@ -5,7 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ferry.testing.VirtualLoop;
+import dev.ferry.verticle.Submission;
 import io.vertx.core.Future;
+import io.vertx.core.MultiMap;
 import io.vertx.core.Promise;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -67,8 +69,7 @@ class RouterLeaveGiveUpOrderTest {
    * <p>Fixed at a (ADR 0115, last section): the give-up's 502 says so ({@link Router#GIVEN_UP}), and
    * a keeps its forward of x1 open until the hold it allowed is over (every node on x1's way has
    * passed it on or handed it back by then, ADR 0109): x2 waits at a until then and is applied
-   * after x1. Not covered: a routing client that gets such a 502 itself (RouterSimulationTest's
-   * remaining strict failures, seed 251 among them).
+   * after x1. A routing client that gets such a 502 itself: the next test.
    */
   @Test
   void anInputGivenUpByALeaveIsNotAppliedAfterItsClientsLaterInput() throws Exception {
@@ -122,5 +123,83 @@ class RouterLeaveGiveUpOrderTest {
         "applied " + applied + ": x1 (502, given up by b's leave) after x2, its client's later input (x2 " + x2 + ")");
     assertEquals(1, applied.stream().filter("x2"::equals).count(), "applied " + applied + ", x2 " + x2);
     assertTrue(x2.succeeded(), "x2 applied once its wait behind x1 ended: " + x2);
+  }
+
+  /**
+   * The same through a routing client: it sends x1 to b, its key's owner by the client's view; b
+   * sends it on to c, where it is held; b's leave gives up and the client gets the 502 itself.
+   * Routing by a view in which d owns the key, the client sent x2 to d directly, which applied it
+   * before c passed x1 on (applied [x2, x1]). The 502 says for how long x1 may still be applied
+   * ({@link Router#givenUpForMs}): x2 waits at the client until then and is applied after x1.
+   */
+  @Test
+  void aRequestGivenUpByItsEntryNodesLeaveIsNotAppliedAfterTheClientsLaterRequest() throws Exception {
+    Router b = router("b");
+    Router c = router("c"); // no view yet: holds what it gets
+    Router d = router("d");
+    Map<String, Router> nodes = Map.of("b", b, "c", c, "d", d);
+    String key = key();
+    Set<String> members = Set.of("a", "b", "c", "d");
+    b.snapshot(members, Set.of("a", "b", "c"), Set.of());
+    d.snapshot(members, Set.of("a", "d"), Set.of());
+    d.released("a", "a,d");
+    List<ClientRouter.Send> sends = new ArrayList<>();
+    ClientRouter client = new ClientRouter(loop, sends::add);
+    client.snapshot(members, Set.of("a", "b")); // b owns the key
+    loop.runPending();
+
+    Future<Object> x1 = request(client, key, "x1");
+    loop.runPending();
+    assertEquals("b", sends.get(0).target);
+    send(client, nodes, sends.get(0), "cl#1");
+    deliver(b, c, sent("b").get(0)); // c holds x1
+    loop.runPending();
+    assertFalse(x1.isComplete(), "x1 held at c: " + x1);
+
+    b.abandonForwards("this node left the cluster before the key's owner answered");
+    loop.runPending();
+    assertTrue(x1.failed(), "x1 given up by b's leave, 502: " + x1);
+
+    client.snapshot(members, Set.of("a", "d")); // b left the view: d owns the key
+    Future<Object> x2 = request(client, key, "x2");
+    loop.runPending();
+    for (ClientRouter.Send s : List.copyOf(sends.subList(1, sends.size()))) {
+      send(client, nodes, s, "cl#2");
+    }
+    loop.runPending();
+
+    c.snapshot(members, Set.of("a", "d"), Set.of()); // c routes x1 on to the owner
+    loop.advanceMillis(Router.RETRY_MS);
+    for (Router.Forward f : List.copyOf(sent("c"))) {
+      deliver(c, d, f);
+    }
+    loop.advanceMillis(Router.RETRY_MS);
+    int delivered = sends.size();
+    loop.advanceMillis(MAX_HOLD_MS / 2);
+    for (ClientRouter.Send s : List.copyOf(sends.subList(delivered, sends.size()))) {
+      send(client, nodes, s, "cl#2");
+    }
+    loop.advanceMillis(Router.RETRY_MS);
+    List<Object> applied = calls.stream().flatMap(List::stream).toList();
+    assertFalse(applied.contains("x1") && applied.contains("x2") && applied.indexOf("x1") > applied.indexOf("x2"),
+        "applied " + applied + ": x1 (502, given up by b's leave) after x2, its client's later request (x2 " + x2 + ")");
+    assertEquals(List.of("x1", "x2"), applied);
+    assertTrue(x2.succeeded(), "x2 applied once its wait behind x1 ended: " + x2);
+  }
+
+  private Future<Object> request(ClientRouter client, String key, String body) throws Exception {
+    Promise<Object> answer = Promise.promise();
+    Submission input = Submission.parse(MultiMap.caseInsensitiveMultiMap().add(Submission.KEY, key), body);
+    client.submit(new ClientRouter.Request(key, input, Long.MAX_VALUE, loop.nanoTime() + 20_000_000_000L, answer));
+    return answer.future();
+  }
+
+  /** {@code s} reaches its target node, stamped as RoutingClient stamps it; its answer goes back to the client. */
+  private static void send(ClientRouter client, Map<String, Router> nodes, ClientRouter.Send s, String origin) {
+    Promise<Object> answer = Promise.promise();
+    answer.future().onComplete(ar -> client.sent(s,
+        ar.succeeded() ? ar : Future.failedFuture(RouterSimulationTest.Sim.onTheWire(ar.cause()))));
+    nodes.get(s.target).accept(RouterSimulationTest.Sim.resubmit((Submission) s.request.payload, s.timeoutMs), 0,
+        false, null, origin, answer);
   }
 }

@@ -328,9 +328,9 @@ class RouterSimulationTest {
     final Set<String> givenUp = new HashSet<>();
     /**
      * An input given up by a leave (502) that reaches the downstream after a later input of its
-     * client is a known defect when a routing client got that 502 itself (ADR 0115, last section;
-     * fixed at a node that sent the given-up forward: RouterLeaveGiveUpOrderTest): counted, not
-     * failed, unless {@code -Dferry.routersim.strict=true}.
+     * client is a known defect, left for a forward slower on the wire than the hold it allowed
+     * (ADR 0115, last section; RouterLeaveGiveUpOrderTest): counted, not failed, unless {@code
+     * -Dferry.routersim.strict=true}.
      */
     static final boolean STRICT = Boolean.getBoolean("ferry.routersim.strict");
     /** The bridge clients' inputs not answered yet (lost with their node if it crashes). */
