@@ -208,8 +208,12 @@ final class ClientRouter {
         long forMs = ar.succeeded() ? -1 : Router.givenUpForMs(ar.cause());
         if (forMs > 0) {
           // Given up by a leave while it may still be held further on: the key's later requests
-          // wait until that is over (counted from now, after the answer's trip: never shorter).
-          ks.givenUpUntil = Math.max(ks.givenUpUntil, loop.nanoTime() + forMs * 1_000_000);
+          // wait until that is over (counted from now, after the answer's trip: never shorter),
+          // but never longer than this request's own send could have lasted (every hold on its
+          // way ends before its sender gives up, ADR 0109), whatever number a peer sent.
+          long waitMs = Math.min(forMs, s.sendTimeoutMs);
+          ks.givenUpUntil = Math.max(ks.givenUpUntil, loop.nanoTime() + waitMs * 1_000_000);
+          givenUpWait(ks); // its timer ends the wait, and forgets the key if nothing else came
         }
         Promise<Object> answer = r.answer;
         effects.add(() -> answer.handle(ar));

@@ -1554,11 +1554,13 @@ final class Router {
       return -1;
     }
     String m = re.getMessage();
-    int at = m.indexOf(GIVEN_UP_FOR);
-    if (at < 0) {
+    // Only at the start: our nodes write it first and relay it unchanged, while a ferry's own
+    // failures start with their own words, so a downstream's error text that quotes these words
+    // (an echo of a caller's input) is never read as a give-up (review of ADR 0115's give-up wait).
+    if (!m.startsWith(GIVEN_UP_FOR)) {
       return -1;
     }
-    int from = at + GIVEN_UP_FOR.length();
+    int from = GIVEN_UP_FOR.length();
     int to = from;
     while (to < m.length() && to - from < 12 && Character.isDigit(m.charAt(to))) {
       to++;

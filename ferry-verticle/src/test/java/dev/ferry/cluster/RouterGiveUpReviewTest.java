@@ -17,7 +17,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,7 +24,7 @@ import org.junit.jupiter.api.Test;
  * by a leave" stays open at its sender ({@code Router#keepGivenUp}) and a routing client that gets
  * such a 502 waits what it says ({@code ClientRouter}, {@link Router#givenUpForMs}). One router or
  * one client at a time, driven by hand on a virtual loop; the test answers every forward and send.
- * Disabled tests are defects found here: each fails when enabled, and its javadoc has the fix.
+ * The three tests whose javadoc begins "Defect" found one here; each failed before its fix.
  */
 class RouterGiveUpReviewTest {
   private static final long CALL_MS = 1_000;
@@ -92,7 +91,7 @@ class RouterGiveUpReviewTest {
   // ------------------------------------------------------------------------------- router: defects
 
   /**
-   * Defect: the owner's downstream failed, and its text (any text a downstream or its error echoes,
+   * Defect (fixed): the owner's downstream failed, and its text (any text a downstream or its error echoes,
    * a caller's body included) happens to contain the give-up's words. The owner's reply is
    * "the batch call failed: ..." and never a leave's give-up, yet {@code keepGivenUp} reads it as
    * one ({@link Router#givenUpForMs} looks for the words anywhere in the text): the entry node keeps
@@ -104,7 +103,6 @@ class RouterGiveUpReviewTest {
    * a separate failure code or header would be cleaner still.
    */
   @Test
-  @Disabled("defect: an owner's downstream error text containing the give-up words makes the entry node hold the client's next input")
   void aDownstreamErrorTextIsNotAGiveUpAtTheEntryNode() throws Exception {
     Router a = entry();
     String key = keyOfB();
@@ -371,7 +369,7 @@ class RouterGiveUpReviewTest {
   }
 
   /**
-   * Defect: a downstream's own error text makes a routing client stop sending a key. The owner's
+   * Defect (fixed): a downstream's own error text makes a routing client stop sending a key. The owner's
    * ferry answers x1 502 "the batch call failed: &lt;downstream text&gt;"; that text contains the
    * give-up's words and a 12-digit number (a downstream that echoes a caller's input in its error
    * is enough). {@link Router#givenUpForMs} finds the words anywhere and reads 999,999,999,999 ms:
@@ -382,7 +380,6 @@ class RouterGiveUpReviewTest {
    * maximum hold), so that not even a peer can block a key for longer.
    */
   @Test
-  @Disabled("defect: a downstream error text containing the give-up words blocks the client's key for up to 31 years")
   void aDownstreamErrorTextDoesNotMakeTheClientWait() throws Exception {
     ClientRouter client = client();
     String key = keyOfB();
@@ -394,7 +391,7 @@ class RouterGiveUpReviewTest {
   }
 
   /**
-   * Defect: a key's state outlives its wait. x1 is given up (502, "may still be applied for
+   * Defect (fixed): a key's state outlives its wait. x1 is given up (502, "may still be applied for
    * 100 ms") and the client sends nothing more of the key: {@code forget} keeps the KeyState while
    * givenUpUntil is ahead, but no timer is set (givenUpWait runs only when something waits), so
    * nothing ever removes it. Each key given up once stays in {@code keys} for the client's
@@ -403,7 +400,6 @@ class RouterGiveUpReviewTest {
    * unconditionally when givenUpUntil &gt; now) so that the timer's sendWaiting/forget removes it.
    */
   @Test
-  @Disabled("defect: a routing client's KeyState stays forever after a given-up 502 when nothing more of the key is sent")
   void aKeyGivenUpOnceIsForgottenOnceItsWaitIsOver() throws Exception {
     ClientRouter client = client();
     String key = keyOfB();
