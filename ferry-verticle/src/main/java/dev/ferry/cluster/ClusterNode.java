@@ -165,7 +165,8 @@ public final class ClusterNode implements Router.Links {
         m.reply(new JsonObject().put("node", self).put("view", new JsonArray(router.view()))
             .put("settled", router.settled()).put("held", router.heldCount())
             .put("awaiting", new JsonArray(List.copyOf(router.awaiting())))
-            .put("handOffsOpen", router.handOffsOpen()).put("openForwards", router.openForwards()));
+            .put("handOffsOpen", router.handOffsOpen()).put("openForwards", router.openForwards())
+            .put("givenUpKept", router.givenUpKept()));
       } else if (peer && "release".equals(ctl)) {
         router.released(m.headers().get(FROM), m.headers().get(VIEW));
         m.reply(null);

@@ -617,6 +617,18 @@ final class Router {
     return heldTotal;
   }
 
+  /**
+   * Forwards answered "given up by a leave" and kept open here until the holds they allowed are
+   * over ({@link #keepGivenUp}): their clients' later inputs of the key wait behind them.
+   */
+  public int givenUpKept() {
+    int n = 0;
+    for (int k : givenUpOpen.values()) {
+      n += k;
+    }
+    return n;
+  }
+
   /** Forwards made here and not answered yet. */
   public int openForwards() {
     int n = 0;

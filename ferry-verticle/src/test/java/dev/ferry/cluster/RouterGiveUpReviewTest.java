@@ -145,6 +145,7 @@ class RouterGiveUpReviewTest {
     assertEquals(List.of("x1", "y1"), bodies(), "x2 held behind x1, y2 behind x2");
     assertEquals(2, a.heldCount());
     assertEquals(0, a.openForwards() - 1, "the kept forward is not counted open (y1 is)");
+    assertEquals(1, a.givenUpKept(), "but counted as kept");
     assertTrue(a.describe().contains("held={" + key + "=2}"), a.describe());
 
     loop.advance(until - loop.nanoTime() - 1);
@@ -160,6 +161,7 @@ class RouterGiveUpReviewTest {
     assertEquals("y1 ok", y1.result());
     assertEquals("y2 ok", y2.result());
     assertNothingKept(a);
+    assertEquals(0, a.givenUpKept());
     assertEquals(timersBefore, loop.liveTimers(), "no timer left behind");
   }
 
