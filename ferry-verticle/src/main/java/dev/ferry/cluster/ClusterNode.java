@@ -333,7 +333,8 @@ public final class ClusterNode implements Router.Links {
 
   /**
    * Unregisters the node and peer addresses and stops listening to membership. Whatever this node still
-   * holds is answered CLOSED first: an accepted input always gets its one reply.
+   * holds is answered CLOSED first, and forwards still open (a leave that gave up does not wait for
+   * them) 502: an accepted input always gets its one reply, even if Vert.x closes next.
    */
   public Future<Void> close() {
     router.close();

@@ -103,6 +103,8 @@ final class Router {
    * which knows neither when the forward went nor what hold it allowed.
    */
   static final String GIVEN_UP = "given up by a leave";
+  /** Why {@link #close} gives up a forward still open (after {@link #GIVEN_UP}'s words and hold). */
+  static final String CLOSED_BEFORE_ANSWER = "this node closed before the key's owner answered";
   private static final String GIVEN_UP_FOR = GIVEN_UP + " (may still be applied for ";
 
   /** What a router asks of the network; each call is made from an effect, never mid-transition. */
@@ -518,44 +520,7 @@ final class Router {
    */
   public void abandonForwards(String why) {
     step(() -> {
-      List<Forward> given = new java.util.ArrayList<>();
-      open.values().forEach(given::addAll);
-      open.clear();
-      // Forwards given up further on (keepGivenUp) stay: what they hold back here still waits.
-      given.forEach(this::forwardClosed);
-      paths.clear();
-      backTrips.clear();
-      Set<String> gaveUp = new java.util.HashSet<>();
-      long now = loop.nanoTime();
-      for (Forward f : given) {
-        long forMs = Math.max(0, (f.sentAt + f.holdMs * 1_000_000 - now + 999_999) / 1_000_000);
-        answer(f.pending, new FerryException(FerryError.FAILED, GIVEN_UP_FOR + forMs + " ms): " + why
-            + " (it may have applied the input)"));
-        if (overtaken(f, false)) {
-          gaveUp.add(f.pending.input.key);
-        }
-        givenUp.computeIfAbsent(f.pending.input.key, k -> new HashMap<>())
-            .merge(f.pending.origin, f.pending.originSeq, Math::min);
-      }
-      // What is held here behind a given-up input of its client may still be passed by it: that
-      // one may be on the wire and applied later, and with the key's path gone this one would go
-      // to the owner directly. It was never sent: 503, never applied (ADR 0115, abandoned paths).
-      givenUpWhy = why;
-      givenUp.keySet().forEach(key -> {
-        ArrayDeque<Pending> q = held.get(key);
-        for (Pending p : q == null ? List.<Pending>of() : List.copyOf(q)) {
-          if (behindGivenUp(p)) {
-            unhold(q, p);
-            cancelHold(p);
-            answer(p, behindGivenUpAnswer());
-            gaveUp.add(key); // what waited behind it goes on
-          }
-        }
-      });
-      // Only once every given-up forward was counted: routed at the first, an input that came back
-      // behind a later one still to be counted would go out again after it (ADR 0115 multi-router
-      // review). What this lets go on is forwarded, and answered, anew.
-      gaveUp.forEach(this::flushHeld);
+      giveUpOpenForwards(why);
       abandoned = true;
       if (left != null) {
         left.tryComplete();
@@ -563,7 +528,55 @@ final class Router {
     });
   }
 
-  /** Closes: everything still held here is answered CLOSED, and later arrivals too. */
+  /** {@link #abandonForwards}'s answers, in a step: every open forward 502, and what waits behind them here. */
+  private void giveUpOpenForwards(String why) {
+    List<Forward> given = new java.util.ArrayList<>();
+    open.values().forEach(given::addAll);
+    open.clear();
+    // Forwards given up further on (keepGivenUp) stay: what they hold back here still waits.
+    given.forEach(this::forwardClosed);
+    paths.clear();
+    backTrips.clear();
+    Set<String> gaveUp = new java.util.HashSet<>();
+    long now = loop.nanoTime();
+    for (Forward f : given) {
+      long forMs = Math.max(0, (f.sentAt + f.holdMs * 1_000_000 - now + 999_999) / 1_000_000);
+      answer(f.pending, new FerryException(FerryError.FAILED, GIVEN_UP_FOR + forMs + " ms): " + why
+          + " (it may have applied the input)"));
+      if (overtaken(f, false)) {
+        gaveUp.add(f.pending.input.key);
+      }
+      givenUp.computeIfAbsent(f.pending.input.key, k -> new HashMap<>())
+          .merge(f.pending.origin, f.pending.originSeq, Math::min);
+    }
+    // What is held here behind a given-up input of its client may still be passed by it: that
+    // one may be on the wire and applied later, and with the key's path gone this one would go
+    // to the owner directly. It was never sent: 503, never applied (ADR 0115, abandoned paths).
+    givenUpWhy = why;
+    givenUp.keySet().forEach(key -> {
+      ArrayDeque<Pending> q = held.get(key);
+      for (Pending p : q == null ? List.<Pending>of() : List.copyOf(q)) {
+        if (behindGivenUp(p)) {
+          unhold(q, p);
+          cancelHold(p);
+          answer(p, behindGivenUpAnswer());
+          gaveUp.add(key); // what waited behind it goes on
+        }
+      }
+    });
+    // Only once every given-up forward was counted: routed at the first, an input that came back
+    // behind a later one still to be counted would go out again after it (ADR 0115 multi-router
+    // review). What this lets go on is forwarded, and answered, anew.
+    gaveUp.forEach(this::flushHeld);
+  }
+
+  /**
+   * Closes: everything still held here is answered CLOSED, and later arrivals too; forwards still
+   * open are given up (502, as by {@link #abandonForwards}). A leave that ends as planned leaves
+   * none; one that gave up may leave some made after the give-up (a key handed off once its call in flight ended), they are not waited
+   * for, and their answers would come back after the node, and maybe its Vert.x, closed, leaving
+   * their callers to their send timeouts (ADR 0115).
+   */
   public void close() {
     step(() -> {
       closed = true;
@@ -576,6 +589,10 @@ final class Router {
       }
       held.clear();
       heldTotal = 0;
+      if (!open.isEmpty()) {
+        // Nothing is held any more, so nothing is routed anew by it.
+        giveUpOpenForwards(CLOSED_BEFORE_ANSWER);
+      }
     });
   }
 
@@ -1324,7 +1341,10 @@ final class Router {
       }
       // Not route(): the key is still marked as handing off, and these inputs go before its held ones.
       String owner = views.owner(input.key);
-      if (owner == null) {
+      if (closed) {
+        // Closed (a drain's last hand-off): never sent, so never applied; nobody would take its answer.
+        answer(p, new FerryException(FerryError.CLOSED, "this node left the cluster"));
+      } else if (owner == null) {
         answer(p, new FerryException(FerryError.CLOSED, "no node of the cluster serves this address"));
       } else if (owner.equals(self)) {
         hold(p); // ownership came back meanwhile: flushed, first, when the hand-off completes
