@@ -573,9 +573,9 @@ final class Router {
   /**
    * Closes: everything still held here is answered CLOSED, and later arrivals too; forwards still
    * open are given up (502, as by {@link #abandonForwards}). A leave that ends as planned leaves
-   * none; one that gave up may leave some made after the give-up (a key handed off once its call in flight ended), they are not waited
-   * for, and their answers would come back after the node, and maybe its Vert.x, closed, leaving
-   * their callers to their send timeouts (ADR 0115).
+   * none; one that gave up may leave some made after the give-up (a key handed off once its call
+   * in flight ended). They are not waited for, and their answers would come back after the node,
+   * and maybe its Vert.x, closed, leaving their callers to their send timeouts (ADR 0115).
    */
   public void close() {
     step(() -> {
