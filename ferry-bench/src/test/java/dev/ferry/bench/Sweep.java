@@ -54,9 +54,12 @@ final class Sweep implements Scenario {
   @Override
   public Outcome run(BenchEnv env) throws Exception {
     List<Integer> loads = env.pick(List.of(10, 50, 90, 110), List.of(50));
-    List<Downstream> all = shapes(seed, only == null ? env.pick(shapes, 2) : only.stream().max(Integer::compare).orElse(0));
-    if (only != null) {
-      all = all.stream().filter(d -> only.contains(Integer.valueOf(d.id().substring("shape ".length())))).toList();
+    List<Downstream> all;
+    if (only == null) {
+      all = shapes(seed, env.pick(shapes, 2));
+    } else {
+      List<Downstream> drawn = shapes(seed, only.stream().max(Integer::compare).orElse(0));
+      all = only.stream().map(n -> drawn.get(n - 1)).toList(); // numbered from 1, as in the summary
     }
     List<Row> rows = new ArrayList<>();
     JsonArray results = new JsonArray();

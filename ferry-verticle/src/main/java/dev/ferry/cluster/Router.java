@@ -1533,6 +1533,12 @@ final class Router {
   // ---------------------------------------------------------------- what came back behind what went on
 
   /** {@code f} is answered or given up: it no longer counts as sent after anything ({@link #openByOrigin}). */
+  /** {@code p}'s client's forwards of its key open here, by place ({@link #openByOrigin}); null if none. */
+  private TreeMap<Long, List<Forward>> openPlaces(Pending p) {
+    Map<String, TreeMap<Long, List<Forward>>> byOrigin = openByOrigin.get(p.input.key);
+    return byOrigin == null ? null : byOrigin.get(p.origin);
+  }
+
   private void forwardClosed(Forward f) {
     Pending p = f.pending;
     if (p.origin == null) {
@@ -1561,8 +1567,7 @@ final class Router {
    * can make this look further, at most at what the forger has open here.
    */
   private boolean sentAfter(Pending p) {
-    Map<String, TreeMap<Long, List<Forward>>> byOrigin = openByOrigin.get(p.input.key);
-    TreeMap<Long, List<Forward>> places = byOrigin == null ? null : byOrigin.get(p.origin);
+    TreeMap<Long, List<Forward>> places = openPlaces(p);
     if (places != null) {
       for (List<Forward> same : places.tailMap(p.originSeq, false).values()) {
         for (Forward f : same) {
@@ -1642,7 +1647,7 @@ final class Router {
     if (p.origin == null || !givenUpOpen.containsKey(p.input.key)) {
       return false;
     }
-    TreeMap<Long, List<Forward>> places = openByOrigin.getOrDefault(p.input.key, Map.of()).get(p.origin);
+    TreeMap<Long, List<Forward>> places = openPlaces(p);
     if (places != null) {
       for (List<Forward> same : places.headMap(p.originSeq, false).values()) {
         for (Forward f : same) {

@@ -1,12 +1,14 @@
 package dev.ferry.cluster;
 
+import static dev.ferry.cluster.RouterTesting.assertAppliedInOrder;
+import static dev.ferry.cluster.RouterTesting.deliver;
+import static dev.ferry.cluster.RouterTesting.deliverAll;
 import static dev.ferry.cluster.RouterTesting.returned;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ferry.FerryError;
-import dev.ferry.FerryException;
 import dev.ferry.internal.PerKeyFerry;
 import dev.ferry.testing.VirtualLoop;
 import dev.ferry.verticle.Submission;
@@ -58,19 +60,6 @@ class RouterBehindSentMultiReviewTest {
 
   private List<Object> applied() {
     return calls.stream().flatMap(List::stream).toList();
-  }
-
-  /**
-   * Delivers {@code f} from {@code from} to {@code to} now; the answer goes back at once, as the
-   * event bus carries it (a FerryException becomes a recipient failure with its code, as {@code
-   * ClusterNode} replies), so {@code from} reads it as it would in a cluster. Its deadline counts
-   * from arrival, as the forward's timeout-ms does.
-   */
-  private static void deliver(Router from, Router to, Router.Forward f) {
-    Promise<Object> answer = Promise.promise();
-    answer.future().onComplete(ar -> from.forwarded(f,
-        ar.succeeded() ? ar : Future.failedFuture(RouterSimulationTest.Sim.onTheWire(ar.cause()))));
-    to.accept(RouterSimulationTest.Sim.resubmit(f.pending.input, f.remainingMs), f.hop, f.handOff, f.visited, f.origin, f.holdMs, answer);
   }
 
   private Future<Object> enter(Router r, String key, String body, String origin) throws Exception {
@@ -340,9 +329,8 @@ class RouterBehindSentMultiReviewTest {
 
     b.snapshot(Set.of("b"), Set.of("b"), Set.of());
     loop.advanceMillis(MAX_HOLD_MS / 2); // past b's marks: what a sent is still on the wire
-    for (Router.Forward f : List.copyOf(sent("a").subList(2, sent("a").size()))) {
-      deliver(a, b, f); // in order on the link: c2, d2, then whatever a sent after them
-    }
+    // In order on the link: c2, d2, then whatever a sent after them.
+    deliverAll(a, b, sent("a").subList(2, sent("a").size()));
     loop.advanceMillis(Router.RETRY_MS);
     List<Object> applied = applied();
     assertFalse(applied.contains("d1") && applied.indexOf("d1") > applied.indexOf("d2"),
@@ -409,18 +397,15 @@ class RouterBehindSentMultiReviewTest {
     a.abandonForwards("leaving took too long");
     loop.runPending();
     assertTrue(x2.failed() && RouterTesting.overtaken(x1), "x2 502, x1 never applied: " + x2 + " " + x1);
-    for (Router.Forward f : List.copyOf(sent("a").subList(2, sent("a").size()))) {
-      deliver(a, c, f); // what a sent after the leave gave up, straight to the owner
-    }
+    // What a sent after the leave gave up, straight to the owner.
+    deliverAll(a, c, sent("a").subList(2, sent("a").size()));
     deliver(a, b, sent("a").get(1)); // x2, slow on the wire: b sends it on to c
     deliver(b, c, sent("b").get(0));
     loop.runPending();
     List<Object> applied = applied();
-    assertFalse(applied.contains("x3") && applied.indexOf("x3") < applied.indexOf("x2"),
-        "applied " + applied + ": x3 before x2, its client's earlier input (x2 " + x2 + ", x3 " + x3 + ")");
+    assertAppliedInOrder(applied, "x2", "x3", "x2 " + x2 + ", x3 " + x3);
     assertEquals(List.of("x2"), applied);
-    assertTrue(x3.failed() && x3.cause() instanceof FerryException fe && fe.kind() == FerryError.CLOSED,
-        "x3 never sent, answered 503: " + x3);
+    assertTrue(RouterTesting.closed(x3), "x3 never sent, answered 503: " + x3);
     RouterTesting.assertClean(a);
   }
 
@@ -445,20 +430,15 @@ class RouterBehindSentMultiReviewTest {
     assertTrue(x1.failed() && x2.failed(), "given up, 502: " + x1 + " " + x2);
     Future<Object> x3 = enter(a, key, "x3", "x#3");
     Future<Object> y = enter(a, key, "y", "y#1");
-    for (Router.Forward f : List.copyOf(sent("a").subList(2, sent("a").size()))) {
-      deliver(a, c, f); // what a sent after the leave gave up, straight to the owner
-    }
+    // What a sent after the leave gave up, straight to the owner.
+    deliverAll(a, c, sent("a").subList(2, sent("a").size()));
     deliver(a, b, sent("a").get(0)); // x1 and x2, slow on the wire: b sends them on to c
     deliver(a, b, sent("a").get(1));
-    for (Router.Forward f : List.copyOf(sent("b"))) {
-      deliver(b, c, f);
-    }
+    deliverAll(b, c, sent("b"));
     loop.runPending();
     List<Object> applied = applied();
-    assertFalse(applied.contains("x3") && applied.indexOf("x3") < applied.indexOf("x2"),
-        "applied " + applied + ": x3 before x2, its client's earlier input (x2 " + x2 + ", x3 " + x3 + ")");
-    assertTrue(x3.failed() && x3.cause() instanceof FerryException fe && fe.kind() == FerryError.CLOSED,
-        "x3 never sent, answered 503: " + x3);
+    assertAppliedInOrder(applied, "x2", "x3", "x2 " + x2 + ", x3 " + x3);
+    assertTrue(RouterTesting.closed(x3), "x3 never sent, answered 503: " + x3);
     assertTrue(y.succeeded() && applied.contains("y"), "y, whose client has nothing out, goes on: " + y + " " + applied);
     RouterTesting.assertClean(a);
   }
@@ -490,19 +470,15 @@ class RouterBehindSentMultiReviewTest {
     assertTrue(x1.failed(), "x1 given up, 502: " + x1);
     a.snapshot(Set.of("a", "b", "c"), Set.of("b", "c"), Set.of("a"));
     loop.runPending();
-    for (Router.Forward f : List.copyOf(sent("a").subList(2, sent("a").size()))) {
-      deliver(a, c, f);
-    }
+    deliverAll(a, c, sent("a").subList(2, sent("a").size()));
     deliver(a, b, sent("a").get(1)); // x1, slow on the wire
     deliver(b, c, sent("b").get(0));
     loop.runPending();
     List<Object> applied = applied();
-    assertFalse(applied.contains("x2") && applied.indexOf("x2") < applied.indexOf("x1"),
-        "applied " + applied + ": x2 before x1, its client's earlier input (x1 " + x1 + ", x2 " + x2 + ")");
+    assertAppliedInOrder(applied, "x1", "x2", "x1 " + x1 + ", x2 " + x2);
     assertEquals(List.of("y", "x1"), applied);
     assertTrue(y.succeeded(), "y " + y);
-    assertTrue(x2.failed() && x2.cause() instanceof FerryException fe && fe.kind() == FerryError.CLOSED,
-        "x2 never sent, answered 503: " + x2);
+    assertTrue(RouterTesting.closed(x2), "x2 never sent, answered 503: " + x2);
     RouterTesting.assertClean(a);
   }
 }

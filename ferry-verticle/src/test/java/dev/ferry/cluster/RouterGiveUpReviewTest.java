@@ -73,6 +73,22 @@ class RouterGiveUpReviewTest {
     return answer;
   }
 
+  /**
+   * x1 of client x enters a and its forward is answered with a leave's give-up naming the hold it
+   * allowed; returns that forward.
+   */
+  private Router.Forward x1GivenUp(Router a, String key) throws Exception {
+    enter(a, key, "x1", "x#1");
+    Router.Forward f1 = sent.get(0);
+    answer(a, f1, givenUp(f1.holdMs));
+    return f1;
+  }
+
+  /** When the holds {@code f} allowed end (loop time): sent at + its hold. */
+  private static long holdEnd(Router.Forward f) {
+    return f.sentAt + f.holdMs * 1_000_000;
+  }
+
   private static Object field(Object o, String name) throws ReflectiveOperationException {
     java.lang.reflect.Field f = o.getClass().getDeclaredField(name);
     f.setAccessible(true);
@@ -132,7 +148,7 @@ class RouterGiveUpReviewTest {
     int timersBefore = loop.liveTimers();
     Future<Object> x1 = enter(a, key, "x1", "x#1");
     Router.Forward f1 = sent.get(0);
-    long until = f1.sentAt + f1.holdMs * 1_000_000;
+    long until = holdEnd(f1);
     loop.advanceMillis(10);
     answer(a, f1, givenUp(f1.holdMs - 10));
     assertTrue(x1.failed() && ((ReplyException) x1.cause()).getMessage().startsWith(Router.GIVEN_UP),
@@ -184,7 +200,7 @@ class RouterGiveUpReviewTest {
     assertEquals(2, sent.size(), "x2 follows x1 to b");
     Router.Forward f1 = sent.get(0);
     Router.Forward f2 = sent.get(1);
-    long until1 = f1.sentAt + f1.holdMs * 1_000_000;
+    long until1 = holdEnd(f1);
     long until2 = f2.sentAt + f2.holdMs * 1_000_000;
     assertTrue(until2 > until1, "x2's hold ends later");
     answer(a, f1, givenUp(1));
@@ -213,7 +229,7 @@ class RouterGiveUpReviewTest {
     String key = keyOfB();
     enter(a, key, "x1", "x#1");
     Router.Forward f1 = sent.get(0);
-    long until = f1.sentAt + f1.holdMs * 1_000_000;
+    long until = holdEnd(f1);
     answer(a, f1, givenUp(999_999_999_999L));
     enter(a, key, "x2", "x#2");
     assertEquals(1, sent.size());
@@ -230,9 +246,7 @@ class RouterGiveUpReviewTest {
   void anInputHeldBehindAKeptForwardIsAnsweredAtItsOwnDeadline() throws Exception {
     Router a = entry();
     String key = keyOfB();
-    enter(a, key, "x1", "x#1");
-    Router.Forward f1 = sent.get(0);
-    answer(a, f1, givenUp(f1.holdMs));
+    Router.Forward f1 = x1GivenUp(a, key);
     Future<Object> x2 = RouterTesting.submit(a, key, "x2", 50, "x#2");
     loop.runPending();
     loop.advanceMillis(49);
@@ -252,9 +266,7 @@ class RouterGiveUpReviewTest {
   void closeWhileAKeptForwardIsPendingAnswersWhatItHoldsOnce() throws Exception {
     Router a = entry();
     String key = keyOfB();
-    enter(a, key, "x1", "x#1");
-    Router.Forward f1 = sent.get(0);
-    answer(a, f1, givenUp(f1.holdMs));
+    Router.Forward f1 = x1GivenUp(a, key);
     Future<Object> x2 = enter(a, key, "x2", "x#2");
     a.close();
     loop.runPending();
@@ -272,10 +284,8 @@ class RouterGiveUpReviewTest {
   void aKeptForwardHoldsItsClientsNextInputEvenWhenTheKeyBecomesTheEntryNodes() throws Exception {
     Router a = entry();
     String key = keyOfB();
-    enter(a, key, "x1", "x#1");
-    Router.Forward f1 = sent.get(0);
-    long until = f1.sentAt + f1.holdMs * 1_000_000;
-    answer(a, f1, givenUp(f1.holdMs));
+    Router.Forward f1 = x1GivenUp(a, key);
+    long until = holdEnd(f1);
     a.snapshot(Set.of("a"), Set.of("a"), Set.of()); // b left: a owns every key
     loop.runPending();
     Future<Object> x2 = enter(a, key, "x2", "x#2");
@@ -299,7 +309,7 @@ class RouterGiveUpReviewTest {
     String key = keyOfB();
     Future<Object> x1 = enter(a, key, "x1", "x#1");
     Router.Forward f1 = sent.get(0);
-    long until = f1.sentAt + f1.holdMs * 1_000_000;
+    long until = holdEnd(f1);
     answer(a, f1, givenUp(f1.holdMs));
     // b withdrew (still a member while it lingers: what went through it is not dropped); a owns the key
     a.snapshot(Set.of("a", "b", "c"), Set.of("a"), Set.of());

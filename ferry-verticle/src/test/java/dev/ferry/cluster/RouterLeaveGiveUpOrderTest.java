@@ -1,5 +1,8 @@
 package dev.ferry.cluster;
 
+import static dev.ferry.cluster.RouterTesting.assertAppliedInOrder;
+import static dev.ferry.cluster.RouterTesting.deliver;
+import static dev.ferry.cluster.RouterTesting.deliverAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -38,14 +41,6 @@ class RouterLeaveGiveUpOrderTest {
 
   private List<Router.Forward> sent(String node) {
     return out.computeIfAbsent(node, n -> new ArrayList<>());
-  }
-
-  private static void deliver(Router from, Router to, Router.Forward f) {
-    Promise<Object> answer = Promise.promise();
-    answer.future().onComplete(ar -> from.forwarded(f,
-        ar.succeeded() ? ar : Future.failedFuture(RouterSimulationTest.Sim.onTheWire(ar.cause()))));
-    to.accept(RouterSimulationTest.Sim.resubmit(f.pending.input, f.remainingMs), f.hop, f.handOff, f.visited, f.origin,
-        f.holdMs, answer);
   }
 
   /** A key that [a, b] gives b, [a, b, c] gives c and [a, d] gives d. */
@@ -100,27 +95,20 @@ class RouterLeaveGiveUpOrderTest {
     loop.runPending();
     Future<Object> x2 = RouterTesting.submit(a, key, "x2", 0, "x#2");
     loop.runPending();
-    for (Router.Forward f : List.copyOf(sent("a").subList(1, sent("a").size()))) {
-      deliver(a, d, f);
-    }
+    deliverAll(a, d, sent("a").subList(1, sent("a").size()));
     loop.runPending();
 
     c.snapshot(members, Set.of("a", "d"), Set.of()); // c routes x1 on to the owner
     loop.advanceMillis(Router.RETRY_MS);
-    for (Router.Forward f : List.copyOf(sent("c"))) {
-      deliver(c, d, f);
-    }
+    deliverAll(c, d, sent("c"));
     loop.advanceMillis(Router.RETRY_MS);
     // Past the hold a's forward of x1 allowed (half a hold bound), x2 goes on if it waited.
     int delivered = sent("a").size();
     loop.advanceMillis(MAX_HOLD_MS / 2);
-    for (Router.Forward f : List.copyOf(sent("a").subList(delivered, sent("a").size()))) {
-      deliver(a, d, f);
-    }
+    deliverAll(a, d, sent("a").subList(delivered, sent("a").size()));
     loop.advanceMillis(Router.RETRY_MS);
     List<Object> applied = calls.stream().flatMap(List::stream).toList();
-    assertFalse(applied.contains("x1") && applied.contains("x2") && applied.indexOf("x1") > applied.indexOf("x2"),
-        "applied " + applied + ": x1 (502, given up by b's leave) after x2, its client's later input (x2 " + x2 + ")");
+    assertAppliedInOrder(applied, "x1", "x2", "x1 502, given up by b's leave; x2 " + x2);
     assertEquals(1, applied.stream().filter("x2"::equals).count(), "applied " + applied + ", x2 " + x2);
     assertTrue(x2.succeeded(), "x2 applied once its wait behind x1 ended: " + x2);
   }
@@ -170,9 +158,7 @@ class RouterLeaveGiveUpOrderTest {
 
     c.snapshot(members, Set.of("a", "d"), Set.of()); // c routes x1 on to the owner
     loop.advanceMillis(Router.RETRY_MS);
-    for (Router.Forward f : List.copyOf(sent("c"))) {
-      deliver(c, d, f);
-    }
+    deliverAll(c, d, sent("c"));
     loop.advanceMillis(Router.RETRY_MS);
     int delivered = sends.size();
     loop.advanceMillis(MAX_HOLD_MS / 2);
@@ -181,8 +167,7 @@ class RouterLeaveGiveUpOrderTest {
     }
     loop.advanceMillis(Router.RETRY_MS);
     List<Object> applied = calls.stream().flatMap(List::stream).toList();
-    assertFalse(applied.contains("x1") && applied.contains("x2") && applied.indexOf("x1") > applied.indexOf("x2"),
-        "applied " + applied + ": x1 (502, given up by b's leave) after x2, its client's later request (x2 " + x2 + ")");
+    assertAppliedInOrder(applied, "x1", "x2", "x1 502, given up by b's leave; x2 " + x2);
     assertEquals(List.of("x1", "x2"), applied);
     assertTrue(x2.succeeded(), "x2 applied once its wait behind x1 ended: " + x2);
   }

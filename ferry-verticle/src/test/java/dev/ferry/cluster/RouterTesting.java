@@ -119,10 +119,41 @@ final class RouterTesting {
     assertEquals(Router.RETURNED, re.failureCode());
   }
 
+  /** {@code answer} is a 503, never applied. */
+  static boolean closed(Future<Object> answer) {
+    return answer.failed() && answer.cause() instanceof FerryException fe && fe.kind() == FerryError.CLOSED;
+  }
+
   /** {@code answer} is the 503 of an input given up behind a later one of its client (ADR 0115). */
   static boolean overtaken(Future<Object> answer) {
-    return answer.failed() && answer.cause() instanceof FerryException fe && fe.kind() == FerryError.CLOSED
-        && fe.getMessage().startsWith(Router.OVERTAKEN);
+    return closed(answer) && answer.cause().getMessage().startsWith(Router.OVERTAKEN);
+  }
+
+  /**
+   * Delivers {@code f} from {@code from} to {@code to} now; the answer goes back at once, as the
+   * event bus carries it (a FerryException becomes a recipient failure with its code, as {@code
+   * ClusterNode} replies), so {@code from} reads it as it would in a cluster. Its deadline counts
+   * from arrival, as the forward's timeout-ms does.
+   */
+  static void deliver(Router from, Router to, Router.Forward f) {
+    Promise<Object> answer = Promise.promise();
+    answer.future().onComplete(ar -> from.forwarded(f,
+        ar.succeeded() ? ar : Future.failedFuture(RouterSimulationTest.Sim.onTheWire(ar.cause()))));
+    to.accept(RouterSimulationTest.Sim.resubmit(f.pending.input, f.remainingMs), f.hop, f.handOff, f.visited, f.origin,
+        f.holdMs, answer);
+  }
+
+  /** Delivers each of {@code forwards} in order, as {@link #deliver} (a copy: delivering may add to the list). */
+  static void deliverAll(Router from, Router to, List<Router.Forward> forwards) {
+    for (Router.Forward f : List.copyOf(forwards)) {
+      deliver(from, to, f);
+    }
+  }
+
+  /** When both {@code earlier} and {@code later} were applied, {@code earlier} was first (a client's order per key). */
+  static void assertAppliedInOrder(List<Object> applied, Object earlier, Object later, String detail) {
+    assertTrue(!applied.contains(earlier) || !applied.contains(later) || applied.indexOf(earlier) < applied.indexOf(later),
+        "applied " + applied + ": " + later + " before " + earlier + " (" + detail + ")");
   }
 
   /** Nothing held or open at {@code r}, nothing left in ADR 0115's tables. */
