@@ -171,7 +171,7 @@ public final class StreamEngine<I> extends EngineCore<Void, I> {
   private void start(List<Entry<Void, I>> entries, long weight) {
     batchesInFlight++;
     batches++;
-    launch(null, entries, false, weight);
+    launch(queue, entries, false, weight);
   }
 
   /** Nanos until the queue may leave: 0 with no delay, when draining, when full, or when the oldest waited enough. */

