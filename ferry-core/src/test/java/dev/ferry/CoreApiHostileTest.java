@@ -112,4 +112,39 @@ class CoreApiHostileTest {
     assertEquals("fourth", fourth.result());
     assertEquals(0, ferry.metrics().activeLanes());
   }
+
+  // ------------------------------------------------------------ keyed: a key that cannot be hashed
+
+  @Test
+  void aKeyedKeyWhoseHashCodeThrowsIsBadInputAndTheOthersInItsBatchAreServed() {
+    List<List<BrittleKey>> calls = new ArrayList<>();
+    List<Promise<Map<BrittleKey, String>>> answers = new ArrayList<>();
+    Ferry<BrittleKey, Optional<String>> ferry = new KeyedFerry<BrittleKey, String>(loop,
+        FerryConfig.builder().maxInFlightBatches(1).build(), keys -> {
+          calls.add(List.copyOf(keys));
+          Promise<Map<BrittleKey, String>> p = Promise.promise();
+          answers.add(p);
+          return p.future();
+        });
+    BrittleKey a = new BrittleKey("a");
+    BrittleKey bad = new BrittleKey("bad");
+    BrittleKey b = new BrittleKey("b");
+    Future<Optional<String>> fa = ferry.submit(a); // in flight at once
+    loop.runPending();
+    bad.broken = true;
+    Future<Optional<String>> fbad = ferry.submit(bad); // must neither throw nor be queued
+    loop.runPending();
+    Future<Optional<String>> fb = ferry.submit(b); // waits for the slot
+    loop.runPending();
+    assertEquals(FerryError.BAD_INPUT, kind(fbad));
+
+    answers.get(0).complete(Map.of(a, "A"));
+    loop.runPending();
+    assertEquals(Optional.of("A"), fa.result());
+    assertEquals(List.of(List.of(a), List.of(b)), calls, "the bad key is never sent");
+    answers.get(1).complete(Map.of(b, "B"));
+    loop.runPending();
+    assertEquals(Optional.of("B"), fb.result(), "a good key is not failed for a bad one");
+    assertEquals(2, ferry.metrics().submitted(), "bad input is not a submission");
+  }
 }

@@ -113,6 +113,14 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
     if (key == null) {
       return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, "the key is null"));
     }
+    try {
+      // The key is hashed on the loop (the waiting keys, the batch's distinct keys): one whose
+      // hashCode throws is refused here, before it could abort a transition or fail a batch of
+      // other callers' keys.
+      key.hashCode();
+    } catch (Throwable e) {
+      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, "the key's hashCode failed: " + e, e));
+    }
     Promise<Optional<V>> mine = Driver.callerPromise();
     if (!queue.run(() -> join(key, deadline, mine))) {
       mine.tryFail(new FerryException(FerryError.CLOSED, "the ferry's Vert.x instance is closed"));
