@@ -147,4 +147,32 @@ class CoreApiHostileTest {
     assertEquals(Optional.of("B"), fb.result(), "a good key is not failed for a bad one");
     assertEquals(2, ferry.metrics().submitted(), "bad input is not a submission");
   }
+
+  // ------------------------------------------------------------ a Future that completes twice
+
+  /** A hand-rolled Future whose onComplete calls its handler twice: first a success, then a failure. */
+  @SuppressWarnings("unchecked")
+  private static Future<String> completingTwice() {
+    return (Future<String>) java.lang.reflect.Proxy.newProxyInstance(Future.class.getClassLoader(),
+        new Class<?>[] {Future.class}, (proxy, method, args) -> {
+          if (method.getName().equals("onComplete") && args != null && args.length == 1) {
+            Handler<AsyncResult<String>> handler = (Handler<AsyncResult<String>>) args[0];
+            handler.handle(Future.succeededFuture("first"));
+            handler.handle(Future.failedFuture(new IllegalStateException("second")));
+            return proxy;
+          }
+          throw new UnsupportedOperationException(method.getName());
+        });
+  }
+
+  @Test
+  void aCallWhoseFutureCompletesTwiceIsAnsweredByItsFirstCompletion() {
+    Ferry<String, String> ferry = new StreamFerry<String, String, String>(loop, FerryConfig.defaults(), null,
+        inputs -> completingTwice(), (in, result) -> result);
+    Future<String> x = ferry.submit("x");
+    loop.runPending();
+    assertEquals("first", x.result(), "the caller gets the first completion, as the metrics count it");
+    assertEquals(0, ferry.metrics().failedBatches());
+    assertEquals(0, ferry.metrics().inFlightBatches());
+  }
 }

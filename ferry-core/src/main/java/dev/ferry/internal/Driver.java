@@ -358,6 +358,11 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
   }
 
   private void record(Batch<K, I> batch, AsyncResult<R> ar) {
+    if (batch.over) {
+      // The call is over already: a hand-rolled Future that completes twice, or a call given up
+      // when the owner closed. Its callers have their answer; a second one must not overwrite it.
+      return;
+    }
     if (ar.succeeded()) {
       batch.result = ar.result();
     } else {
