@@ -175,4 +175,32 @@ class CoreApiHostileTest {
     assertEquals(0, ferry.metrics().failedBatches());
     assertEquals(0, ferry.metrics().inFlightBatches());
   }
+
+  // ------------------------------------------------------------ a clock that reads negative
+
+  /** A loop whose clock reads {@code shift} off the virtual one: System.nanoTime's origin is arbitrary. */
+  private record ShiftedClock(VirtualLoop inner, long shift) implements Loop {
+    @Override public boolean inLoop() { return inner.inLoop(); }
+    @Override public void execute(Runnable task) { inner.execute(task); }
+    @Override public long nanoTime() { return inner.nanoTime() + shift; }
+    @Override public long schedule(long delayNanos, Runnable task) { return inner.schedule(delayNanos, task); }
+    @Override public void cancel(long timerId) { inner.cancel(timerId); }
+  }
+
+  @Test
+  void makesBatchDelayEndsWhenTheLoopClockReadsNegative() {
+    RecordingDownstream<Void, String> down = new RecordingDownstream<>(loop);
+    // -5 s: the batch delay of an input arriving now ends at a negative instant.
+    Ferry<String, String> ferry = new StreamFerry<>(new ShiftedClock(loop, -5_000_000_000L),
+        FerryConfig.builder().maxBatchDelay(Duration.ofMillis(10)).build(), null,
+        inputs -> down.call(null, inputs), (in, result) -> in);
+    Future<String> a = ferry.submit("a");
+    loop.advanceMillis(9);
+    assertEquals(0, down.calls.size(), "waits for company until its delay is over");
+    loop.advanceMillis(1);
+    assertEquals(1, down.calls.size(), "leaves when its delay is over, whatever the clock's origin");
+    down.succeedAll();
+    loop.runPending();
+    assertEquals("a", a.result());
+  }
 }
