@@ -203,4 +203,17 @@ class CoreApiHostileTest {
     loop.runPending();
     assertEquals("a", a.result());
   }
+
+  // ------------------------------------------------------------ a builder reused after a failed build
+
+  @Test
+  void aBuilderWithANullDispatchStaysInvalidWhenBuiltAgain() {
+    PerKeyConfig.Builder builder = PerKeyConfig.builder().dispatch(null).maxBatchSize(0);
+    InvalidConfigException first = org.junit.jupiter.api.Assertions.assertThrows(InvalidConfigException.class, builder::build);
+    assertEquals(2, first.violations().size(), first.getMessage());
+    builder.maxBatchSize(1);
+    InvalidConfigException again = org.junit.jupiter.api.Assertions.assertThrows(InvalidConfigException.class,
+        builder::build, "a failed build must not have chosen a dispatch for the user");
+    assertTrue(again.getMessage().contains("dispatch = null"), again.getMessage());
+  }
 }
