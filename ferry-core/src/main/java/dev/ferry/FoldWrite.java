@@ -116,12 +116,13 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
   }
 
   // A throwing apply is a bug in handling that one input: it is refused like a rejection, so one
-  // poisonous input cannot block its key's every later batch.
+  // poisonous input cannot block its key's every later batch. Anything it throws: an Error, or a
+  // checked exception thrown sneakily (Lombok, Kotlin), must not fail the other inputs' batch either.
   private FoldDecision<S, R> decide(S state, I input) {
     try {
       FoldDecision<S, R> d = apply.apply(state, input);
       return d != null ? d : FoldDecision.reject("apply returned null");
-    } catch (RuntimeException e) {
+    } catch (Throwable e) {
       return FoldDecision.reject("apply failed: " + e);
     }
   }

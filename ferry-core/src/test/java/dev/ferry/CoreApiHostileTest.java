@@ -216,4 +216,64 @@ class CoreApiHostileTest {
         builder::build, "a failed build must not have chosen a dispatch for the user");
     assertTrue(again.getMessage().contains("dispatch = null"), again.getMessage());
   }
+
+  // ------------------------------------------------------------ FoldWrite: an apply that throws what it does not declare
+
+  /** Throws any throwable, checked ones included, without declaring it (a "sneaky throw", as Lombok or Kotlin do). */
+  @SuppressWarnings("unchecked")
+  private static <T extends Throwable> RuntimeException sneaky(Throwable t) throws T {
+    throw (T) t;
+  }
+
+  /** An in-memory store of one counter per key. */
+  private static final class Counters implements VersionedStore<String, Integer, String> {
+    final Map<String, Versioned<Integer>> rows = new java.util.HashMap<>();
+    final List<List<String>> written = new ArrayList<>();
+
+    @Override
+    public Future<Versioned<Integer>> read(String key) {
+      return Future.succeededFuture(rows.getOrDefault(key, Versioned.absent()));
+    }
+
+    @Override
+    public Future<Boolean> write(String key, Integer state, long expectedVersion, List<? extends String> events) {
+      if (rows.getOrDefault(key, Versioned.absent()).version() != expectedVersion) {
+        return Future.succeededFuture(false);
+      }
+      rows.put(key, new Versioned<>(state, expectedVersion + 1));
+      written.add(List.copyOf(events));
+      return Future.succeededFuture(true);
+    }
+  }
+
+  @Test
+  void anApplyThrowingACheckedExceptionOrAnErrorRejectsOnlyItsInput() {
+    Counters store = new Counters();
+    FoldWrite<String, Integer, String, Integer> fold = FoldWrite.<String, Integer, String, Integer>builder(store,
+        (count, op) -> {
+          if (op.equals("checked")) {
+            throw sneaky(new java.io.IOException("disk on fire"));
+          }
+          if (op.equals("error")) {
+            throw new AssertionError("a bug in apply");
+          }
+          return FoldDecision.accept(count + 1, count + 1);
+        }).initial(() -> 0).build();
+    List<String> batch = List.of("a", "checked", "b", "error", "c");
+    FoldOutcomes<String, Integer> outcomes = fold.call("k", batch).result();
+    assertTrue(outcomes != null, "the batch must not fail for one input's apply");
+    assertEquals(3, fold.extract("c", outcomes));
+    assertEquals(FerryError.INPUT_REJECTED, rejection(() -> fold.extract("checked", outcomes)));
+    assertEquals(FerryError.INPUT_REJECTED, rejection(() -> fold.extract("error", outcomes)));
+    assertEquals(List.of(List.of("a", "b", "c")), store.written);
+  }
+
+  private static FerryError rejection(Runnable extract) {
+    try {
+      extract.run();
+    } catch (FerryException e) {
+      return e.kind();
+    }
+    throw new AssertionError("expected a rejection");
+  }
 }
