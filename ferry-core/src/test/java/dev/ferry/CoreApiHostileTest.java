@@ -276,4 +276,46 @@ class CoreApiHostileTest {
     }
     throw new AssertionError("expected a rejection");
   }
+
+  // ------------------------------------------------------------ re-entrancy from the downstream and from callbacks
+
+  @Test
+  void aDownstreamThatSubmitsAndClosesFromInsideItsInlineCallKeepsEveryGuarantee() {
+    List<Ferry<String, String>> self = new ArrayList<>();
+    List<String> events = new ArrayList<>();
+    int[] inFlight = {0};
+    List<Future<String>> fromInside = new ArrayList<>();
+    List<Future<Void>> closes = new ArrayList<>();
+    Ferry<String, String> ferry = new PerKeyFerry<String, String, String, String>(loop,
+        PerKeyConfig.builder().maxInFlightBatches(4).pinnedLimit(1).build(), in -> in.substring(0, 1), null, null,
+        (key, inputs) -> {
+          inFlight[0]++;
+          events.add("call " + key + inputs);
+          assertEquals(1, inFlight[0], "one call at a time here: the inline call is over before the next");
+          if (inputs.contains("a1")) {
+            // The same key again, from inside its own call: it must wait, not start a second call.
+            fromInside.add(self.get(0).submit("a2"));
+          }
+          if (inputs.contains("a2")) {
+            closes.add(self.get(0).close());
+            fromInside.add(self.get(0).submit("a3"));
+          }
+          inFlight[0]--;
+          return Future.succeededFuture("done " + inputs);
+        }, (in, result) -> in + " <- " + result);
+    self.add(ferry);
+    Future<String> a1 = ferry.submit("a1");
+    // A caller's callback submits again: it must find the transition over.
+    Future<String> b1 = a1.compose(r -> ferry.submit("b1"));
+    loop.runPending();
+
+    assertEquals("a1 <- done [a1]", a1.result());
+    assertEquals("a2 <- done [a2]", fromInside.get(0).result());
+    assertEquals(FerryError.CLOSED, kind(fromInside.get(1)), "submitted after close, from inside the call");
+    assertEquals(FerryError.CLOSED, kind(b1), "b1 waited for the one call slot when a2's call closed the ferry");
+    assertEquals(List.of("call a[a1]", "call a[a2]"), events);
+    assertTrue(closes.get(0).succeeded(), "close completes once the call it was made in is over");
+    assertTrue(ferry.close().succeeded(), "a second close finds it closed");
+    assertEquals(0, ferry.metrics().activeLanes());
+  }
 }
