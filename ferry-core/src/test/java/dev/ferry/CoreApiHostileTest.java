@@ -318,4 +318,58 @@ class CoreApiHostileTest {
     assertTrue(ferry.close().succeeded(), "a second close finds it closed");
     assertEquals(0, ferry.metrics().activeLanes());
   }
+
+  // ------------------------------------------------------------ a caller's callback that throws
+
+  @Test
+  void aCallerOffVertxWhoseCallbackThrowsDoesNotLeaveTheRestOfItsBatchUnanswered() {
+    RecordingDownstream<Void, String> down = new RecordingDownstream<>(loop);
+    Ferry<String, String> ferry = new StreamFerry<>(loop, FerryConfig.builder().maxInFlightBatches(1).build(), null,
+        inputs -> down.call(null, inputs), (in, result) -> in);
+    ferry.submit("x");
+    // Submitted from a thread with no Vert.x context: the promise runs its callbacks inline, and
+    // Vert.x rethrows what they throw.
+    Future<String> a = ferry.submit("a");
+    IllegalStateException bug = new IllegalStateException("a bug in a's callback");
+    a.onComplete(ar -> {
+      throw bug;
+    });
+    Future<String> b = ferry.submit("b");
+    loop.runPending();
+    down.succeed(0);
+    loop.runPending();
+    assertEquals(List.of("a", "b"), down.calls.get(1).inputs);
+
+    down.succeed(1); // must not throw the callback's bug into the downstream's completion
+    loop.runPending();
+    assertEquals("a", a.result());
+    assertEquals("b", b.result(), "the caller after a throwing callback is still answered");
+    assertEquals(List.of(bug), loop.reported, "the callback's throw goes to the loop's report");
+  }
+
+  @Test
+  void aKeyedCallerWhoseCallbackThrowsDoesNotLeaveTheCallersSharingItsKeyUnanswered() {
+    List<Promise<Map<String, String>>> answers = new ArrayList<>();
+    Ferry<String, Optional<String>> ferry = new KeyedFerry<String, String>(loop,
+        FerryConfig.builder().maxInFlightBatches(1).build(), keys -> {
+          Promise<Map<String, String>> p = Promise.promise();
+          answers.add(p);
+          return p.future();
+        });
+    ferry.submit("x");
+    Future<Optional<String>> first = ferry.submit("k");
+    IllegalStateException bug = new IllegalStateException("a bug in the first caller's callback");
+    first.onComplete(ar -> {
+      throw bug;
+    });
+    Future<Optional<String>> second = ferry.submit("k"); // shares the waiting key
+    loop.runPending();
+    answers.get(0).complete(Map.of());
+    loop.runPending();
+    answers.get(1).complete(Map.of("k", "v"));
+    loop.runPending();
+    assertEquals(Optional.of("v"), first.result());
+    assertEquals(Optional.of("v"), second.result(), "the caller sharing the key is still answered");
+    assertEquals(List.of(bug), loop.reported);
+  }
 }
