@@ -372,4 +372,29 @@ class CoreApiHostileTest {
     assertEquals(Optional.of("v"), second.result(), "the caller sharing the key is still answered");
     assertEquals(List.of(bug), loop.reported);
   }
+
+  // ------------------------------------------------------------ FoldWrite: a store whose write answers null
+
+  @Test
+  void aWriteThatAnswersNullFailsTheBatchInsteadOfApplyingItAgain() {
+    Counters counters = new Counters();
+    // A careless store: it writes, then answers with mapEmpty() (a null Boolean).
+    VersionedStore<String, Integer, String> store = new VersionedStore<>() {
+      @Override
+      public Future<Versioned<Integer>> read(String key) {
+        return counters.read(key);
+      }
+
+      @Override
+      public Future<Boolean> write(String key, Integer state, long expectedVersion, List<? extends String> events) {
+        return counters.write(key, state, expectedVersion, events).mapEmpty();
+      }
+    };
+    FoldWrite<String, Integer, String, Integer> fold = FoldWrite.<String, Integer, String, Integer>builder(store,
+        (count, op) -> FoldDecision.accept(count + 1, count + 1)).initial(() -> 0).build();
+    Future<FoldOutcomes<String, Integer>> outcome = fold.call("k", List.of("deposit"));
+    assertTrue(outcome.failed(), "the outcome of the write is unknown: " + outcome);
+    assertEquals(1, counters.written.size(), "written once, never folded again over its own write");
+    assertEquals(1, counters.rows.get("k").state());
+  }
 }
