@@ -397,4 +397,195 @@ class CoreApiHostileTest {
     assertEquals(1, counters.written.size(), "written once, never folded again over its own write");
     assertEquals(1, counters.rows.get("k").state());
   }
+
+  // ------------------------------------------------------------ all of it at once, on random schedules
+
+  static List<Long> seeds() {
+    String one = System.getProperty("ferry.seed");
+    if (one != null) {
+      return List.of(Long.parseLong(one));
+    }
+    List<Long> seeds = new ArrayList<>();
+    for (long s = 1; s <= 30; s++) {
+      seeds.add(s * 104_729);
+    }
+    return seeds;
+  }
+
+  /** A mutable key, equal by value: what a caller that reuses its objects hands in. */
+  static final class Box {
+    int value;
+
+    Box(int value) {
+      this.value = value;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Box b && b.value == value;
+    }
+
+    @Override
+    public int hashCode() {
+      return Integer.hashCode(value);
+    }
+
+    @Override
+    public String toString() {
+      return "box" + value;
+    }
+  }
+
+  /**
+   * A per-key ferry against a downstream that misbehaves at random (completes inline, throws,
+   * returns null, completes twice, fails, hangs past the call timeout, submits and closes from
+   * inside its call), callers whose callbacks throw or submit again, keys mutated while in the
+   * ferry, deadlines, and a close or drain. Every caller must get its one answer, a stable key must
+   * never have two calls in flight, and once every call is over nothing may be left held. The seed
+   * is printed; rerun one with {@code -Dferry.seed=N}.
+   */
+  @org.junit.jupiter.params.ParameterizedTest(name = "seed {0}")
+  @org.junit.jupiter.params.provider.MethodSource("seeds")
+  void everyCallerIsAnsweredWhateverTheDownstreamAndTheCallersDo(long seed) {
+    System.out.println("CoreApiHostileTest seed " + seed);
+    try {
+      hostileRun(seed);
+    } catch (AssertionError e) {
+      throw new AssertionError("seed " + seed + " (rerun with -Dferry.seed=" + seed + "): " + e.getMessage(), e);
+    }
+  }
+
+  private record In(long id, Object key) {}
+
+  private void hostileRun(long seed) {
+    java.util.Random rnd = new java.util.Random(seed);
+    List<Box> boxes = List.of(new Box(0), new Box(1), new Box(2));
+    java.util.Map<Object, Integer> inFlightPerStableKey = new java.util.HashMap<>();
+    List<Promise<String>> open = new ArrayList<>();
+    List<Promise<String>> hung = new ArrayList<>();
+    List<Future<String>> futures = new ArrayList<>();
+    int[] answers = {0};
+    List<Ferry<In, String>> self = new ArrayList<>();
+    long[] nextId = {0};
+
+    PerKeyConfig config = PerKeyConfig.builder()
+        .dispatch(rnd.nextBoolean() ? Dispatch.ADAPTIVE : Dispatch.FIXED_SLOTS)
+        .maxInFlightBatches(1 + rnd.nextInt(4))
+        .maxBatchSize(1 + rnd.nextInt(5))
+        .maxQueueing(5 + rnd.nextInt(30))
+        .directIdleKeys(rnd.nextBoolean())
+        .maxBatchDelay(Duration.ofMillis(rnd.nextInt(3) == 0 ? 2 : 0))
+        .callTimeout(Duration.ofMillis(50))
+        .build();
+
+    BatchCall<Object, In, String> call = (key, inputs) -> {
+      boolean stable = key instanceof String;
+      if (stable) {
+        int n = inFlightPerStableKey.merge(key, 1, Integer::sum);
+        assertEquals(1, n, "two calls in flight for key " + key);
+      }
+      Runnable over = () -> {
+        if (stable) {
+          inFlightPerStableKey.merge(key, -1, Integer::sum);
+        }
+      };
+      int r = rnd.nextInt(100);
+      if (r < 4) {
+        submit(self.get(0), rnd, boxes, futures, answers, nextId); // re-entrant submit
+      } else if (r < 5) {
+        self.get(0).close();
+      }
+      int how = rnd.nextInt(100);
+      if (how < 15) {
+        over.run();
+        return Future.succeededFuture("inline");
+      } else if (how < 20) {
+        over.run();
+        throw new IllegalStateException("thrown by the call");
+      } else if (how < 25) {
+        over.run();
+        return null;
+      } else if (how < 30) {
+        over.run();
+        return Future.failedFuture(new IllegalStateException("failed inline"));
+      } else if (how < 35) {
+        over.run();
+        return completingTwice();
+      }
+      Promise<String> p = Promise.promise();
+      p.future().onComplete(ar -> over.run());
+      (how < 40 ? hung : open).add(p);
+      return p.future();
+    };
+    Ferry<In, String> ferry = new PerKeyFerry<>(loop, config, In::key, null, null, call, (in, result) -> {
+      if (rnd.nextInt(20) == 0) {
+        throw FerryException.inputRejected("no " + in.id());
+      }
+      return result;
+    });
+    self.add(ferry);
+
+    for (int step = 0; step < 400; step++) {
+      int r = rnd.nextInt(100);
+      if (r < 50) {
+        submit(ferry, rnd, boxes, futures, answers, nextId);
+      } else if (r < 55) {
+        boxes.get(rnd.nextInt(boxes.size())).value = rnd.nextInt(4); // mutate a key in the ferry
+      } else if (r < 80 && !open.isEmpty()) {
+        Promise<String> p = open.remove(rnd.nextInt(open.size()));
+        if (rnd.nextInt(5) == 0) {
+          p.fail(new IllegalStateException("failed later"));
+        } else {
+          p.complete("later");
+        }
+      } else if (r < 99) {
+        loop.advanceMillis(rnd.nextInt(20));
+      } else if (rnd.nextBoolean()) {
+        ferry.drain(Duration.ofMillis(rnd.nextInt(100)));
+      } else {
+        ferry.close();
+      }
+      loop.runPending();
+    }
+    ferry.close();
+    loop.runPending();
+    loop.advanceMillis(100); // past every call timeout: hung calls' callers are failed
+    while (!open.isEmpty() || !hung.isEmpty()) {
+      (open.isEmpty() ? hung : open).remove(0).complete("at last"); // the calls end, late
+      loop.runPending();
+    }
+    loop.advanceMillis(100);
+
+    for (Future<String> f : futures) {
+      assertTrue(f.isComplete(), "a caller was never answered");
+      assertTrue(f.succeeded() || f.cause() instanceof FerryException, "failed with " + f.cause());
+    }
+    assertEquals(futures.size(), answers[0], "every caller answered exactly once");
+    FerryMetrics m = ferry.metrics();
+    assertEquals(0, m.activeLanes(), "lanes left after every call ended: " + m);
+    assertEquals(0, m.queuedInputs(), m.toString());
+    assertEquals(0, m.inFlightBatches(), m.toString());
+    assertTrue(ferry.close().succeeded(), "closed once the last call was over");
+  }
+
+  private void submit(Ferry<In, String> ferry, java.util.Random rnd, List<Box> boxes, List<Future<String>> futures,
+      int[] answers, long[] nextId) {
+    Object key = rnd.nextInt(3) == 0 ? boxes.get(rnd.nextInt(boxes.size())) : "k" + rnd.nextInt(4);
+    In in = new In(nextId[0]++, key);
+    Future<String> f = rnd.nextInt(4) == 0 ? ferry.submit(in, Duration.ofMillis(1 + rnd.nextInt(30))) : ferry.submit(in);
+    futures.add(f);
+    int what = rnd.nextInt(10);
+    // A callback added to a Future already complete runs here, in the test: it throws only when the
+    // ferry is the one to run it.
+    boolean ferryRunsIt = !f.isComplete();
+    f.onComplete(ar -> {
+      answers[0]++;
+      if (what == 0 && ferryRunsIt) {
+        throw new IllegalStateException("a caller's callback bug");
+      }
+      if (what == 1 && futures.size() < 2000) {
+        submit(ferry, rnd, boxes, futures, answers, nextId); // submits again from its callback
+      }
+    });
+  }
 }
