@@ -588,4 +588,125 @@ class CoreApiHostileTest {
       }
     });
   }
+
+  /**
+   * The same for {@code Ferry.keyed} (on {@code make}): a lookup that completes inline, throws,
+   * returns null, answers a null map or extra keys, completes twice, fails or hangs; callers that
+   * share keys, give up, throw from their callbacks or ask again from them; keys that cannot be
+   * hashed; drain and close.
+   */
+  @org.junit.jupiter.params.ParameterizedTest(name = "seed {0}")
+  @org.junit.jupiter.params.provider.MethodSource("seeds")
+  void everyKeyedCallerIsAnsweredWhateverTheLookupAndTheCallersDo(long seed) {
+    System.out.println("CoreApiHostileTest keyed seed " + seed);
+    try {
+      hostileKeyedRun(seed);
+    } catch (AssertionError e) {
+      throw new AssertionError("seed " + seed + " (rerun with -Dferry.seed=" + seed + "): " + e.getMessage(), e);
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private void hostileKeyedRun(long seed) {
+    java.util.Random rnd = new java.util.Random(seed);
+    List<Promise<Map<BrittleKey, String>>> open = new ArrayList<>();
+    List<Promise<Map<BrittleKey, String>>> hung = new ArrayList<>();
+    List<Future<Optional<String>>> futures = new ArrayList<>();
+    int[] answers = {0};
+    List<Ferry<BrittleKey, Optional<String>>> self = new ArrayList<>();
+    FerryConfig config = FerryConfig.builder()
+        .maxInFlightBatches(1 + rnd.nextInt(3))
+        .maxBatchSize(1 + rnd.nextInt(4))
+        .maxQueueing(3 + rnd.nextInt(20))
+        .maxBatchDelay(Duration.ofMillis(rnd.nextInt(3) == 0 ? 2 : 0))
+        .callTimeout(Duration.ofMillis(50))
+        .build();
+    java.util.function.Function<List<BrittleKey>, Future<Map<BrittleKey, String>>> lookup = keys -> {
+      assertEquals(keys.size(), new java.util.HashSet<>(keys).size(), "a key twice in one call: " + keys);
+      if (rnd.nextInt(50) == 0) {
+        keyedSubmit(self.get(0), rnd, futures, answers);
+      }
+      Map<BrittleKey, String> values = new java.util.HashMap<>();
+      for (BrittleKey k : keys) {
+        if (rnd.nextInt(4) != 0) {
+          values.put(k, "v" + k.name);
+        }
+      }
+      values.put(new BrittleKey("extra"), "never asked");
+      int how = rnd.nextInt(100);
+      if (how < 15) {
+        return Future.succeededFuture(values);
+      } else if (how < 20) {
+        throw new IllegalStateException("thrown by the lookup");
+      } else if (how < 25) {
+        return null;
+      } else if (how < 30) {
+        return Future.succeededFuture(null);
+      } else if (how < 35) {
+        return (Future<Map<BrittleKey, String>>) (Future<?>) completingTwice();
+      }
+      Promise<Map<BrittleKey, String>> p = Promise.promise();
+      (how < 40 ? hung : open).add(p);
+      return p.future();
+    };
+    Ferry<BrittleKey, Optional<String>> ferry = new KeyedFerry<>(loop, config, lookup);
+    self.add(ferry);
+    for (int step = 0; step < 400; step++) {
+      int r = rnd.nextInt(100);
+      if (r < 55) {
+        keyedSubmit(ferry, rnd, futures, answers);
+      } else if (r < 80 && !open.isEmpty()) {
+        Promise<Map<BrittleKey, String>> p = open.remove(rnd.nextInt(open.size()));
+        if (rnd.nextInt(5) == 0) {
+          p.fail(new IllegalStateException("failed later"));
+        } else {
+          p.complete(Map.of());
+        }
+      } else if (r < 99) {
+        loop.advanceMillis(rnd.nextInt(20));
+      } else if (rnd.nextBoolean()) {
+        ferry.drain(Duration.ofMillis(rnd.nextInt(100)));
+      } else {
+        ferry.close();
+      }
+      loop.runPending();
+    }
+    ferry.close();
+    loop.runPending();
+    loop.advanceMillis(100);
+    while (!open.isEmpty() || !hung.isEmpty()) {
+      (open.isEmpty() ? hung : open).remove(0).complete(Map.of());
+      loop.runPending();
+    }
+    loop.advanceMillis(100);
+    for (Future<Optional<String>> f : futures) {
+      assertTrue(f.isComplete(), "a caller was never answered");
+      assertTrue(f.succeeded() || f.cause() instanceof FerryException, "failed with " + f.cause());
+    }
+    assertEquals(futures.size(), answers[0], "every caller answered exactly once");
+    FerryMetrics m = ferry.metrics();
+    assertEquals(0, m.queuedInputs(), m.toString());
+    assertEquals(0, m.inFlightBatches(), m.toString());
+    assertTrue(ferry.close().succeeded(), "closed once the last call was over");
+  }
+
+  private void keyedSubmit(Ferry<BrittleKey, Optional<String>> ferry, java.util.Random rnd,
+      List<Future<Optional<String>>> futures, int[] answers) {
+    BrittleKey key = new BrittleKey("k" + rnd.nextInt(5));
+    key.broken = rnd.nextInt(30) == 0;
+    Future<Optional<String>> f = rnd.nextInt(3) == 0 ? ferry.submit(key, Duration.ofMillis(1 + rnd.nextInt(30)))
+        : ferry.submit(key);
+    futures.add(f);
+    int what = rnd.nextInt(10);
+    boolean ferryRunsIt = !f.isComplete();
+    f.onComplete(ar -> {
+      answers[0]++;
+      if (what == 0 && ferryRunsIt) {
+        throw new IllegalStateException("a caller's callback bug");
+      }
+      if (what == 1 && futures.size() < 2000) {
+        keyedSubmit(ferry, rnd, futures, answers);
+      }
+    });
+  }
 }
