@@ -398,6 +398,31 @@ class CoreApiHostileTest {
     assertEquals(1, counters.rows.get("k").state());
   }
 
+  // ------------------------------------------------------------ a hand-off whose forward returns null
+
+  @Test
+  void aHandOffWhoseForwardReturnsNullAnswersEveryWaitingCallerAndCompletes() {
+    RecordingDownstream<String, String> down = new RecordingDownstream<>(loop);
+    PerKeyFerry<String, String, List<String>, String> ferry = new PerKeyFerry<>(loop,
+        PerKeyConfig.defaults(), in -> "k", null, null, down, (in, result) -> in);
+    ferry.submit("in flight");
+    Future<String> first = ferry.submit("first");
+    Future<String> second = ferry.submit("second");
+    loop.runPending();
+    List<String> forwarded = new ArrayList<>();
+    Future<Void> done = ferry.handOff("k", (in, remaining) -> {
+      forwarded.add(in);
+      return in.equals("first") ? null : Future.succeededFuture("from the new owner");
+    });
+    loop.runPending();
+    down.succeed(0); // the key's call is over: its waiting inputs go to the new owner
+    loop.runPending();
+    assertEquals(List.of("first", "second"), forwarded, "a null forward does not stop the others");
+    assertEquals(FerryError.CLOSED, kind(first), "the new owner could not be reached for it");
+    assertEquals("from the new owner", second.result());
+    assertTrue(done.succeeded());
+  }
+
   // ------------------------------------------------------------ all of it at once, on random schedules
 
   static List<Long> seeds() {

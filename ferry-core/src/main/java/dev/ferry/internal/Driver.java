@@ -446,6 +446,11 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
         Future<O> answer;
         try {
           answer = forward.forward(e.input, remaining);
+          if (answer == null) {
+            // Let out, the NPE would end this effect halfway: the inputs after this one never
+            // forwarded, their callers and the hand-off never answered.
+            answer = Future.failedFuture(new NullPointerException("the forward returned null"));
+          }
         } catch (Throwable t) {
           answer = Future.failedFuture(t);
         }
