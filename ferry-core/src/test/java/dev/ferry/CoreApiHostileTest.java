@@ -217,6 +217,21 @@ class CoreApiHostileTest {
     assertTrue(again.getMessage().contains("dispatch = null"), again.getMessage());
   }
 
+  @Test
+  void aNumberOutOfRangeInJsonIsNamedOutOfRangeNotOnTheWrongSide() {
+    InvalidConfigException e = org.junit.jupiter.api.Assertions.assertThrows(InvalidConfigException.class,
+        () -> FerryConfig.fromJson(new io.vertx.core.json.JsonObject()
+            .put("maxBatchSize", -3_000_000_000L)
+            .put("maxQueuedWeight", new java.math.BigInteger("100000000000000000000"))
+            .put("maxBatchWeight", 1e19)));
+    List<String> v = e.violations();
+    assertEquals(List.of(
+        "maxBatchSize = -3000000000: must be from -2147483648 to 2147483647",
+        "maxBatchWeight = 1.0E19: must be from -9223372036854775808 to 9223372036854775807",
+        "maxQueuedWeight = 100000000000000000000: must be from -9223372036854775808 to 9223372036854775807"),
+        v.stream().sorted().toList());
+  }
+
   // ------------------------------------------------------------ FoldWrite: an apply that throws what it does not declare
 
   /** Throws any throwable, checked ones included, without declaring it (a "sneaky throw", as Lombok or Kotlin do). */
