@@ -81,7 +81,14 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
         return Future.succeededFuture(new FoldOutcomes<>(inputs, fold.outcomes, current.version(), attempt));
       }
       return store.write(key, fold.state, current.version(), fold.accepted).compose(written -> {
-        if (Boolean.TRUE.equals(written)) {
+        if (written == null) {
+          // Neither written nor a conflict: the outcome is unknown, and folding the batch again
+          // over a write that did happen (a store answering with mapEmpty(), say) would apply
+          // every input twice. The batch fails, as for a failed write.
+          return Future.failedFuture(new IllegalStateException("the store's write for key " + key
+              + " answered null, neither true (written) nor false (version conflict)"));
+        }
+        if (written) {
           return Future.succeededFuture(
               new FoldOutcomes<>(inputs, fold.outcomes, current.version() + 1, attempt));
         }
@@ -116,12 +123,13 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
   }
 
   // A throwing apply is a bug in handling that one input: it is refused like a rejection, so one
-  // poisonous input cannot block its key's every later batch.
+  // poisonous input cannot block its key's every later batch. Anything it throws: an Error, or a
+  // checked exception thrown sneakily (Lombok, Kotlin), must not fail the other inputs' batch either.
   private FoldDecision<S, R> decide(S state, I input) {
     try {
       FoldDecision<S, R> d = apply.apply(state, input);
       return d != null ? d : FoldDecision.reject("apply returned null");
-    } catch (RuntimeException e) {
+    } catch (Throwable e) {
       return FoldDecision.reject("apply failed: " + e);
     }
   }

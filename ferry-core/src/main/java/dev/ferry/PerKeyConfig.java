@@ -227,14 +227,17 @@ public final class PerKeyConfig extends FerryBounds {
 
     public PerKeyConfig build() {
       ConfigCheck check = new ConfigCheck();
-      if (dispatch == null) {
+      // A local: a failed build must leave the builder as the user set it, null included, so that
+      // building it again fails again rather than quietly picking the default.
+      Dispatch mode = dispatch;
+      if (mode == null) {
         check.violation("dispatch = null: must be ADAPTIVE or FIXED_SLOTS");
-        dispatch = DEFAULT_DISPATCH;
+        mode = DEFAULT_DISPATCH;
       }
       if (!draft.maxInFlightBatchesSet) {
-        draft.maxInFlightBatches = maxInFlightDefault(dispatch);
+        draft.maxInFlightBatches = maxInFlightDefault(mode);
       }
-      PerKeyConfig config = new PerKeyConfig(draft.toLimits(), directIdleKeys, dispatch, pinnedLimit);
+      PerKeyConfig config = new PerKeyConfig(draft.toLimits(), directIdleKeys, mode, pinnedLimit);
       config.check(check);
       check.throwIfAny("PerKeyConfig");
       return config;

@@ -22,7 +22,8 @@ public interface VersionedStore<K, S, E> {
    * the same atomic step.
    *
    * @return {@code true} when written; {@code false} on a version conflict, in which case nothing
-   *     was written. A failed Future means the outcome is unknown to the caller.
+   *     was written. A failed Future, or one that answers {@code null}, means the outcome is
+   *     unknown to the caller: the batch fails and is not retried.
    */
   Future<Boolean> write(K key, S state, long expectedVersion, List<? extends E> events);
 }

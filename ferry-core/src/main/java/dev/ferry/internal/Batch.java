@@ -11,6 +11,8 @@ import java.util.List;
  */
 public final class Batch<K, I> {
   public final K key;
+  /** The lane of the key, found again through this when the call is over (not by hashing the key). */
+  final Lane<K, I> lane;
   public final List<Entry<K, I>> entries;
   /** A direct call: an idle key's input sent at once, outside the batch slots. */
   public final boolean direct;
@@ -25,8 +27,10 @@ public final class Batch<K, I> {
   public Object result;
   public Throwable failure;
 
-  Batch(K key, List<Entry<K, I>> entries, boolean direct, long weight, long startedAt, int inFlightAtStart) {
+  Batch(K key, Lane<K, I> lane, List<Entry<K, I>> entries, boolean direct, long weight, long startedAt,
+      int inFlightAtStart) {
     this.key = key;
+    this.lane = lane;
     this.inFlightAtStart = inFlightAtStart;
     this.entries = entries;
     this.direct = direct;

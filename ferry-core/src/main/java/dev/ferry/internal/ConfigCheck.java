@@ -62,6 +62,11 @@ public final class ConfigCheck {
       if (d == Math.rint(d) && Math.abs(d) < 0x1p63) {
         return (long) d;
       }
+      if ((d == Math.rint(d) && !Double.isInfinite(d)) || value instanceof java.math.BigInteger) {
+        // Whole, but out of a long's range: saying "not a whole number" would mislead.
+        violations.add(field + " = " + describe(value) + ": must be from " + Long.MIN_VALUE + " to " + Long.MAX_VALUE);
+        return null;
+      }
     }
     violations.add(field + " = " + describe(value) + ": must be a whole number");
     return null;
@@ -74,7 +79,8 @@ public final class ConfigCheck {
       return null;
     }
     if (value < Integer.MIN_VALUE || value > Integer.MAX_VALUE) {
-      violations.add(field + " = " + value + ": must be at most " + Integer.MAX_VALUE);
+      // Below the range too: "at most" alone would name the wrong bound for a huge negative value.
+      violations.add(field + " = " + value + ": must be from " + Integer.MIN_VALUE + " to " + Integer.MAX_VALUE);
       return null;
     }
     return value.intValue();

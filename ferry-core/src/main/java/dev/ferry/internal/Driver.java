@@ -285,7 +285,7 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
   @SuppressWarnings("unchecked")
   private boolean tell(Object caller, Object value, Throwable failure) {
     if (caller instanceof Promise<?> p) {
-      return failure == null ? ((Promise<Object>) p).tryComplete(value) : p.tryFail(failure);
+      return complete((Promise<Object>) p, value, failure, loop);
     }
     try {
       ((Completable<Object>) caller).complete(value, failure);
@@ -293,6 +293,22 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
       loop.report(t);
     }
     return true;
+  }
+
+  /**
+   * Completes a caller's promise (returns whether it was the first answer), shielded like a handle:
+   * a promise with no context (a caller off Vert.x threads) runs its callbacks inline and Vert.x
+   * rethrows what they throw. Let out, that would end the effect answering a batch halfway, leaving
+   * its other callers unanswered for good; it goes to the loop's report instead. The promise is
+   * completed before its callbacks run, so a throw means this was the first answer.
+   */
+  static <T> boolean complete(Promise<T> promise, T value, Throwable failure, Loop loop) {
+    try {
+      return failure == null ? promise.tryComplete(value) : promise.tryFail(failure);
+    } catch (Throwable callbackThrew) {
+      loop.report(callbackThrew);
+      return true;
+    }
   }
 
   /** Starts the downstream call for the batch. May throw or return null: both fail the batch. */
@@ -358,6 +374,11 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
   }
 
   private void record(Batch<K, I> batch, AsyncResult<R> ar) {
+    if (batch.over) {
+      // The call is over already: a hand-rolled Future that completes twice, or a call given up
+      // when the owner closed. Its callers have their answer; a second one must not overwrite it.
+      return;
+    }
     if (ar.succeeded()) {
       batch.result = ar.result();
     } else {
@@ -425,6 +446,11 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
         Future<O> answer;
         try {
           answer = forward.forward(e.input, remaining);
+          if (answer == null) {
+            // Let out, the NPE would end this effect halfway: the inputs after this one never
+            // forwarded, their callers and the hand-off never answered.
+            answer = Future.failedFuture(new NullPointerException("the forward returned null"));
+          }
         } catch (Throwable t) {
           answer = Future.failedFuture(t);
         }
@@ -438,7 +464,7 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
         });
       }
       for (Object h : handOffs) {
-        ((HandOff<?, ?>) h).done().tryComplete();
+        complete(((HandOff<?, ?>) h).done(), null, null, loop);
       }
     });
   }
@@ -447,7 +473,7 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
   public final void closed() {
     pending.add(() -> {
       unhook.run();
-      closed.tryComplete();
+      complete(closed, null, null, loop);
     });
   }
 }

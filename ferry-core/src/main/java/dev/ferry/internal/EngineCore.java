@@ -145,7 +145,7 @@ abstract class EngineCore<K, I> {
   }
 
   /** Starts a call: its entries are sent (their deadlines no longer apply) and its timeout runs. */
-  final void launch(K key, List<Entry<K, I>> entries, boolean direct, long weight) {
+  final void launch(Lane<K, I> lane, List<Entry<K, I>> entries, boolean direct, long weight) {
     for (Entry<K, I> e : entries) {
       e.state = Entry.State.SENT;
       cancelDeadline(e);
@@ -154,7 +154,7 @@ abstract class EngineCore<K, I> {
     if (probe.active()) {
       probe.batchStarted(direct, entries.size(), weight, Entry.waits(entries, now));
     }
-    Batch<K, I> batch = new Batch<>(key, entries, direct, weight, now, inFlight());
+    Batch<K, I> batch = new Batch<>(lane.key, lane, entries, direct, weight, now, inFlight());
     callTimeouts.started(batch);
     out.call(batch);
   }

@@ -21,6 +21,11 @@ public final class Entry<K, I> {
   final long deadline;
   long deadlineTimer = -1;
   State state = State.WAITING;
+  /**
+   * The lane that holds (or held) it, set when it joins one: the engine finds an entry's lane
+   * through this, never by hashing its key again, which a key mutated after submit would miss.
+   */
+  Lane<K, I> lane;
 
   public Entry(K key, I input, long weight, Object caller, long seq, long arrivedAt, long deadline) {
     this.key = key;

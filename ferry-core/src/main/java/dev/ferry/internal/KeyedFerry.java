@@ -113,6 +113,14 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
     if (key == null) {
       return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, "the key is null"));
     }
+    try {
+      // The key is hashed on the loop (the waiting keys, the batch's distinct keys): one whose
+      // hashCode throws is refused here, before it could abort a transition or fail a batch of
+      // other callers' keys.
+      key.hashCode();
+    } catch (Throwable e) {
+      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, "the key's hashCode failed: " + e, e));
+    }
     Promise<Optional<V>> mine = Driver.callerPromise();
     if (!queue.run(() -> join(key, deadline, mine))) {
       mine.tryFail(new FerryException(FerryError.CLOSED, "the ferry's Vert.x instance is closed"));
@@ -126,7 +134,7 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
       // The loop got to it after the caller's deadline: it is a submission that timed out.
       joined++;
       callersTimedOut++;
-      mine.tryFail(new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before its key was sent"));
+      answer(mine, null, new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before its key was sent"));
       return;
     }
     Shared<K, V> shared = waiting.get(key);
@@ -135,7 +143,7 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
       // The room is full, counting the callers that share a waiting key (the engine counts keys).
       joined++;
       rejectedJoins++;
-      mine.tryFail(new FerryException(FerryError.REJECTED, "maxQueueing (" + maxQueueing
+      answer(mine, null, new FerryException(FerryError.REJECTED, "maxQueueing (" + maxQueueing
           + ") keys and callers sharing them are waiting"));
       return;
     }
@@ -176,11 +184,9 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
       if (caller.sharing) {
         sharing--;
       }
-      if (ar.succeeded()) {
-        mine.tryComplete(ar.result());
-      } else {
-        mine.tryFail(ar.cause());
-      }
+      // Shielded: the callers sharing a key are answered by one listener each on its outcome, and
+      // a throw out of one would keep the listeners after it from running.
+      answer(mine, ar.result(), ar.cause());
     });
   }
 
@@ -200,8 +206,13 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
       engine.expire(shared.entry);
     }
     // Replied last, once the state is consistent: the caller's callback may submit again.
-    caller.promise.tryFail(new FerryException(FerryError.TIMEOUT,
+    answer(caller.promise, null, new FerryException(FerryError.TIMEOUT,
         "the caller's deadline passed before its key was sent"));
+  }
+
+  /** Answers one caller; what its callbacks throw is reported to the loop, never let out into the ferry. */
+  private void answer(Promise<Optional<V>> caller, Optional<V> value, Throwable failure) {
+    Driver.complete(caller, value, failure, loop);
   }
 
   /**

@@ -65,6 +65,7 @@ final class Lane<K, I> {
   }
 
   void add(Entry<K, I> entry) {
+    entry.lane = this;
     waiting.add(entry);
     count++;
     weight += entry.weight;

@@ -214,8 +214,9 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
           batch.overdue || batch.failure != null, loopLag.told());
       loopLag.probe();
     }
-    Lane<K, I> lane = lanes.get(batch.key);
-    assert lane != null && lane.inFlight : "completed a call for a key that was not in flight";
+    // Its own lane, not the key hashed again: a key mutated while its call was out would miss it.
+    Lane<K, I> lane = batch.lane;
+    assert lane.inFlight && !lane.retired : "completed a call for a key that was not in flight";
     lane.inFlight = false;
     lane.idle = false;
     if (lane.handOffs != null) {
@@ -280,7 +281,7 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     if (!e.waiting()) {
       return;
     }
-    Lane<K, I> lane = lanes.get(e.key);
+    Lane<K, I> lane = e.lane;
     dropWaiting(lane, e);
     if (lane.count == 0 && !lane.inFlight) {
       retire(lane);
@@ -431,7 +432,7 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     if (callLimit != null && inFlight() > callLimit.limit()) {
       brokenGrant = "a call started with " + inFlight() + " calls in flight, over the limit " + callLimit.limit();
     }
-    launch(lane.key, entries, direct, weight);
+    launch(lane, entries, direct, weight);
   }
 
   /** Puts a lane with waiting inputs in line when it is due, else arms its batch-delay timer. */
@@ -499,7 +500,18 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
       loop.cancel(lane.delayTimer);
       lane.delayTimer = -1;
     }
-    lanes.remove(lane.key);
+    boolean removed;
+    try {
+      removed = lanes.remove(lane.key, lane);
+    } catch (Throwable keyBroke) {
+      removed = false;
+    }
+    if (!removed) {
+      // The key's hashCode or equals changed since it was submitted (a mutable key, mutated): its
+      // lane is found by identity, so that no lane outlives its work and no later input joins a
+      // retired lane, where it would never be sent.
+      lanes.values().remove(lane);
+    }
   }
 
   @Override

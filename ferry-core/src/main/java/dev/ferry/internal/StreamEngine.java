@@ -64,7 +64,7 @@ public final class StreamEngine<I> extends EngineCore<Void, I> {
 
   private int batchesInFlight;
   private long delayTimer = -1;
-  /** When {@link #delayTimer} fires, so that it is re-armed only when the oldest input changes. */
+  /** When {@link #delayTimer} fires, while it is set: it is re-armed only when the oldest input changes. */
   private long delayTimerAt = -1;
 
   public StreamEngine(FerryConfig config, Loop loop, Effects<Void, I> out) {
@@ -171,7 +171,7 @@ public final class StreamEngine<I> extends EngineCore<Void, I> {
   private void start(List<Entry<Void, I>> entries, long weight) {
     batchesInFlight++;
     batches++;
-    launch(null, entries, false, weight);
+    launch(queue, entries, false, weight);
   }
 
   /** Nanos until the queue may leave: 0 with no delay, when draining, when full, or when the oldest waited enough. */
@@ -189,15 +189,19 @@ public final class StreamEngine<I> extends EngineCore<Void, I> {
   private void armDelayTimer() {
     boolean slotWaits = delayNanos > 0 && phase == Phase.OPEN && queue.count > 0
         && batchesInFlight < limits.maxInFlightBatches();
-    long at = slotWaits ? Deadlines.after(queue.oldestArrival(), delayNanos) : -1;
-    if (at == delayTimerAt) {
+    if (!slotWaits) {
+      cancelDelayTimer();
+      return;
+    }
+    // Whether a timer is set is told by its id, never by its time: the loop's clock has an
+    // arbitrary origin, and a due time may be negative (or -1).
+    long at = Deadlines.after(queue.oldestArrival(), delayNanos);
+    if (delayTimer >= 0 && at == delayTimerAt) {
       return;
     }
     cancelDelayTimer();
-    if (at >= 0) {
-      delayTimerAt = at;
-      delayTimer = loop.schedule(at - loop.nanoTime(), this::delayOver);
-    }
+    delayTimerAt = at;
+    delayTimer = loop.schedule(at - loop.nanoTime(), this::delayOver);
   }
 
   private void cancelDelayTimer() {
