@@ -130,7 +130,17 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
       FoldDecision<S, R> d = apply.apply(state, input);
       return d != null ? d : FoldDecision.reject("apply returned null");
     } catch (Throwable e) {
-      return FoldDecision.reject("apply failed: " + e);
+      return FoldDecision.reject("apply failed: " + describe(e));
+    }
+  }
+
+  // The reason must not throw in turn: an exception's own toString may be as broken as the apply,
+  // and a throw from here would fail the whole batch after all.
+  private static String describe(Throwable e) {
+    try {
+      return String.valueOf(e);
+    } catch (Throwable broken) {
+      return e.getClass().getName();
     }
   }
 

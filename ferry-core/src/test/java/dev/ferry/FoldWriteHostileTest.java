@@ -1,0 +1,53 @@
+package dev.ferry;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.FoldWriteTest.MemoryStore;
+import io.vertx.core.Future;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** FoldWrite against careless or hostile apply functions and stores, on an in-memory store. */
+class FoldWriteHostileTest {
+  private final MemoryStore store = new MemoryStore();
+
+  // Adds positive numbers; 8 recurses without end (as on a hostile, deeply nested input), 10 throws
+  // an exception whose own toString fails.
+  static FoldDecision<Long, Long> careless(Long sum, Long n) {
+    if (n == 8) {
+      return careless(sum, n);
+    }
+    if (n == 10) {
+      throw new IllegalStateException() {
+        @Override
+        public String toString() {
+          throw new UnsupportedOperationException("no text either");
+        }
+      };
+    }
+    return FoldDecision.accept(sum + n, sum + n);
+  }
+
+  @Test
+  void anApplyWhoseExceptionCannotEvenBeDescribedRejectsOnlyItsInput() {
+    FoldWrite<String, Long, Long, Long> fw =
+        FoldWrite.<String, Long, Long, Long>builder(store, FoldWriteHostileTest::careless).initial(() -> 0L).build();
+    List<Long> batch = List.of(1L, 8L, 2L, 10L, 3L);
+
+    Future<FoldOutcomes<Long, Long>> done = fw.call("k", batch);
+
+    assertTrue(done.succeeded(), "one bad input failed the whole batch: " + done.cause());
+    FoldOutcomes<Long, Long> out = done.result();
+    assertEquals(List.of(1L, 3L, 6L), List.of(fw.extract(1L, out), fw.extract(2L, out), fw.extract(3L, out)));
+    for (Long bad : List.of(8L, 10L)) {
+      FerryException e = assertThrows(FerryException.class, () -> fw.extract(bad, out));
+      assertEquals(FerryError.INPUT_REJECTED, e.kind());
+    }
+    assertTrue(out.list().get(1).toString().contains("StackOverflowError"), out.list().get(1).toString());
+    assertTrue(out.list().get(3).toString().contains("FoldWriteHostileTest"), out.list().get(3).toString());
+    assertEquals(new Versioned<>(6L, 1), store.rows.get("k"));
+    assertEquals(List.of(List.of(1L, 2L, 3L)), store.writes);
+  }
+}
