@@ -77,17 +77,42 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
             + " PRIMARY KEY (key, version, seq))");
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Fails, reading nothing, for a key that is not well-formed UTF-16 (see {@link #write}).
+   */
   @Override
   public Future<Versioned<JsonObject>> read(String key) {
+    String bad = illFormed("key", key);
+    if (bad != null) {
+      return Future.failedFuture(new IllegalArgumentException(bad));
+    }
     return pool.preparedQuery(readSql).execute(Tuple.of(key)).map(SqlStores::versioned);
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Fails, writing nothing, when the key, the state or an event holds a lone surrogate (text
+   * that is not well-formed UTF-16): PostgreSQL keeps text as UTF-8, into which the client encodes a
+   * lone surrogate as {@code ?}, so the row would silently differ from what was written and two
+   * different keys would share one row.
+   */
   @Override
   public Future<Boolean> write(String key, JsonObject state, long expectedVersion, List<?> applied) {
     String sql = expectedVersion == 0 ? insertSql : updateSql;
-    Tuple params = Tuple.of(key, expectedVersion, state.encode());
-    if (events != null) {
-      params.addString(new JsonArray(new ArrayList<>(applied)).encode());
+    String stateText = state.encode();
+    String eventsText = events == null ? null : new JsonArray(new ArrayList<>(applied)).encode();
+    String bad = illFormed("key", key);
+    bad = bad != null ? bad : illFormed("state", stateText);
+    bad = bad != null || eventsText == null ? bad : illFormed("events", eventsText);
+    if (bad != null) {
+      return Future.failedFuture(new IllegalArgumentException(bad));
+    }
+    Tuple params = Tuple.of(key, expectedVersion, stateText);
+    if (eventsText != null) {
+      params.addString(eventsText);
     }
     return pool.preparedQuery(sql).execute(params).map(PgStore::countIsOne);
   }
@@ -97,9 +122,30 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
     if (events == null) {
       return Future.succeededFuture(List.of());
     }
+    String bad = illFormed("key", key);
+    if (bad != null) {
+      return Future.failedFuture(new IllegalArgumentException(bad));
+    }
     return pool.preparedQuery("SELECT event::text FROM " + events + " WHERE key = $1 ORDER BY version, seq")
         .execute(Tuple.of(key))
         .map(SqlStores::events);
+  }
+
+  /** Why {@code text} cannot travel to PostgreSQL unchanged, or null when it can. */
+  private static String illFormed(String what, String text) {
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (!Character.isSurrogate(c)) {
+        continue;
+      }
+      if (Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
+        i++;
+        continue;
+      }
+      return what + " holds a lone surrogate at index " + i + " (not well-formed UTF-16):"
+          + " PostgreSQL would store it altered, so nothing was sent";
+    }
+    return null;
   }
 
   private static boolean countIsOne(RowSet<Row> rows) {

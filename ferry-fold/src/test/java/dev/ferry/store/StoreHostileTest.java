@@ -1,0 +1,109 @@
+package dev.ferry.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.FoldOutcomes;
+import dev.ferry.Versioned;
+import dev.ferry.examples.Accounts;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * The stores against what a careless or hostile user hands them: keys, states and events that the
+ * database would store altered, and table names that cannot work. PostgreSQL (embedded) and H2.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class StoreHostileTest {
+  private Vertx vertx;
+  private PgServer server;
+  private Pool pg;
+  private Pool h2;
+  private PgStore pgStore;
+  private JdbcStore h2Store;
+
+  @BeforeAll
+  void start() throws Exception {
+    vertx = Vertx.vertx();
+    server = PgServer.start();
+    pg = server.pool(vertx, 4);
+    h2 = JdbcStore.h2Pool(vertx, "jdbc:h2:mem:hostile;DB_CLOSE_DELAY=-1", 4);
+    pgStore = PgStore.withEvents(pg, "hostile", "hostile_events");
+    h2Store = JdbcStore.withEvents(h2, "hostile", "hostile_events");
+    await(pgStore.createTables());
+    await(h2Store.createTables());
+  }
+
+  @BeforeEach
+  void clear() throws Exception {
+    await(pg.query("TRUNCATE hostile, hostile_events").execute());
+    await(h2Store.tx(conn -> conn.query("DELETE FROM hostile_events").execute()
+        .compose(r -> conn.query("DELETE FROM hostile").execute())));
+  }
+
+  @AfterAll
+  void stop() throws Exception {
+    pg.close().await(10, TimeUnit.SECONDS);
+    h2.close().await(10, TimeUnit.SECONDS);
+    server.close();
+    vertx.close().await(10, TimeUnit.SECONDS);
+  }
+
+  private static <T> T await(Future<T> f) throws Exception {
+    return f.await(20, TimeUnit.SECONDS);
+  }
+
+  /** Completes when {@code f} completes, either way, so a test can look at how it ended. */
+  private static <T> Future<T> settled(Future<T> f) throws Exception {
+    f.otherwiseEmpty().await(20, TimeUnit.SECONDS);
+    return f;
+  }
+
+  @Test
+  void aKeyWithALoneSurrogateIsRefusedByPgStoreNotMergedWithAnotherKey() throws Exception {
+    // The client encodes a lone surrogate as '?': "x\uD800", "x\uDC00" and "x?" were one row, so two
+    // keys that Ferry serves as separate lanes shared one balance.
+    Future<FoldOutcomes<Object, Long>> deposit = settled(Accounts.foldWrite(pgStore).call("x\uD800", List.of(Accounts.deposit("x\uD800", 5))));
+
+    assertTrue(deposit.failed(), "a key PostgreSQL cannot hold unchanged was written");
+    assertInstanceOf(IllegalArgumentException.class, deposit.cause());
+    assertFalse(await(pgStore.read("x?")).exists(), "another key's row was written");
+    assertTrue(settled(pgStore.read("x\uDC00")).failed());
+    assertTrue(settled(pgStore.events("x\uDC00")).failed());
+  }
+
+  @Test
+  void aStateOrEventWithALoneSurrogateIsRefusedByPgStoreAndNothingIsWritten() throws Exception {
+    Future<Boolean> state = settled(pgStore.write("s", new JsonObject().put("name", "a\uD800b"), 0, List.of()));
+    Future<Boolean> event = settled(pgStore.write("e", new JsonObject().put("balance", 1), 0, List.of(new JsonObject().put("note", "\uDFFF"))));
+
+    assertInstanceOf(IllegalArgumentException.class, state.cause(), "a state stored altered, as " + await(pgStore.read("s")));
+    assertInstanceOf(IllegalArgumentException.class, event.cause(), "an event stored altered, as " + await(pgStore.events("e")));
+    assertFalse(await(pgStore.read("s")).exists());
+    assertFalse(await(pgStore.read("e")).exists());
+    assertEquals(List.of(), await(pgStore.events("e")));
+  }
+
+  @Test
+  void wellFormedNonAsciiKeysStatesAndEventsComeBackExactly() throws Exception {
+    String key = "κλειδί-鍵-\uD83D\uDD11"; // the last is one character outside the BMP, a surrogate pair
+    JsonObject state = new JsonObject().put("name", "\uD83D\uDE00 ü ß 漢字").put("balance", 1);
+    List<Object> events = List.of(new JsonObject().put("note", "\uD83C\uDF89"), "'; DROP TABLE hostile; --");
+    for (var store : List.of(new PgFixture(pgStore), new JdbcFixture(h2Store))) {
+      assertTrue(await(store.store().write(key, state, 0, events)), store.toString());
+      assertEquals(new Versioned<>(state, 1), await(store.store().read(key)), store.toString());
+      assertEquals(events, await(store.events(key)), store.toString());
+    }
+  }
+}
