@@ -37,8 +37,8 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
 
   private JdbcStore(Pool pool, String table, String events) {
     this.pool = Objects.requireNonNull(pool, "pool");
-    this.table = SqlNames.check("table", table);
-    this.events = events == null ? null : SqlNames.check("events table", events);
+    this.table = SqlNames.check("table", table, SqlNames.H2_RESERVED);
+    this.events = events == null ? null : SqlNames.checkEvents(table, events, SqlNames.H2_RESERVED);
   }
 
   /** A store over {@code table} in the database behind {@code pool}; no event log. */

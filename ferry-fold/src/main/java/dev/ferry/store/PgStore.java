@@ -37,8 +37,8 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
 
   private PgStore(Pool pool, String table, String events) {
     this.pool = Objects.requireNonNull(pool, "pool");
-    this.table = SqlNames.check("table", table);
-    this.events = events == null ? null : SqlNames.check("events table", events);
+    this.table = SqlNames.check("table", table, SqlNames.POSTGRESQL_RESERVED);
+    this.events = events == null ? null : SqlNames.checkEvents(table, events, SqlNames.POSTGRESQL_RESERVED);
     this.readSql = "SELECT version, state::text FROM " + table + " WHERE key = $1";
     String appendEvents = events == null ? "" : ", ev AS (INSERT INTO " + events
         + " (key, version, seq, event) SELECT w.key, w.version, x.seq, x.event FROM w,"

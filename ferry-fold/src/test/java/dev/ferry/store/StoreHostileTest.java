@@ -3,6 +3,7 @@ package dev.ferry.store;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ferry.FoldOutcomes;
@@ -12,7 +13,9 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -105,5 +108,58 @@ class StoreHostileTest {
       assertEquals(new Versioned<>(state, 1), await(store.store().read(key)), store.toString());
       assertEquals(events, await(store.events(key)), store.toString());
     }
+  }
+
+  @Test
+  void aTableNamedByAReservedWordOfPostgreSqlIsRefusedWhenTheStoreIsMade() throws Exception {
+    // The server's own list: every word it will not take as a table name.
+    List<String> reserved = new ArrayList<>();
+    await(pg.query("SELECT word FROM pg_get_keywords() WHERE catcode IN ('R', 'T')").execute())
+        .forEach(row -> reserved.add(row.getString(0)));
+    assertFalse(reserved.isEmpty());
+    for (String word : reserved) {
+      for (String name : List.of(word, word.toUpperCase(Locale.ROOT))) {
+        assertThrows(IllegalArgumentException.class, () -> PgStore.of(pg, name), name);
+        assertThrows(IllegalArgumentException.class, () -> PgStore.withEvents(pg, "t", name), name);
+      }
+    }
+  }
+
+  @Test
+  void aTableNamedByAReservedWordOfH2IsRefusedWhenTheStoreIsMade() {
+    for (String name : List.of("order", "User", "VALUE", "key", "year", "_rowid_")) {
+      assertThrows(IllegalArgumentException.class, () -> JdbcStore.of(h2, name), name);
+      assertThrows(IllegalArgumentException.class, () -> JdbcStore.withEvents(h2, "t", name), name);
+    }
+  }
+
+  @Test
+  void everyWordOnTheH2ListReallyCannotNameATable() throws Exception {
+    // H2 has no pg_get_keywords(): check the list against the parser instead.
+    for (String word : SqlNames.H2_RESERVED) {
+      Future<?> create = settled(h2Store.tx(conn -> conn.query("CREATE TABLE " + word + " (x INT)").execute()));
+      assertTrue(create.failed(), word + " names a table in H2");
+    }
+  }
+
+  @Test
+  void namesThatAreKeywordsButNotReservedStillWork() throws Exception {
+    // Plain names that look like keywords but are not reserved by the dialect must keep working.
+    PgStore pgWords = PgStore.withEvents(pg, "version", "events");
+    JdbcStore h2Words = JdbcStore.withEvents(h2, "version", "events");
+    await(pgWords.createTables());
+    await(h2Words.createTables());
+    for (var store : List.of(new PgFixture(pgWords), new JdbcFixture(h2Words))) {
+      assertTrue(await(store.store().write("k", new JsonObject().put("n", 1), 0, List.of("e"))), store.toString());
+      assertEquals(List.of("e"), await(store.events("k")), store.toString());
+    }
+  }
+
+  @Test
+  void anEventsTableThatIsTheTableItselfIsRefused() {
+    // Unquoted names fold case: "Accounts" is the table "accounts", and the events insert then
+    // failed at every write.
+    assertThrows(IllegalArgumentException.class, () -> PgStore.withEvents(pg, "accounts", "Accounts"));
+    assertThrows(IllegalArgumentException.class, () -> JdbcStore.withEvents(h2, "accounts", "ACCOUNTS"));
   }
 }
