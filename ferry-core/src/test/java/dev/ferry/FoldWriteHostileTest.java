@@ -1,11 +1,14 @@
 package dev.ferry;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ferry.FoldWriteTest.MemoryStore;
 import io.vertx.core.Future;
+import java.io.IOException;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -49,5 +52,58 @@ class FoldWriteHostileTest {
     assertTrue(out.list().get(3).toString().contains("FoldWriteHostileTest"), out.list().get(3).toString());
     assertEquals(new Versioned<>(6L, 1), store.rows.get("k"));
     assertEquals(List.of(List.of(1L, 2L, 3L)), store.writes);
+  }
+
+  /** The memory store, but each write is applied and then answered by {@code answer}. */
+  private VersionedStore<String, Long, Long> answering(java.util.function.Supplier<Future<Boolean>> answer) {
+    return new VersionedStore<>() {
+      @Override
+      public Future<Versioned<Long>> read(String key) {
+        return store.read(key);
+      }
+
+      @Override
+      public Future<Boolean> write(String key, Long state, long expected, List<? extends Long> events) {
+        store.write(key, state, expected, events);
+        return answer.get();
+      }
+    };
+  }
+
+  @Test
+  void aWriteThatFailsAfterTheStoreAppliedItIsReportedAsUnknownAndNotRetried() {
+    // The connection broke while the write was committing: the row is written, the answer lost.
+    IOException reset = new IOException("connection reset");
+    FoldWrite<String, Long, Long, Long> fw = FoldWrite
+        .<String, Long, Long, Long>builder(answering(() -> Future.failedFuture(reset)), FoldWriteTest::add)
+        .initial(() -> 0L).build();
+
+    Future<FoldOutcomes<Long, Long>> done = fw.call("k", List.of(5L));
+
+    WriteOutcomeUnknownException e = assertInstanceOf(WriteOutcomeUnknownException.class, done.cause());
+    assertSame(reset, e.getCause());
+    assertEquals(1, e.attempt());
+    assertEquals(List.of(List.of(5L)), store.writes, "written once, never retried");
+    assertEquals(new Versioned<>(5L, 1), store.rows.get("k"));
+  }
+
+  @Test
+  void aReadThatFailsKeepsItsOwnCauseSinceNothingWasWritten() {
+    IllegalStateException down = new IllegalStateException("database down");
+    VersionedStore<String, Long, Long> unreadable = new VersionedStore<>() {
+      @Override
+      public Future<Versioned<Long>> read(String key) {
+        return Future.failedFuture(down);
+      }
+
+      @Override
+      public Future<Boolean> write(String key, Long state, long expected, List<? extends Long> events) {
+        throw new AssertionError("no write without a read");
+      }
+    };
+    FoldWrite<String, Long, Long, Long> fw =
+        FoldWrite.<String, Long, Long, Long>builder(unreadable, FoldWriteTest::add).initial(() -> 0L).build();
+
+    assertSame(down, fw.call("k", List.of(5L)).cause());
   }
 }

@@ -6,11 +6,18 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ferry.Ferry;
+import dev.ferry.FerryError;
+import dev.ferry.FerryException;
 import dev.ferry.FoldOutcomes;
+import dev.ferry.PerKeyConfig;
+import dev.ferry.VersionedStore;
+import dev.ferry.WriteOutcomeUnknownException;
 import dev.ferry.Versioned;
 import dev.ferry.examples.Accounts;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import java.util.ArrayList;
@@ -161,5 +168,32 @@ class StoreHostileTest {
     // failed at every write.
     assertThrows(IllegalArgumentException.class, () -> PgStore.withEvents(pg, "accounts", "Accounts"));
     assertThrows(IllegalArgumentException.class, () -> JdbcStore.withEvents(h2, "accounts", "ACCOUNTS"));
+  }
+
+  @Test
+  void aWriteWhoseAnswerIsLostAfterPostgreSqlCommittedItIsReportedAsMaybeWritten() throws Exception {
+    // The statement commits, then the answer is lost (a connection reset after the commit).
+    HookedStore<String, JsonObject, Object> lossy = new HookedStore<>((VersionedStore<String, JsonObject, Object>) pgStore)
+        .onWrite((key, expected, write) -> write.get().compose(ok -> Future.failedFuture(new java.io.IOException("connection reset"))));
+    Ferry<Object, Long> ferry = Accounts.ferry(vertx, PerKeyConfig.defaults(), lossy);
+    String address = "hostile.lossy";
+    StoreService service = await(StoreService.start(vertx, address, Accounts.foldWrite(lossy), Object.class));
+
+    Future<Long> direct = settled(ferry.submit(Accounts.deposit("m", 5)));
+    JsonObject request = new JsonObject().put("key", "n").put("inputs", new io.vertx.core.json.JsonArray()
+        .add(new JsonObject().put("id", 1).put("input", Accounts.deposit("n", 7))));
+    Future<Object> viaBus = settled(vertx.eventBus().request(address, request).map(m -> m.body()));
+
+    FerryException failed = assertInstanceOf(FerryException.class, direct.cause());
+    assertEquals(FerryError.FAILED, failed.kind());
+    assertInstanceOf(WriteOutcomeUnknownException.class, failed.getCause());
+    ReplyException reply = assertInstanceOf(ReplyException.class, viaBus.cause());
+    assertEquals(502, reply.failureCode());
+    assertTrue(reply.getMessage().contains("may or may not have been written"), reply.getMessage());
+    // Both were in fact written, once each: the reports did not say otherwise, and nothing retried.
+    assertEquals(List.of(Accounts.deposit("m", 5)), await(pgStore.events("m")));
+    assertEquals(List.of(Accounts.deposit("n", 7)), await(pgStore.events("n")));
+    assertEquals(2, lossy.writes.get());
+    await(service.stop());
   }
 }
