@@ -84,6 +84,8 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
       }
       // A failed write Future means the outcome is unknown (VersionedStore#write): it is reported as
       // such, never retried, and never confused with a failure where nothing was written (ADR 0126).
+      // A write that throws refused before sending anything: its exception, escaping this compose,
+      // fails the batch as it is.
       Future<Boolean> write = store.write(key, fold.state, current.version(), fold.accepted)
           .recover(e -> Future.failedFuture(new WriteOutcomeUnknownException(key, attempt, e)));
       return write.compose(written -> {

@@ -106,4 +106,24 @@ class FoldWriteHostileTest {
 
     assertSame(down, fw.call("k", List.of(5L)).cause());
   }
+
+  @Test
+  void aWriteThatThrowsRefusedBeforeSendingAndKeepsItsOwnException() {
+    IllegalArgumentException refused = new IllegalArgumentException("a state this store cannot hold");
+    VersionedStore<String, Long, Long> refusing = new VersionedStore<>() {
+      @Override
+      public Future<Versioned<Long>> read(String key) {
+        return store.read(key);
+      }
+
+      @Override
+      public Future<Boolean> write(String key, Long state, long expected, List<? extends Long> events) {
+        throw refused;
+      }
+    };
+    FoldWrite<String, Long, Long, Long> fw =
+        FoldWrite.<String, Long, Long, Long>builder(refusing, FoldWriteTest::add).initial(() -> 0L).build();
+
+    assertSame(refused, fw.call("k", List.of(5L)).cause(), "nothing was written: not an unknown outcome");
+  }
 }

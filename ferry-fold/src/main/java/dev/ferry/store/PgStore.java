@@ -94,10 +94,11 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
   /**
    * {@inheritDoc}
    *
-   * <p>Fails, writing nothing, when the key, the state or an event holds a lone surrogate (text
-   * that is not well-formed UTF-16): PostgreSQL keeps text as UTF-8, into which the client encodes a
-   * lone surrogate as {@code ?}, so the row would silently differ from what was written and two
-   * different keys would share one row.
+   * <p>Throws {@link IllegalArgumentException}, sending nothing, when the key, the state or an
+   * event holds a lone surrogate (text that is not well-formed UTF-16): PostgreSQL keeps text as
+   * UTF-8, into which the client encodes a lone surrogate as {@code ?}, so the row would silently
+   * differ from what was written and two different keys would share one row. Thrown, not a failed
+   * Future, because nothing was sent: a failed Future would mean the outcome is unknown.
    */
   @Override
   public Future<Boolean> write(String key, JsonObject state, long expectedVersion, List<?> applied) {
@@ -108,7 +109,7 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
     bad = bad != null ? bad : illFormed("state", stateText);
     bad = bad != null || eventsText == null ? bad : illFormed("events", eventsText);
     if (bad != null) {
-      return Future.failedFuture(new IllegalArgumentException(bad));
+      throw new IllegalArgumentException(bad);
     }
     Tuple params = Tuple.of(key, expectedVersion, stateText);
     if (eventsText != null) {

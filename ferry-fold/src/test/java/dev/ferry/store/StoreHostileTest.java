@@ -9,7 +9,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.ferry.Ferry;
 import dev.ferry.FerryError;
 import dev.ferry.FerryException;
+import dev.ferry.FoldDecision;
 import dev.ferry.FoldOutcomes;
+import dev.ferry.FoldWrite;
 import dev.ferry.PerKeyConfig;
 import dev.ferry.VersionedStore;
 import dev.ferry.WriteOutcomeUnknownException;
@@ -95,11 +97,15 @@ class StoreHostileTest {
 
   @Test
   void aStateOrEventWithALoneSurrogateIsRefusedByPgStoreAndNothingIsWritten() throws Exception {
-    Future<Boolean> state = settled(pgStore.write("s", new JsonObject().put("name", "a\uD800b"), 0, List.of()));
-    Future<Boolean> event = settled(pgStore.write("e", new JsonObject().put("balance", 1), 0, List.of(new JsonObject().put("note", "\uDFFF"))));
-
-    assertInstanceOf(IllegalArgumentException.class, state.cause(), "a state stored altered, as " + await(pgStore.read("s")));
-    assertInstanceOf(IllegalArgumentException.class, event.cause(), "an event stored altered, as " + await(pgStore.events("e")));
+    // Refused before anything is sent, so thrown: a failed Future would mean "may have been written".
+    Future<FoldOutcomes<Object, Long>> folded = settled(FoldWrite
+        .<String, JsonObject, Object, Long>builder(pgStore, (st, in) -> FoldDecision.accept(new JsonObject().put("name", "a\uD800b"), 1L))
+        .initial(Accounts::opened).build()
+        .call("s", List.of("rename")));
+    assertInstanceOf(IllegalArgumentException.class, folded.cause(), "a state stored altered, as " + await(pgStore.read("s")));
+    assertThrows(IllegalArgumentException.class,
+        () -> pgStore.write("e", new JsonObject().put("balance", 1), 0, List.of(new JsonObject().put("note", "\uDFFF"))),
+        () -> "an event stored altered, as " + pgStore.events("e").await());
     assertFalse(await(pgStore.read("s")).exists());
     assertFalse(await(pgStore.read("e")).exists());
     assertEquals(List.of(), await(pgStore.events("e")));
