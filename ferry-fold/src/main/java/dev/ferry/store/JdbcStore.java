@@ -91,13 +91,16 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
         .compose(ok -> ok ? append(conn, key, expectedVersion + 1, toAppend).map(true) : Future.succeededFuture(false)));
     // Two creators of one new entity: the loser's insert breaks the primary key. That is a version
     // conflict (its transaction rolled back, nothing written), not a store failure.
-    return written.recover(e -> isUniqueViolation(e) ? Future.succeededFuture(false) : Future.failedFuture(e));
+    return written.recover(e -> e instanceof LostCreation ? Future.succeededFuture(false) : Future.failedFuture(e));
   }
 
   private Future<Boolean> bump(SqlConnection conn, String key, JsonObject state, long expectedVersion) {
     if (expectedVersion == 0) {
+      // Only this insert's key violation is a lost creation race. One in the events insert (rows left
+      // for a key whose entity row was deleted) is a failure to report, not a conflict to retry.
       return conn.preparedQuery("INSERT INTO " + table + " (\"key\", version, state) VALUES (?, 1, ?)")
           .execute(Tuple.of(key, state.encode()))
+          .recover(e -> Future.failedFuture(isUniqueViolation(e) ? new LostCreation() : e))
           .map(r -> r.rowCount() == 1);
     }
     return conn.preparedQuery("UPDATE " + table + " SET version = version + 1, state = ? WHERE \"key\" = ? AND version = ?")
@@ -136,6 +139,15 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
    */
   public <T> Future<T> tx(java.util.function.Function<SqlConnection, Future<T>> work) {
     return pool.withTransaction(work);
+  }
+
+  /** Rolls back the transaction of a creation that another writer won; never leaves this class. */
+  private static final class LostCreation extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    LostCreation() {
+      super("another writer created the entity first", null, false, false);
+    }
   }
 
   private static boolean isUniqueViolation(Throwable e) {

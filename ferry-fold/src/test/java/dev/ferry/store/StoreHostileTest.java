@@ -14,6 +14,7 @@ import dev.ferry.FoldOutcomes;
 import dev.ferry.FoldWrite;
 import dev.ferry.PerKeyConfig;
 import dev.ferry.VersionedStore;
+import dev.ferry.WriteConflictException;
 import dev.ferry.WriteOutcomeUnknownException;
 import dev.ferry.Versioned;
 import dev.ferry.examples.Accounts;
@@ -201,5 +202,27 @@ class StoreHostileTest {
     assertEquals(List.of(Accounts.deposit("n", 7)), await(pgStore.events("n")));
     assertEquals(2, lossy.writes.get());
     await(service.stop());
+  }
+
+  @Test
+  void eventsLeftBehindByADeletedEntityFailTheWriteInsteadOfPassingForConflicts() throws Exception {
+    // An operator deletes an entity row and keeps its events: a new entity's events then collide with
+    // the old ones. That is no writer racing us, and retrying cannot help.
+    for (StoreFixture store : List.of(new PgFixture(pgStore), new JdbcFixture(h2Store))) {
+      assertTrue(await(store.store().write("gone", new JsonObject().put("balance", 1), 0, List.of(Accounts.deposit("gone", 1)))));
+      if (store instanceof PgFixture) {
+        await(pg.query("DELETE FROM hostile").execute());
+      } else {
+        await(h2Store.tx(conn -> conn.query("DELETE FROM hostile").execute()));
+      }
+      HookedStore<String, JsonObject, Object> hooked = new HookedStore<>(store.store());
+
+      Future<FoldOutcomes<Object, Long>> done = settled(Accounts.foldWrite(hooked).call("gone", List.of(Accounts.deposit("gone", 2))));
+
+      assertTrue(done.failed(), store.toString());
+      assertFalse(done.cause() instanceof WriteConflictException, store + ": reported as a conflict: " + done.cause());
+      assertEquals(1, hooked.writes.get(), store + ": retried as if another writer had got in");
+      assertFalse(await(store.store().read("gone")).exists(), store.toString());
+    }
   }
 }
