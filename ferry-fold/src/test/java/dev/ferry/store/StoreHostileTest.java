@@ -225,4 +225,22 @@ class StoreHostileTest {
       assertFalse(await(store.store().read("gone")).exists(), store.toString());
     }
   }
+
+  @Test
+  void aStateOrEventOverJacksonsReadLimitsIsReadBackNotLockedAway() throws Exception {
+    // Written and acknowledged, then unreadable: every later batch of the key failed on its read.
+    JsonObject state = new JsonObject()
+        .put("note", "x".repeat(20_000_001))
+        .put("n".repeat(50_001), 1)
+        .put("big", new java.math.BigInteger("9".repeat(1_001)));
+    List<Object> events = List.of(new JsonObject().put("note", "y".repeat(20_000_001)));
+    for (StoreFixture store : List.of(new PgFixture(pgStore), new JdbcFixture(h2Store))) {
+      assertTrue(await(store.store().write("long", state, 0, events)), store.toString());
+      Versioned<JsonObject> read = await(store.store().read("long"));
+      assertEquals(20_000_001, read.state().getString("note").length(), store.toString());
+      assertEquals(1, read.state().getInteger("n".repeat(50_001)), store.toString());
+      assertEquals(new java.math.BigDecimal("9".repeat(1_001)), new java.math.BigDecimal(read.state().getValue("big").toString()), store.toString());
+      assertEquals(20_000_001, ((JsonObject) await(store.events("long")).get(0)).getString("note").length(), store.toString());
+    }
+  }
 }
