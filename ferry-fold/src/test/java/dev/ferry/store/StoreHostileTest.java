@@ -243,4 +243,37 @@ class StoreHostileTest {
       assertEquals(20_000_001, ((JsonObject) await(store.events("long")).get(0)).getString("note").length(), store.toString());
     }
   }
+
+  @Test
+  void jdbcStoreWritesTheStateAndEventsAsTheyWereWhenWriteWasCalled() throws Exception {
+    // One connection, held elsewhere: the write waits for it, and meanwhile the caller (answered
+    // by a call timeout, say) reuses its input object.
+    Pool one = JdbcStore.h2Pool(vertx, "jdbc:h2:mem:hostile;DB_CLOSE_DELAY=-1", 1);
+    JdbcStore store = JdbcStore.withEvents(one, "hostile", "hostile_events");
+    io.vertx.sqlclient.SqlConnection held = await(one.getConnection());
+    JsonObject state = new JsonObject().put("balance", 5);
+    JsonObject op = Accounts.deposit("alias", 5);
+
+    Future<Boolean> written = store.write("alias", state, 0, List.of(op));
+    op.put("deposit", 500);
+    state.put("balance", 500);
+    await(held.close());
+
+    assertTrue(await(written));
+    assertEquals(new Versioned<>(new JsonObject().put("balance", 5), 1), await(store.read("alias")));
+    assertEquals(List.of(Accounts.deposit("alias", 5)), await(store.events("alias")));
+    await(one.close());
+  }
+
+  @Test
+  void aStateJdbcStoreCannotEncodeIsRefusedBeforeAnythingIsSentNotReportedAsUnknown() throws Exception {
+    FoldWrite<String, JsonObject, Object, Long> fw = FoldWrite
+        .<String, JsonObject, Object, Long>builder(h2Store, (st, in) -> FoldDecision.accept(new JsonObject().put("thing", new Object()), 1L))
+        .initial(Accounts::opened).build();
+
+    Future<FoldOutcomes<Object, Long>> done = settled(fw.call("odd", List.of("x")));
+
+    assertInstanceOf(io.vertx.core.json.EncodeException.class, done.cause(), "nothing was sent: " + done.cause());
+    assertFalse(await(h2Store.read("odd")).exists());
+  }
 }
