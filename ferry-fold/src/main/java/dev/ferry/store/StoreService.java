@@ -77,8 +77,10 @@ public final class StoreService {
     Future<? extends FoldOutcomes<I, ?>> done;
     try {
       done = typed.isEmpty() ? Future.succeededFuture(null) : foldWrite.call(key, typed);
-    } catch (RuntimeException e) {
-      done = Future.failedFuture(e); // a store that throws instead of failing its Future
+    } catch (Throwable e) {
+      // A store that throws instead of failing its Future, an Error included: the request must
+      // still get its one answer, not wait for the sender's timeout.
+      done = Future.failedFuture(e);
     }
     done.onComplete(ar -> {
       if (ar.failed()) {

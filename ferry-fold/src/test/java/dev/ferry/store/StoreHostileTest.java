@@ -276,4 +276,25 @@ class StoreHostileTest {
     assertInstanceOf(io.vertx.core.json.EncodeException.class, done.cause(), "nothing was sent: " + done.cause());
     assertFalse(await(h2Store.read("odd")).exists());
   }
+
+  @Test
+  void storeServiceAnswersWhenTheStoreThrowsAnErrorInsteadOfFailingItsFuture() throws Exception {
+    HookedStore<String, JsonObject, Object> broken = new HookedStore<>((VersionedStore<String, JsonObject, Object>) h2Store)
+        .onRead((key, read) -> {
+          throw new AssertionError("a store bug");
+        });
+    String address = "hostile.broken";
+    StoreService service = await(StoreService.start(vertx, address, Accounts.foldWrite(broken), Object.class));
+    JsonObject request = new JsonObject().put("key", "b").put("inputs", new io.vertx.core.json.JsonArray()
+        .add(new JsonObject().put("id", 1).put("input", Accounts.deposit("b", 1))));
+
+    // Without an answer the request would fail only at its send timeout, as TIMEOUT.
+    Future<Object> reply = settled(vertx.eventBus().request(address, request,
+        new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(10_000)).map(m -> m.body()));
+
+    ReplyException e = assertInstanceOf(ReplyException.class, reply.cause());
+    assertEquals(io.vertx.core.eventbus.ReplyFailure.RECIPIENT_FAILURE, e.failureType(), e.toString());
+    assertEquals(502, e.failureCode());
+    await(service.stop());
+  }
 }
