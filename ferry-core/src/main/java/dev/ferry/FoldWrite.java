@@ -16,7 +16,9 @@ import java.util.function.Supplier;
  * order (a rejected input leaves the state as it was), and writes the final state and the accepted
  * inputs with one conditional write. When another writer got in between (a version conflict), it
  * reads again and folds the whole batch again, up to {@code maxAttempts} rounds; then the batch
- * fails and nothing of it was written. A batch whose inputs were all rejected writes nothing.
+ * fails and nothing of it was written. A batch whose inputs were all rejected writes nothing. A
+ * write that fails without an answer fails the batch with {@link WriteOutcomeUnknownException}: it
+ * may have been applied, so it is not retried.
  *
  * <pre>{@code
  * FoldWrite<String, JsonObject, Object, Long> fw = FoldWrite
@@ -80,13 +82,19 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
       if (fold.accepted.isEmpty()) {
         return Future.succeededFuture(new FoldOutcomes<>(inputs, fold.outcomes, current.version(), attempt));
       }
-      return store.write(key, fold.state, current.version(), fold.accepted).compose(written -> {
+      // A failed write Future means the outcome is unknown (VersionedStore#write): it is reported as
+      // such, never retried, and never confused with a failure where nothing was written (ADR 0126).
+      // A write that throws refused before sending anything: its exception, escaping this compose,
+      // fails the batch as it is.
+      Future<Boolean> write = store.write(key, fold.state, current.version(), fold.accepted)
+          .recover(e -> Future.failedFuture(new WriteOutcomeUnknownException(key, attempt, e)));
+      return write.compose(written -> {
         if (written == null) {
           // Neither written nor a conflict: the outcome is unknown, and folding the batch again
           // over a write that did happen (a store answering with mapEmpty(), say) would apply
-          // every input twice. The batch fails, as for a failed write.
-          return Future.failedFuture(new IllegalStateException("the store's write for key " + key
-              + " answered null, neither true (written) nor false (version conflict)"));
+          // every input twice. The batch fails, as for a failed write (ADR 0120).
+          return Future.failedFuture(new WriteOutcomeUnknownException(key, attempt, new IllegalStateException(
+              "the store's write for key " + key + " answered null, neither true (written) nor false (version conflict)")));
         }
         if (written) {
           return Future.succeededFuture(
@@ -130,7 +138,17 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
       FoldDecision<S, R> d = apply.apply(state, input);
       return d != null ? d : FoldDecision.reject("apply returned null");
     } catch (Throwable e) {
-      return FoldDecision.reject("apply failed: " + e);
+      return FoldDecision.reject("apply failed: " + describe(e));
+    }
+  }
+
+  // The reason must not throw in turn: an exception's own toString may be as broken as the apply,
+  // and a throw from here would fail the whole batch after all.
+  private static String describe(Throwable e) {
+    try {
+      return String.valueOf(e);
+    } catch (Throwable broken) {
+      return e.getClass().getName();
     }
   }
 

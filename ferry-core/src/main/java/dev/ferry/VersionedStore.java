@@ -24,6 +24,8 @@ public interface VersionedStore<K, S, E> {
    * @return {@code true} when written; {@code false} on a version conflict, in which case nothing
    *     was written. A failed Future, or one that answers {@code null}, means the outcome is
    *     unknown to the caller: the batch fails and is not retried.
+   * @throws RuntimeException when the store refuses the arguments before sending anything (say, an
+   *     {@link IllegalArgumentException} for a state it cannot hold): nothing was written.
    */
   Future<Boolean> write(K key, S state, long expectedVersion, List<? extends E> events);
 }

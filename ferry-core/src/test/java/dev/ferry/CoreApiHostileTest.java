@@ -409,6 +409,7 @@ class CoreApiHostileTest {
         (count, op) -> FoldDecision.accept(count + 1, count + 1)).initial(() -> 0).build();
     Future<FoldOutcomes<String, Integer>> outcome = fold.call("k", List.of("deposit"));
     assertTrue(outcome.failed(), "the outcome of the write is unknown: " + outcome);
+    assertTrue(outcome.cause() instanceof WriteOutcomeUnknownException, "reported as unknown: " + outcome.cause());
     assertEquals(1, counters.written.size(), "written once, never folded again over its own write");
     assertEquals(1, counters.rows.get("k").state());
   }

@@ -37,8 +37,8 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
 
   private JdbcStore(Pool pool, String table, String events) {
     this.pool = Objects.requireNonNull(pool, "pool");
-    this.table = SqlNames.check("table", table);
-    this.events = events == null ? null : SqlNames.check("events table", events);
+    this.table = SqlNames.check("table", table, SqlNames.H2_RESERVED);
+    this.events = events == null ? null : SqlNames.checkEvents(table, events, SqlNames.H2_RESERVED);
   }
 
   /** A store over {@code table} in the database behind {@code pool}; no event log. */
@@ -84,34 +84,48 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
         .map(SqlStores::versioned);
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The state and events are encoded here, before the call returns, as PgStore does: one that
+   * cannot be encoded throws, nothing sent, and what is written is what they were at the call, even
+   * if the objects change while the write waits for a connection.
+   */
   @Override
   public Future<Boolean> write(String key, JsonObject state, long expectedVersion, List<?> applied) {
-    List<Object> toAppend = new ArrayList<>(applied);
-    Future<Boolean> written = tx(conn -> bump(conn, key, state, expectedVersion)
+    String stateText = state.encode();
+    List<String> toAppend = new ArrayList<>(applied.size());
+    for (Object event : applied) {
+      toAppend.add(Json.encode(event));
+    }
+    Future<Boolean> written = tx(conn -> bump(conn, key, stateText, expectedVersion)
         .compose(ok -> ok ? append(conn, key, expectedVersion + 1, toAppend).map(true) : Future.succeededFuture(false)));
     // Two creators of one new entity: the loser's insert breaks the primary key. That is a version
     // conflict (its transaction rolled back, nothing written), not a store failure.
-    return written.recover(e -> isUniqueViolation(e) ? Future.succeededFuture(false) : Future.failedFuture(e));
+    return written.recover(e -> e instanceof LostCreation ? Future.succeededFuture(false) : Future.failedFuture(e));
   }
 
-  private Future<Boolean> bump(SqlConnection conn, String key, JsonObject state, long expectedVersion) {
+  private Future<Boolean> bump(SqlConnection conn, String key, String state, long expectedVersion) {
     if (expectedVersion == 0) {
+      // Only this insert's key violation is a lost creation race. One in the events insert (rows left
+      // for a key whose entity row was deleted) is a failure to report, not a conflict to retry.
       return conn.preparedQuery("INSERT INTO " + table + " (\"key\", version, state) VALUES (?, 1, ?)")
-          .execute(Tuple.of(key, state.encode()))
+          .execute(Tuple.of(key, state))
+          .recover(e -> Future.failedFuture(isUniqueViolation(e) ? new LostCreation() : e))
           .map(r -> r.rowCount() == 1);
     }
     return conn.preparedQuery("UPDATE " + table + " SET version = version + 1, state = ? WHERE \"key\" = ? AND version = ?")
-        .execute(Tuple.of(state.encode(), key, expectedVersion))
+        .execute(Tuple.of(state, key, expectedVersion))
         .map(r -> r.rowCount() == 1);
   }
 
-  private Future<Void> append(SqlConnection conn, String key, long version, List<Object> applied) {
+  private Future<Void> append(SqlConnection conn, String key, long version, List<String> applied) {
     if (events == null || applied.isEmpty()) {
       return Future.succeededFuture();
     }
     List<Tuple> rows = new ArrayList<>(applied.size());
     for (int i = 0; i < applied.size(); i++) {
-      rows.add(Tuple.of(key, version, (long) i + 1, Json.encode(applied.get(i))));
+      rows.add(Tuple.of(key, version, (long) i + 1, applied.get(i)));
     }
     return conn.preparedQuery("INSERT INTO " + events + " (\"key\", version, seq, event) VALUES (?, ?, ?, ?)")
         .executeBatch(rows)
@@ -136,6 +150,15 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
    */
   public <T> Future<T> tx(java.util.function.Function<SqlConnection, Future<T>> work) {
     return pool.withTransaction(work);
+  }
+
+  /** Rolls back the transaction of a creation that another writer won; never leaves this class. */
+  private static final class LostCreation extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    LostCreation() {
+      super("another writer created the entity first", null, false, false);
+    }
   }
 
   private static boolean isUniqueViolation(Throwable e) {

@@ -37,8 +37,8 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
 
   private PgStore(Pool pool, String table, String events) {
     this.pool = Objects.requireNonNull(pool, "pool");
-    this.table = SqlNames.check("table", table);
-    this.events = events == null ? null : SqlNames.check("events table", events);
+    this.table = SqlNames.check("table", table, SqlNames.POSTGRESQL_RESERVED);
+    this.events = events == null ? null : SqlNames.checkEvents(table, events, SqlNames.POSTGRESQL_RESERVED);
     this.readSql = "SELECT version, state::text FROM " + table + " WHERE key = $1";
     String appendEvents = events == null ? "" : ", ev AS (INSERT INTO " + events
         + " (key, version, seq, event) SELECT w.key, w.version, x.seq, x.event FROM w,"
@@ -77,17 +77,43 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
             + " PRIMARY KEY (key, version, seq))");
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Fails, reading nothing, for a key that is not well-formed UTF-16 (see {@link #write}).
+   */
   @Override
   public Future<Versioned<JsonObject>> read(String key) {
+    String bad = illFormed("key", key);
+    if (bad != null) {
+      return Future.failedFuture(new IllegalArgumentException(bad));
+    }
     return pool.preparedQuery(readSql).execute(Tuple.of(key)).map(SqlStores::versioned);
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Throws {@link IllegalArgumentException}, sending nothing, when the key, the state or an
+   * event holds a lone surrogate (text that is not well-formed UTF-16): PostgreSQL keeps text as
+   * UTF-8, into which the client encodes a lone surrogate as {@code ?}, so the row would silently
+   * differ from what was written and two different keys would share one row. Thrown, not a failed
+   * Future, because nothing was sent: a failed Future would mean the outcome is unknown.
+   */
   @Override
   public Future<Boolean> write(String key, JsonObject state, long expectedVersion, List<?> applied) {
     String sql = expectedVersion == 0 ? insertSql : updateSql;
-    Tuple params = Tuple.of(key, expectedVersion, state.encode());
-    if (events != null) {
-      params.addString(new JsonArray(new ArrayList<>(applied)).encode());
+    String stateText = state.encode();
+    String eventsText = events == null ? null : new JsonArray(new ArrayList<>(applied)).encode();
+    String bad = illFormed("key", key);
+    bad = bad != null ? bad : illFormed("state", stateText);
+    bad = bad != null || eventsText == null ? bad : illFormed("events", eventsText);
+    if (bad != null) {
+      throw new IllegalArgumentException(bad);
+    }
+    Tuple params = Tuple.of(key, expectedVersion, stateText);
+    if (eventsText != null) {
+      params.addString(eventsText);
     }
     return pool.preparedQuery(sql).execute(params).map(PgStore::countIsOne);
   }
@@ -97,9 +123,30 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
     if (events == null) {
       return Future.succeededFuture(List.of());
     }
+    String bad = illFormed("key", key);
+    if (bad != null) {
+      return Future.failedFuture(new IllegalArgumentException(bad));
+    }
     return pool.preparedQuery("SELECT event::text FROM " + events + " WHERE key = $1 ORDER BY version, seq")
         .execute(Tuple.of(key))
         .map(SqlStores::events);
+  }
+
+  /** Why {@code text} cannot travel to PostgreSQL unchanged, or null when it can. */
+  private static String illFormed(String what, String text) {
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (!Character.isSurrogate(c)) {
+        continue;
+      }
+      if (Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
+        i++;
+        continue;
+      }
+      return what + " holds a lone surrogate at index " + i + " (not well-formed UTF-16):"
+          + " PostgreSQL would store it altered, so nothing was sent";
+    }
+    return null;
   }
 
   private static boolean countIsOne(RowSet<Row> rows) {

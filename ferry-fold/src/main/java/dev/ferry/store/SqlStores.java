@@ -2,8 +2,12 @@ package dev.ferry.store;
 
 import dev.ferry.Versioned;
 import io.vertx.core.Future;
-import io.vertx.core.json.Json;
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonObject;
+import io.vertx.core.json.jackson.JacksonCodec;
+import java.io.IOException;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.SqlClient;
@@ -28,19 +32,43 @@ final class SqlStores {
     return done.mapEmpty();
   }
 
+  // Jackson's default read limits (a string of 20,000,000 characters, a name of 50,000, a number of
+  // 1,000 digits) have no counterpart on the write side: a state or event over one was written,
+  // acknowledged, and then could never be read again, failing every later batch of its key. What a
+  // store wrote it must read back, so its own rows are decoded without those limits. Nesting depth
+  // keeps its default: writing is held to the same depth.
+  private static final JsonFactory OWN_ROWS = JsonFactory.builder()
+      .streamReadConstraints(StreamReadConstraints.builder()
+          .maxStringLength(Integer.MAX_VALUE).maxNameLength(Integer.MAX_VALUE).maxNumberLength(Integer.MAX_VALUE)
+          .build())
+      .build();
+
   /** The rows of {@code SELECT version, state}: the entity, or absent when no row. */
   static Versioned<JsonObject> versioned(RowSet<Row> rows) {
     if (rows.size() == 0) {
       return Versioned.absent();
     }
     Row row = rows.iterator().next();
-    return new Versioned<>(new JsonObject(row.getString(1)), row.getLong(0));
+    Object state = decode(row.getString(1));
+    if (!(state instanceof JsonObject object)) {
+      throw new DecodeException("a stored state is not a JSON object");
+    }
+    return new Versioned<>(object, row.getLong(0));
   }
 
   /** The rows of {@code SELECT event}, in their order, each decoded from its JSON text. */
   static List<Object> events(RowSet<Row> rows) {
     List<Object> out = new ArrayList<>(rows.size());
-    rows.forEach(r -> out.add(Json.decodeValue(r.getString(0))));
+    rows.forEach(r -> out.add(decode(r.getString(0))));
     return out;
+  }
+
+  /** Like {@code Json.decodeValue}: objects and arrays come back as JsonObject and JsonArray. */
+  private static Object decode(String text) {
+    try {
+      return JacksonCodec.fromParser(OWN_ROWS.createParser(text), Object.class);
+    } catch (IOException e) {
+      throw new DecodeException("Failed to decode: " + e.getMessage(), e);
+    }
   }
 }

@@ -3,6 +3,7 @@ package dev.ferry.store;
 import dev.ferry.FoldOutcome;
 import dev.ferry.FoldOutcomes;
 import dev.ferry.FoldWrite;
+import dev.ferry.WriteOutcomeUnknownException;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.Message;
@@ -20,7 +21,8 @@ import java.util.List;
  * <p>Request {@code {"key": k, "inputs": [{"id": .., "input": ..}, ..]}}; reply {@code {"outcomes":
  * [{"ok": result} | {"error": reason}, ..]}}, one per input in order. A malformed request is failed
  * with 400; a batch that could not be written (store down, conflicts on every attempt) with 502, so
- * every caller of that batch gets FAILED. Inputs that are not of the FoldWrite's input type are
+ * every caller of that batch gets FAILED; its text says "may or may not have been written" when the
+ * write failed without an answer. Inputs that are not of the FoldWrite's input type are
  * rejected one by one and never reach the fold.
  */
 public final class StoreService {
@@ -75,12 +77,16 @@ public final class StoreService {
     Future<? extends FoldOutcomes<I, ?>> done;
     try {
       done = typed.isEmpty() ? Future.succeededFuture(null) : foldWrite.call(key, typed);
-    } catch (RuntimeException e) {
-      done = Future.failedFuture(e); // a store that throws instead of failing its Future
+    } catch (Throwable e) {
+      // A store that throws instead of failing its Future, an Error included: the request must
+      // still get its one answer, not wait for the sender's timeout.
+      done = Future.failedFuture(e);
     }
     done.onComplete(ar -> {
       if (ar.failed()) {
-        msg.fail(502, "batch not written: " + ar.cause().getMessage());
+        // Only a write without an answer may have been applied; every other failure wrote nothing.
+        msg.fail(502, (ar.cause() instanceof WriteOutcomeUnknownException
+            ? "batch may or may not have been written: " : "batch not written: ") + ar.cause().getMessage());
         return;
       }
       // Every request gets exactly one answer: a result that cannot travel as JSON fails the batch.

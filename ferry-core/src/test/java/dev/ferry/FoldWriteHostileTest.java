@@ -1,0 +1,129 @@
+package dev.ferry;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.FoldWriteTest.MemoryStore;
+import io.vertx.core.Future;
+import java.io.IOException;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** FoldWrite against careless or hostile apply functions and stores, on an in-memory store. */
+class FoldWriteHostileTest {
+  private final MemoryStore store = new MemoryStore();
+
+  // Adds positive numbers; 8 recurses without end (as on a hostile, deeply nested input), 10 throws
+  // an exception whose own toString fails.
+  static FoldDecision<Long, Long> careless(Long sum, Long n) {
+    if (n == 8) {
+      return careless(sum, n);
+    }
+    if (n == 10) {
+      throw new IllegalStateException() {
+        @Override
+        public String toString() {
+          throw new UnsupportedOperationException("no text either");
+        }
+      };
+    }
+    return FoldDecision.accept(sum + n, sum + n);
+  }
+
+  @Test
+  void anApplyWhoseExceptionCannotEvenBeDescribedRejectsOnlyItsInput() {
+    FoldWrite<String, Long, Long, Long> fw =
+        FoldWrite.<String, Long, Long, Long>builder(store, FoldWriteHostileTest::careless).initial(() -> 0L).build();
+    List<Long> batch = List.of(1L, 8L, 2L, 10L, 3L);
+
+    Future<FoldOutcomes<Long, Long>> done = fw.call("k", batch);
+
+    assertTrue(done.succeeded(), "one bad input failed the whole batch: " + done.cause());
+    FoldOutcomes<Long, Long> out = done.result();
+    assertEquals(List.of(1L, 3L, 6L), List.of(fw.extract(1L, out), fw.extract(2L, out), fw.extract(3L, out)));
+    for (Long bad : List.of(8L, 10L)) {
+      FerryException e = assertThrows(FerryException.class, () -> fw.extract(bad, out));
+      assertEquals(FerryError.INPUT_REJECTED, e.kind());
+    }
+    assertTrue(out.list().get(1).toString().contains("StackOverflowError"), out.list().get(1).toString());
+    assertTrue(out.list().get(3).toString().contains("FoldWriteHostileTest"), out.list().get(3).toString());
+    assertEquals(new Versioned<>(6L, 1), store.rows.get("k"));
+    assertEquals(List.of(List.of(1L, 2L, 3L)), store.writes);
+  }
+
+  /** The memory store, but each write is applied and then answered by {@code answer}. */
+  private VersionedStore<String, Long, Long> answering(java.util.function.Supplier<Future<Boolean>> answer) {
+    return new VersionedStore<>() {
+      @Override
+      public Future<Versioned<Long>> read(String key) {
+        return store.read(key);
+      }
+
+      @Override
+      public Future<Boolean> write(String key, Long state, long expected, List<? extends Long> events) {
+        store.write(key, state, expected, events);
+        return answer.get();
+      }
+    };
+  }
+
+  @Test
+  void aWriteThatFailsAfterTheStoreAppliedItIsReportedAsUnknownAndNotRetried() {
+    // The connection broke while the write was committing: the row is written, the answer lost.
+    IOException reset = new IOException("connection reset");
+    FoldWrite<String, Long, Long, Long> fw = FoldWrite
+        .<String, Long, Long, Long>builder(answering(() -> Future.failedFuture(reset)), FoldWriteTest::add)
+        .initial(() -> 0L).build();
+
+    Future<FoldOutcomes<Long, Long>> done = fw.call("k", List.of(5L));
+
+    WriteOutcomeUnknownException e = assertInstanceOf(WriteOutcomeUnknownException.class, done.cause());
+    assertSame(reset, e.getCause());
+    assertEquals(1, e.attempt());
+    assertEquals(List.of(List.of(5L)), store.writes, "written once, never retried");
+    assertEquals(new Versioned<>(5L, 1), store.rows.get("k"));
+  }
+
+  @Test
+  void aReadThatFailsKeepsItsOwnCauseSinceNothingWasWritten() {
+    IllegalStateException down = new IllegalStateException("database down");
+    VersionedStore<String, Long, Long> unreadable = new VersionedStore<>() {
+      @Override
+      public Future<Versioned<Long>> read(String key) {
+        return Future.failedFuture(down);
+      }
+
+      @Override
+      public Future<Boolean> write(String key, Long state, long expected, List<? extends Long> events) {
+        throw new AssertionError("no write without a read");
+      }
+    };
+    FoldWrite<String, Long, Long, Long> fw =
+        FoldWrite.<String, Long, Long, Long>builder(unreadable, FoldWriteTest::add).initial(() -> 0L).build();
+
+    assertSame(down, fw.call("k", List.of(5L)).cause());
+  }
+
+  @Test
+  void aWriteThatThrowsRefusedBeforeSendingAndKeepsItsOwnException() {
+    IllegalArgumentException refused = new IllegalArgumentException("a state this store cannot hold");
+    VersionedStore<String, Long, Long> refusing = new VersionedStore<>() {
+      @Override
+      public Future<Versioned<Long>> read(String key) {
+        return store.read(key);
+      }
+
+      @Override
+      public Future<Boolean> write(String key, Long state, long expected, List<? extends Long> events) {
+        throw refused;
+      }
+    };
+    FoldWrite<String, Long, Long, Long> fw =
+        FoldWrite.<String, Long, Long, Long>builder(refusing, FoldWriteTest::add).initial(() -> 0L).build();
+
+    assertSame(refused, fw.call("k", List.of(5L)).cause(), "nothing was written: not an unknown outcome");
+  }
+}

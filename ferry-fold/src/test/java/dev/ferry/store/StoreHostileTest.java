@@ -1,0 +1,300 @@
+package dev.ferry.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.Ferry;
+import dev.ferry.FerryError;
+import dev.ferry.FerryException;
+import dev.ferry.FoldDecision;
+import dev.ferry.FoldOutcomes;
+import dev.ferry.FoldWrite;
+import dev.ferry.PerKeyConfig;
+import dev.ferry.VersionedStore;
+import dev.ferry.WriteConflictException;
+import dev.ferry.WriteOutcomeUnknownException;
+import dev.ferry.Versioned;
+import dev.ferry.examples.Accounts;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * The stores against what a careless or hostile user hands them: keys, states and events that the
+ * database would store altered, and table names that cannot work. PostgreSQL (embedded) and H2.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class StoreHostileTest {
+  private Vertx vertx;
+  private PgServer server;
+  private Pool pg;
+  private Pool h2;
+  private PgStore pgStore;
+  private JdbcStore h2Store;
+
+  @BeforeAll
+  void start() throws Exception {
+    vertx = Vertx.vertx();
+    server = PgServer.start();
+    pg = server.pool(vertx, 4);
+    h2 = JdbcStore.h2Pool(vertx, "jdbc:h2:mem:hostile;DB_CLOSE_DELAY=-1", 4);
+    pgStore = PgStore.withEvents(pg, "hostile", "hostile_events");
+    h2Store = JdbcStore.withEvents(h2, "hostile", "hostile_events");
+    await(pgStore.createTables());
+    await(h2Store.createTables());
+  }
+
+  @BeforeEach
+  void clear() throws Exception {
+    await(pg.query("TRUNCATE hostile, hostile_events").execute());
+    await(h2Store.tx(conn -> conn.query("DELETE FROM hostile_events").execute()
+        .compose(r -> conn.query("DELETE FROM hostile").execute())));
+  }
+
+  @AfterAll
+  void stop() throws Exception {
+    pg.close().await(10, TimeUnit.SECONDS);
+    h2.close().await(10, TimeUnit.SECONDS);
+    server.close();
+    vertx.close().await(10, TimeUnit.SECONDS);
+  }
+
+  private static <T> T await(Future<T> f) throws Exception {
+    return f.await(20, TimeUnit.SECONDS);
+  }
+
+  /** Completes when {@code f} completes, either way, so a test can look at how it ended. */
+  private static <T> Future<T> settled(Future<T> f) throws Exception {
+    f.otherwiseEmpty().await(20, TimeUnit.SECONDS);
+    return f;
+  }
+
+  @Test
+  void aKeyWithALoneSurrogateIsRefusedByPgStoreNotMergedWithAnotherKey() throws Exception {
+    // The client encodes a lone surrogate as '?': "x\uD800", "x\uDC00" and "x?" were one row, so two
+    // keys that Ferry serves as separate lanes shared one balance.
+    Future<FoldOutcomes<Object, Long>> deposit = settled(Accounts.foldWrite(pgStore).call("x\uD800", List.of(Accounts.deposit("x\uD800", 5))));
+
+    assertTrue(deposit.failed(), "a key PostgreSQL cannot hold unchanged was written");
+    assertInstanceOf(IllegalArgumentException.class, deposit.cause());
+    assertFalse(await(pgStore.read("x?")).exists(), "another key's row was written");
+    assertTrue(settled(pgStore.read("x\uDC00")).failed());
+    assertTrue(settled(pgStore.events("x\uDC00")).failed());
+  }
+
+  @Test
+  void aStateOrEventWithALoneSurrogateIsRefusedByPgStoreAndNothingIsWritten() throws Exception {
+    // Refused before anything is sent, so thrown: a failed Future would mean "may have been written".
+    Future<FoldOutcomes<Object, Long>> folded = settled(FoldWrite
+        .<String, JsonObject, Object, Long>builder(pgStore, (st, in) -> FoldDecision.accept(new JsonObject().put("name", "a\uD800b"), 1L))
+        .initial(Accounts::opened).build()
+        .call("s", List.of("rename")));
+    assertInstanceOf(IllegalArgumentException.class, folded.cause(), "a state stored altered, as " + await(pgStore.read("s")));
+    assertThrows(IllegalArgumentException.class,
+        () -> pgStore.write("e", new JsonObject().put("balance", 1), 0, List.of(new JsonObject().put("note", "\uDFFF"))),
+        () -> "an event stored altered, as " + pgStore.events("e").await());
+    assertFalse(await(pgStore.read("s")).exists());
+    assertFalse(await(pgStore.read("e")).exists());
+    assertEquals(List.of(), await(pgStore.events("e")));
+  }
+
+  @Test
+  void wellFormedNonAsciiKeysStatesAndEventsComeBackExactly() throws Exception {
+    String key = "κλειδί-鍵-\uD83D\uDD11"; // the last is one character outside the BMP, a surrogate pair
+    JsonObject state = new JsonObject().put("name", "\uD83D\uDE00 ü ß 漢字").put("balance", 1);
+    List<Object> events = List.of(new JsonObject().put("note", "\uD83C\uDF89"), "'; DROP TABLE hostile; --");
+    for (var store : List.of(new PgFixture(pgStore), new JdbcFixture(h2Store))) {
+      assertTrue(await(store.store().write(key, state, 0, events)), store.toString());
+      assertEquals(new Versioned<>(state, 1), await(store.store().read(key)), store.toString());
+      assertEquals(events, await(store.events(key)), store.toString());
+    }
+  }
+
+  @Test
+  void aTableNamedByAReservedWordOfPostgreSqlIsRefusedWhenTheStoreIsMade() throws Exception {
+    // The server's own list: every word it will not take as a table name.
+    List<String> reserved = new ArrayList<>();
+    await(pg.query("SELECT word FROM pg_get_keywords() WHERE catcode IN ('R', 'T')").execute())
+        .forEach(row -> reserved.add(row.getString(0)));
+    assertFalse(reserved.isEmpty());
+    for (String word : reserved) {
+      for (String name : List.of(word, word.toUpperCase(Locale.ROOT))) {
+        assertThrows(IllegalArgumentException.class, () -> PgStore.of(pg, name), name);
+        assertThrows(IllegalArgumentException.class, () -> PgStore.withEvents(pg, "t", name), name);
+      }
+    }
+  }
+
+  @Test
+  void aTableNamedByAReservedWordOfH2IsRefusedWhenTheStoreIsMade() {
+    for (String name : List.of("order", "User", "VALUE", "key", "year", "_rowid_")) {
+      assertThrows(IllegalArgumentException.class, () -> JdbcStore.of(h2, name), name);
+      assertThrows(IllegalArgumentException.class, () -> JdbcStore.withEvents(h2, "t", name), name);
+    }
+  }
+
+  @Test
+  void everyWordOnTheH2ListReallyCannotNameATable() throws Exception {
+    // H2 has no pg_get_keywords(): check the list against the parser instead.
+    for (String word : SqlNames.H2_RESERVED) {
+      Future<?> create = settled(h2Store.tx(conn -> conn.query("CREATE TABLE " + word + " (x INT)").execute()));
+      assertTrue(create.failed(), word + " names a table in H2");
+    }
+  }
+
+  @Test
+  void namesThatAreKeywordsButNotReservedStillWork() throws Exception {
+    // Plain names that look like keywords but are not reserved by the dialect must keep working.
+    PgStore pgWords = PgStore.withEvents(pg, "version", "events");
+    JdbcStore h2Words = JdbcStore.withEvents(h2, "version", "events");
+    await(pgWords.createTables());
+    await(h2Words.createTables());
+    for (var store : List.of(new PgFixture(pgWords), new JdbcFixture(h2Words))) {
+      assertTrue(await(store.store().write("k", new JsonObject().put("n", 1), 0, List.of("e"))), store.toString());
+      assertEquals(List.of("e"), await(store.events("k")), store.toString());
+    }
+  }
+
+  @Test
+  void anEventsTableThatIsTheTableItselfIsRefused() {
+    // Unquoted names fold case: "Accounts" is the table "accounts", and the events insert then
+    // failed at every write.
+    assertThrows(IllegalArgumentException.class, () -> PgStore.withEvents(pg, "accounts", "Accounts"));
+    assertThrows(IllegalArgumentException.class, () -> JdbcStore.withEvents(h2, "accounts", "ACCOUNTS"));
+  }
+
+  @Test
+  void aWriteWhoseAnswerIsLostAfterPostgreSqlCommittedItIsReportedAsMaybeWritten() throws Exception {
+    // The statement commits, then the answer is lost (a connection reset after the commit).
+    HookedStore<String, JsonObject, Object> lossy = new HookedStore<>((VersionedStore<String, JsonObject, Object>) pgStore)
+        .onWrite((key, expected, write) -> write.get().compose(ok -> Future.failedFuture(new java.io.IOException("connection reset"))));
+    Ferry<Object, Long> ferry = Accounts.ferry(vertx, PerKeyConfig.defaults(), lossy);
+    String address = "hostile.lossy";
+    StoreService service = await(StoreService.start(vertx, address, Accounts.foldWrite(lossy), Object.class));
+
+    Future<Long> direct = settled(ferry.submit(Accounts.deposit("m", 5)));
+    JsonObject request = new JsonObject().put("key", "n").put("inputs", new io.vertx.core.json.JsonArray()
+        .add(new JsonObject().put("id", 1).put("input", Accounts.deposit("n", 7))));
+    Future<Object> viaBus = settled(vertx.eventBus().request(address, request).map(m -> m.body()));
+
+    FerryException failed = assertInstanceOf(FerryException.class, direct.cause());
+    assertEquals(FerryError.FAILED, failed.kind());
+    assertInstanceOf(WriteOutcomeUnknownException.class, failed.getCause());
+    ReplyException reply = assertInstanceOf(ReplyException.class, viaBus.cause());
+    assertEquals(502, reply.failureCode());
+    assertTrue(reply.getMessage().contains("may or may not have been written"), reply.getMessage());
+    // Both were in fact written, once each: the reports did not say otherwise, and nothing retried.
+    assertEquals(List.of(Accounts.deposit("m", 5)), await(pgStore.events("m")));
+    assertEquals(List.of(Accounts.deposit("n", 7)), await(pgStore.events("n")));
+    assertEquals(2, lossy.writes.get());
+    await(service.stop());
+  }
+
+  @Test
+  void eventsLeftBehindByADeletedEntityFailTheWriteInsteadOfPassingForConflicts() throws Exception {
+    // An operator deletes an entity row and keeps its events: a new entity's events then collide with
+    // the old ones. That is no writer racing us, and retrying cannot help.
+    for (StoreFixture store : List.of(new PgFixture(pgStore), new JdbcFixture(h2Store))) {
+      assertTrue(await(store.store().write("gone", new JsonObject().put("balance", 1), 0, List.of(Accounts.deposit("gone", 1)))));
+      if (store instanceof PgFixture) {
+        await(pg.query("DELETE FROM hostile").execute());
+      } else {
+        await(h2Store.tx(conn -> conn.query("DELETE FROM hostile").execute()));
+      }
+      HookedStore<String, JsonObject, Object> hooked = new HookedStore<>(store.store());
+
+      Future<FoldOutcomes<Object, Long>> done = settled(Accounts.foldWrite(hooked).call("gone", List.of(Accounts.deposit("gone", 2))));
+
+      assertTrue(done.failed(), store.toString());
+      assertFalse(done.cause() instanceof WriteConflictException, store + ": reported as a conflict: " + done.cause());
+      assertEquals(1, hooked.writes.get(), store + ": retried as if another writer had got in");
+      assertFalse(await(store.store().read("gone")).exists(), store.toString());
+    }
+  }
+
+  @Test
+  void aStateOrEventOverJacksonsReadLimitsIsReadBackNotLockedAway() throws Exception {
+    // Written and acknowledged, then unreadable: every later batch of the key failed on its read.
+    JsonObject state = new JsonObject()
+        .put("note", "x".repeat(20_000_001))
+        .put("n".repeat(50_001), 1)
+        .put("big", new java.math.BigInteger("9".repeat(1_001)));
+    List<Object> events = List.of(new JsonObject().put("note", "y".repeat(20_000_001)));
+    for (StoreFixture store : List.of(new PgFixture(pgStore), new JdbcFixture(h2Store))) {
+      assertTrue(await(store.store().write("long", state, 0, events)), store.toString());
+      Versioned<JsonObject> read = await(store.store().read("long"));
+      assertEquals(20_000_001, read.state().getString("note").length(), store.toString());
+      assertEquals(1, read.state().getInteger("n".repeat(50_001)), store.toString());
+      assertEquals(new java.math.BigDecimal("9".repeat(1_001)), new java.math.BigDecimal(read.state().getValue("big").toString()), store.toString());
+      assertEquals(20_000_001, ((JsonObject) await(store.events("long")).get(0)).getString("note").length(), store.toString());
+    }
+  }
+
+  @Test
+  void jdbcStoreWritesTheStateAndEventsAsTheyWereWhenWriteWasCalled() throws Exception {
+    // One connection, held elsewhere: the write waits for it, and meanwhile the caller (answered
+    // by a call timeout, say) reuses its input object.
+    Pool one = JdbcStore.h2Pool(vertx, "jdbc:h2:mem:hostile;DB_CLOSE_DELAY=-1", 1);
+    JdbcStore store = JdbcStore.withEvents(one, "hostile", "hostile_events");
+    io.vertx.sqlclient.SqlConnection held = await(one.getConnection());
+    JsonObject state = new JsonObject().put("balance", 5);
+    JsonObject op = Accounts.deposit("alias", 5);
+
+    Future<Boolean> written = store.write("alias", state, 0, List.of(op));
+    op.put("deposit", 500);
+    state.put("balance", 500);
+    await(held.close());
+
+    assertTrue(await(written));
+    assertEquals(new Versioned<>(new JsonObject().put("balance", 5), 1), await(store.read("alias")));
+    assertEquals(List.of(Accounts.deposit("alias", 5)), await(store.events("alias")));
+    await(one.close());
+  }
+
+  @Test
+  void aStateJdbcStoreCannotEncodeIsRefusedBeforeAnythingIsSentNotReportedAsUnknown() throws Exception {
+    FoldWrite<String, JsonObject, Object, Long> fw = FoldWrite
+        .<String, JsonObject, Object, Long>builder(h2Store, (st, in) -> FoldDecision.accept(new JsonObject().put("thing", new Object()), 1L))
+        .initial(Accounts::opened).build();
+
+    Future<FoldOutcomes<Object, Long>> done = settled(fw.call("odd", List.of("x")));
+
+    assertInstanceOf(io.vertx.core.json.EncodeException.class, done.cause(), "nothing was sent: " + done.cause());
+    assertFalse(await(h2Store.read("odd")).exists());
+  }
+
+  @Test
+  void storeServiceAnswersWhenTheStoreThrowsAnErrorInsteadOfFailingItsFuture() throws Exception {
+    HookedStore<String, JsonObject, Object> broken = new HookedStore<>((VersionedStore<String, JsonObject, Object>) h2Store)
+        .onRead((key, read) -> {
+          throw new AssertionError("a store bug");
+        });
+    String address = "hostile.broken";
+    StoreService service = await(StoreService.start(vertx, address, Accounts.foldWrite(broken), Object.class));
+    JsonObject request = new JsonObject().put("key", "b").put("inputs", new io.vertx.core.json.JsonArray()
+        .add(new JsonObject().put("id", 1).put("input", Accounts.deposit("b", 1))));
+
+    // Without an answer the request would fail only at its send timeout, as TIMEOUT.
+    Future<Object> reply = settled(vertx.eventBus().request(address, request,
+        new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(10_000)).map(m -> m.body()));
+
+    ReplyException e = assertInstanceOf(ReplyException.class, reply.cause());
+    assertEquals(io.vertx.core.eventbus.ReplyFailure.RECIPIENT_FAILURE, e.failureType(), e.toString());
+    assertEquals(502, e.failureCode());
+    await(service.stop());
+  }
+}
