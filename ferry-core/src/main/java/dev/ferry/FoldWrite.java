@@ -132,12 +132,20 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
 
   // A throwing apply is a bug in handling that one input: it is refused like a rejection, so one
   // poisonous input cannot block its key's every later batch. Anything it throws: an Error, or a
-  // checked exception thrown sneakily (Lombok, Kotlin), must not fail the other inputs' batch either.
+  // checked exception thrown sneakily (Lombok, Kotlin), must not fail the other inputs' batch either,
+  // except an error that tells of the JVM, not of the input.
   private FoldDecision<S, R> decide(S state, I input) {
     try {
       FoldDecision<S, R> d = apply.apply(state, input);
       return d != null ? d : FoldDecision.reject("apply returned null");
     } catch (Throwable e) {
+      if (e instanceof VirtualMachineError && !(e instanceof StackOverflowError)) {
+        // Out of memory (or the JVM broken) says nothing about this input: rejecting it would give
+        // its caller INPUT_REJECTED, a final answer for what a retry may do, and write the others
+        // from a heap that just failed. The batch fails instead (FAILED, worth retrying). A stack
+        // overflow stays a rejection: a deeply nested input causes it, and would fail every batch.
+        throw (VirtualMachineError) e;
+      }
       return FoldDecision.reject("apply failed: " + describe(e));
     }
   }
