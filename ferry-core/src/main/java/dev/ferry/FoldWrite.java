@@ -94,7 +94,7 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
           // over a write that did happen (a store answering with mapEmpty(), say) would apply
           // every input twice. The batch fails, as for a failed write (ADR 0120).
           return Future.failedFuture(new WriteOutcomeUnknownException(key, attempt, new IllegalStateException(
-              "the store's write for key " + key + " answered null, neither true (written) nor false (version conflict)")));
+              "the store's write answered null, neither true (written) nor false (version conflict)")));
         }
         if (written) {
           return Future.succeededFuture(

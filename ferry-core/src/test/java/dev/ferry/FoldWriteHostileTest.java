@@ -144,4 +144,24 @@ class FoldWriteHostileTest {
     assertSame(oom, done.cause(), "out of memory is not the input's fault: " + done);
     assertEquals(List.of(), store.writes, "nothing written from a heap that just failed");
   }
+
+  @Test
+  void aWriteFailureWhoseTextCannotBeBuiltIsStillReportedAsUnknown() {
+    // The write was applied, then failed with an exception whose own toString throws.
+    IllegalStateException unprintable = new IllegalStateException("connection reset") {
+      @Override
+      public String toString() {
+        throw new UnsupportedOperationException("no text");
+      }
+    };
+    FoldWrite<String, Long, Long, Long> fw = FoldWrite
+        .<String, Long, Long, Long>builder(answering(() -> Future.failedFuture(unprintable)), FoldWriteTest::add)
+        .initial(() -> 0L).build();
+
+    Future<FoldOutcomes<Long, Long>> done = fw.call("k", List.of(5L));
+
+    WriteOutcomeUnknownException e = assertInstanceOf(WriteOutcomeUnknownException.class, done.cause(),
+        "the write may have been applied; anything else reads as nothing written");
+    assertSame(unprintable, e.getCause());
+  }
 }
