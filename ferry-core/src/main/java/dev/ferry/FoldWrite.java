@@ -86,8 +86,12 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
       // such, never retried, and never confused with a failure where nothing was written (ADR 0126).
       // A write that throws refused before sending anything: its exception, escaping this compose,
       // fails the batch as it is.
-      Future<Boolean> write = store.write(key, fold.state, current.version(), fold.accepted)
-          .recover(e -> Future.failedFuture(new WriteOutcomeUnknownException(key, attempt, e)));
+      Future<Boolean> write = store.write(key, fold.state, current.version(), fold.accepted);
+      if (write == null) {
+        // No Future says nothing about what the store sent: unknown, like a failed one (the report
+        // may be too cautious, never too hopeful).
+        write = Future.failedFuture(new NullPointerException("the store's write returned null instead of a Future"));
+      }
       return write.compose(written -> {
         if (written == null) {
           // Neither written nor a conflict: the outcome is unknown, and folding the batch again
@@ -104,7 +108,7 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
           return Future.failedFuture(new WriteConflictException(key, attempt));
         }
         return attempt(key, inputs, attempt + 1);
-      });
+      }, failed -> Future.failedFuture(new WriteOutcomeUnknownException(key, attempt, failed)));
     });
   }
 

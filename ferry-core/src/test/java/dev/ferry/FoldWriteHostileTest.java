@@ -164,4 +164,17 @@ class FoldWriteHostileTest {
         "the write may have been applied; anything else reads as nothing written");
     assertSame(unprintable, e.getCause());
   }
+
+  @Test
+  void aWriteThatReturnsNoFutureIsReportedAsUnknownNotAsNothingWritten() {
+    // A careless store: it writes, then returns null instead of a Future.
+    FoldWrite<String, Long, Long, Long> fw = FoldWrite
+        .<String, Long, Long, Long>builder(answering(() -> null), FoldWriteTest::add)
+        .initial(() -> 0L).build();
+
+    Future<FoldOutcomes<Long, Long>> done = fw.call("k", List.of(5L));
+
+    assertInstanceOf(WriteOutcomeUnknownException.class, done.cause(), "it was written: " + done.cause());
+    assertEquals(List.of(List.of(5L)), store.writes, "written once, never retried");
+  }
 }
