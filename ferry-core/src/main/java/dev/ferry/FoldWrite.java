@@ -86,15 +86,19 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
       // such, never retried, and never confused with a failure where nothing was written (ADR 0126).
       // A write that throws refused before sending anything: its exception, escaping this compose,
       // fails the batch as it is.
-      Future<Boolean> write = store.write(key, fold.state, current.version(), fold.accepted)
-          .recover(e -> Future.failedFuture(new WriteOutcomeUnknownException(key, attempt, e)));
+      Future<Boolean> write = store.write(key, fold.state, current.version(), fold.accepted);
+      if (write == null) {
+        // No Future says nothing about what the store sent: unknown, like a failed one (the report
+        // may be too cautious, never too hopeful).
+        write = Future.failedFuture(new NullPointerException("the store's write returned null instead of a Future"));
+      }
       return write.compose(written -> {
         if (written == null) {
           // Neither written nor a conflict: the outcome is unknown, and folding the batch again
           // over a write that did happen (a store answering with mapEmpty(), say) would apply
           // every input twice. The batch fails, as for a failed write (ADR 0120).
           return Future.failedFuture(new WriteOutcomeUnknownException(key, attempt, new IllegalStateException(
-              "the store's write for key " + key + " answered null, neither true (written) nor false (version conflict)")));
+              "the store's write answered null, neither true (written) nor false (version conflict)")));
         }
         if (written) {
           return Future.succeededFuture(
@@ -104,7 +108,7 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
           return Future.failedFuture(new WriteConflictException(key, attempt));
         }
         return attempt(key, inputs, attempt + 1);
-      });
+      }, failed -> Future.failedFuture(new WriteOutcomeUnknownException(key, attempt, failed)));
     });
   }
 
@@ -132,12 +136,20 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
 
   // A throwing apply is a bug in handling that one input: it is refused like a rejection, so one
   // poisonous input cannot block its key's every later batch. Anything it throws: an Error, or a
-  // checked exception thrown sneakily (Lombok, Kotlin), must not fail the other inputs' batch either.
+  // checked exception thrown sneakily (Lombok, Kotlin), must not fail the other inputs' batch either,
+  // except an error that tells of the JVM, not of the input.
   private FoldDecision<S, R> decide(S state, I input) {
     try {
       FoldDecision<S, R> d = apply.apply(state, input);
       return d != null ? d : FoldDecision.reject("apply returned null");
     } catch (Throwable e) {
+      if (e instanceof VirtualMachineError && !(e instanceof StackOverflowError)) {
+        // Out of memory (or the JVM broken) says nothing about this input: rejecting it would give
+        // its caller INPUT_REJECTED, a final answer for what a retry may do, and write the others
+        // from a heap that just failed. The batch fails instead (FAILED, worth retrying). A stack
+        // overflow stays a rejection: a deeply nested input causes it, and would fail every batch.
+        throw (VirtualMachineError) e;
+      }
       return FoldDecision.reject("apply failed: " + describe(e));
     }
   }

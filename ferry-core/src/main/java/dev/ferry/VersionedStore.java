@@ -22,8 +22,8 @@ public interface VersionedStore<K, S, E> {
    * the same atomic step.
    *
    * @return {@code true} when written; {@code false} on a version conflict, in which case nothing
-   *     was written. A failed Future, or one that answers {@code null}, means the outcome is
-   *     unknown to the caller: the batch fails and is not retried.
+   *     was written. A failed Future, one that answers {@code null}, or none ({@code null}) means
+   *     the outcome is unknown to the caller: the batch fails and is not retried.
    * @throws RuntimeException when the store refuses the arguments before sending anything (say, an
    *     {@link IllegalArgumentException} for a state it cannot hold): nothing was written.
    */

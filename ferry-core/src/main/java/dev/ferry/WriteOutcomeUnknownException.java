@@ -15,10 +15,21 @@ public final class WriteOutcomeUnknownException extends RuntimeException {
   private final int attempt;
 
   public WriteOutcomeUnknownException(Object key, int attempt, Throwable cause) {
-    super("the write of key " + key + " (attempt " + attempt + ") failed without an answer; it may or may not"
-        + " have been applied: " + cause, cause);
+    super("the write of key " + text(key) + " (attempt " + attempt + ") failed without an answer; it may or may not"
+        + " have been applied: " + text(cause), cause);
     this.key = key;
     this.attempt = attempt;
+  }
+
+  // Made where a store failed: a key's or a cause's toString that throws must not replace this
+  // exception with its own, whose caller (StoreService: "batch not written") would take it for safe
+  // to retry.
+  private static String text(Object o) {
+    try {
+      return String.valueOf(o);
+    } catch (Exception broken) {
+      return o.getClass().getName();
+    }
   }
 
   public Object key() {

@@ -126,4 +126,55 @@ class FoldWriteHostileTest {
 
     assertSame(refused, fw.call("k", List.of(5L)).cause(), "nothing was written: not an unknown outcome");
   }
+
+  @Test
+  void anApplyRunningOutOfMemoryFailsTheBatchInsteadOfRejectingItsInputForGood() {
+    OutOfMemoryError oom = new OutOfMemoryError("Java heap space");
+    FoldWrite<String, Long, Long, Long> fw = FoldWrite.<String, Long, Long, Long>builder(store, (sum, n) -> {
+      if (n == 2) {
+        throw oom;
+      }
+      return FoldDecision.accept(sum + n, sum + n);
+    }).initial(() -> 0L).build();
+
+    Future<FoldOutcomes<Long, Long>> done = fw.call("k", List.of(1L, 2L, 3L));
+
+    // Not INPUT_REJECTED for 2 (a final answer, about the input) with 1 and 3 written: the batch
+    // fails as a whole, FAILED for every caller, and a retry may well succeed.
+    assertSame(oom, done.cause(), "out of memory is not the input's fault: " + done);
+    assertEquals(List.of(), store.writes, "nothing written from a heap that just failed");
+  }
+
+  @Test
+  void aWriteFailureWhoseTextCannotBeBuiltIsStillReportedAsUnknown() {
+    // The write was applied, then failed with an exception whose own toString throws.
+    IllegalStateException unprintable = new IllegalStateException("connection reset") {
+      @Override
+      public String toString() {
+        throw new UnsupportedOperationException("no text");
+      }
+    };
+    FoldWrite<String, Long, Long, Long> fw = FoldWrite
+        .<String, Long, Long, Long>builder(answering(() -> Future.failedFuture(unprintable)), FoldWriteTest::add)
+        .initial(() -> 0L).build();
+
+    Future<FoldOutcomes<Long, Long>> done = fw.call("k", List.of(5L));
+
+    WriteOutcomeUnknownException e = assertInstanceOf(WriteOutcomeUnknownException.class, done.cause(),
+        "the write may have been applied; anything else reads as nothing written");
+    assertSame(unprintable, e.getCause());
+  }
+
+  @Test
+  void aWriteThatReturnsNoFutureIsReportedAsUnknownNotAsNothingWritten() {
+    // A careless store: it writes, then returns null instead of a Future.
+    FoldWrite<String, Long, Long, Long> fw = FoldWrite
+        .<String, Long, Long, Long>builder(answering(() -> null), FoldWriteTest::add)
+        .initial(() -> 0L).build();
+
+    Future<FoldOutcomes<Long, Long>> done = fw.call("k", List.of(5L));
+
+    assertInstanceOf(WriteOutcomeUnknownException.class, done.cause(), "it was written: " + done.cause());
+    assertEquals(List.of(List.of(5L)), store.writes, "written once, never retried");
+  }
 }

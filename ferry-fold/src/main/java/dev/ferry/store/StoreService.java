@@ -87,6 +87,11 @@ public final class StoreService {
         // Only a write without an answer may have been applied; every other failure wrote nothing.
         msg.fail(502, (ar.cause() instanceof WriteOutcomeUnknownException
             ? "batch may or may not have been written: " : "batch not written: ") + ar.cause().getMessage());
+        if (ar.cause() instanceof VirtualMachineError fatal) {
+          // Answered, but not swallowed: out of memory must reach Vert.x's exception handler (the
+          // context reports what a handler throws), not vanish into a reply's text.
+          throw fatal;
+        }
         return;
       }
       // Every request gets exactly one answer: a result that cannot travel as JSON fails the batch.

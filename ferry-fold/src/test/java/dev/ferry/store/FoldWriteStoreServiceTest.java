@@ -79,4 +79,24 @@ class FoldWriteStoreServiceTest {
       ctx.completeNow();
     })));
   }
+
+  @Test
+  void aStoreRunningOutOfMemoryIsAnsweredAndStillReportedToVertx(Vertx vertx, VertxTestContext ctx) {
+    OutOfMemoryError oom = new OutOfMemoryError("Java heap space");
+    hooked.onRead((key, read) -> {
+      throw oom;
+    });
+    // Both must happen: the request gets its 502, and the error reaches Vert.x's exception handler
+    // instead of vanishing into the reply's text.
+    io.vertx.junit5.Checkpoint answered = ctx.checkpoint();
+    io.vertx.junit5.Checkpoint reported = ctx.checkpoint();
+    vertx.exceptionHandler(t -> ctx.verify(() -> {
+      assertEquals(oom, t);
+      reported.flag();
+    }));
+    vertx.eventBus().request(ADDRESS, request("c", Accounts.deposit("c", 1))).onComplete(ctx.failing(e -> ctx.verify(() -> {
+      assertEquals(502, assertInstanceOf(ReplyException.class, e).failureCode());
+      answered.flag();
+    })));
+  }
 }
