@@ -148,6 +148,66 @@ class CoreApiHostileTest {
     assertEquals(2, ferry.metrics().submitted(), "bad input is not a submission");
   }
 
+  /** Every such key hashes alike; one marked broken throws from equals. */
+  static final class CollidingKey {
+    final String name;
+    boolean broken;
+
+    CollidingKey(String name) {
+      this.name = name;
+    }
+
+    @Override
+    public int hashCode() {
+      return 1;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      if (broken) {
+        throw new IllegalStateException("cannot compare " + name);
+      }
+      return o instanceof CollidingKey k && k.name.equals(name);
+    }
+
+    @Override
+    public String toString() {
+      return name;
+    }
+  }
+
+  @Test
+  void aKeyedKeyWhoseEqualsThrowsIsBadInputAndTheWaitingKeysAreServed() {
+    List<List<CollidingKey>> calls = new ArrayList<>();
+    List<Promise<Map<CollidingKey, String>>> answers = new ArrayList<>();
+    Ferry<CollidingKey, Optional<String>> ferry = new KeyedFerry<CollidingKey, String>(loop,
+        FerryConfig.builder().maxInFlightBatches(1).build(), keys -> {
+          calls.add(List.copyOf(keys));
+          Promise<Map<CollidingKey, String>> p = Promise.promise();
+          answers.add(p);
+          return p.future();
+        });
+    CollidingKey x = new CollidingKey("x");
+    CollidingKey a = new CollidingKey("a");
+    CollidingKey bad = new CollidingKey("bad");
+    Future<Optional<String>> fx = ferry.submit(x); // in flight at once
+    loop.runPending();
+    Future<Optional<String>> fa = ferry.submit(a); // waits for the slot: a key to compare with
+    loop.runPending();
+    bad.broken = true;
+    Future<Optional<String>> fbad = ferry.submit(bad);
+    loop.runPending();
+    assertEquals(FerryError.BAD_INPUT, kind(fbad), "answered at once, not left without a reply");
+
+    answers.get(0).complete(Map.of(x, "X"));
+    loop.runPending();
+    assertEquals(Optional.of("X"), fx.result());
+    assertEquals(List.of(List.of(x), List.of(a)), calls, "the bad key is never sent");
+    answers.get(1).complete(Map.of(a, "A"));
+    loop.runPending();
+    assertEquals(Optional.of("A"), fa.result(), "a waiting key is not failed for a bad one");
+  }
+
   // ------------------------------------------------------------ a Future that completes twice
 
   /** A hand-rolled Future whose onComplete calls its handler twice: first a success, then a failure. */

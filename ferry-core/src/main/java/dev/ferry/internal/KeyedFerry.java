@@ -137,7 +137,16 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
       answer(mine, null, new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before its key was sent"));
       return;
     }
-    Shared<K, V> shared = waiting.get(key);
+    Shared<K, V> shared;
+    try {
+      shared = waiting.get(key);
+    } catch (Throwable e) {
+      // The key's equals threw (hashCode was checked at submit): refused like a key whose hashCode
+      // throws, before anything of it is kept; let out, it would end this step with its caller
+      // unanswered.
+      answer(mine, null, new FerryException(FerryError.BAD_INPUT, "the key's equals failed: " + e, e));
+      return;
+    }
     boolean shares = shared != null && shared.entry.waiting() && engine.isOpen();
     if (engine.isOpen() && sharing + engine.queuedInputs() + engine.held().expired >= maxQueueing) {
       // The room is full, counting the callers that share a waiting key (the engine counts keys).
