@@ -76,8 +76,9 @@ public abstract sealed class FerryBounds permits PerKeyConfig, FerryConfig {
     public final B callTimeout(Duration value) { draft.callTimeout = value; return self(); }
     /**
      * When the ferry's owner closes (the verticle whose context it is bound to undeploys, or its
-     * Vert.x closes): how long waiting inputs may still be sent before every caller left, waiting
-     * or in flight, is answered CLOSED; at least 0 (default 10 s).
+     * Vert.x closes): how long waiting inputs may still be sent before every caller still waiting
+     * is answered CLOSED (never sent) and every caller of a call still in flight FAILED (sent, it
+     * may have been applied: ADR 0064); at least 0 (default 10 s).
      */
     public final B drainTimeout(Duration value) { draft.drainTimeout = value; return self(); }
   }
