@@ -60,6 +60,7 @@ class KeyedTest {
     }
     assertEquals(3, ferry.metrics().queuedInputs(), "one entry per waiting key");
     assertEquals(7, ferry.metrics().submitted(), "every caller is a submission");
+    assertEquals(1, ferry.metrics().callLimit(), "the limit in force, as make reports it (ferry.call.limit)");
     answer(0);
     assertEquals(List.of("bb", "a", "ccc"), calls.get(1));
     answer(1);
