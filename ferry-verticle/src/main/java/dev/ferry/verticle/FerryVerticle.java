@@ -63,6 +63,9 @@ public class FerryVerticle extends VerticleBase {
   /** This instance's claim on its address in this Vert.x (ADR 0054); null until claimed. */
   private String claim;
 
+  /** The most HTTP connections to the downstream: the TCP ports one client address can use. */
+  static final int MAX_HTTP_CONNECTIONS = 65_535;
+
   /** Vert.x-wide map address -> claim of the FerryVerticle serving it. */
   private static final String ADDRESSES = "__ferry.addresses";
   /** Given to the constructor, or null: then the deployment's JSON config is read. */
@@ -106,6 +109,18 @@ public class FerryVerticle extends VerticleBase {
               + " (one instance per address and node)")));
     }
     claim = mine;
+    try {
+      return startClaimed();
+    } catch (RuntimeException | Error e) {
+      // Vert.x does not call stop() after a failed start: whatever threw, the claim and what was
+      // built are released here, or the address stays refused until Vert.x closes.
+      abandon();
+      return Future.failedFuture(e);
+    }
+  }
+
+  /** The rest of {@link #start()}, once the address is claimed; may throw (see the caller). */
+  private Future<?> startClaimed() {
     // Unclustered, every caller and consumer is in this JVM: JSON crosses the bus uncopied.
     localReply = vertx.isClustered() ? null : LocalCodec.register(vertx);
     downstream = createDownstream();
@@ -127,9 +142,7 @@ public class FerryVerticle extends VerticleBase {
             FerryVerticle::reply);
       } catch (RuntimeException unsupported) {
         // A cluster manager other than Hazelcast, say: release what was built, fail the deploy.
-        ferry.close();
-        downstream.close();
-        release();
+        abandon();
         return Future.failedFuture(unsupported);
       }
     }
@@ -144,18 +157,24 @@ public class FerryVerticle extends VerticleBase {
           m -> m.reply(ferry.metrics().toJson()));
       return Future.all(submissions.completion(), metrics.completion(),
           cluster == null ? Future.succeededFuture() : cluster.start());
-    }).onFailure(e -> {
-      // Vert.x does not call stop() after a failed start: release what was made.
+    }).onFailure(e -> abandon());
+  }
+
+  /** Releases whatever a failed start built (Vert.x does not call stop() after one), claim last. */
+  private void abandon() {
+    if (ferry != null) {
       ferry.close();
+    }
+    if (downstream != null) {
       downstream.close();
-      if (operations != null) {
-        operations.stop();
-      }
-      if (cluster != null) {
-        cluster.close();
-      }
-      release();
-    });
+    }
+    if (operations != null) {
+      operations.stop();
+    }
+    if (cluster != null) {
+      cluster.close();
+    }
+    release();
   }
 
   private void release() {
@@ -246,8 +265,12 @@ public class FerryVerticle extends VerticleBase {
       // Room for every call Ferry may have out: the limit's ceiling (adaptive), or the batch slots
       // plus as many direct calls (fixed slots). Connections open lazily, so a high ceiling costs nothing.
       dev.ferry.PerKeyConfig perKey = settings.perKey();
-      int pool = perKey.dispatch() == dev.ferry.Dispatch.FIXED_SLOTS ? 2 * perKey.maxInFlightBatches()
+      long calls = perKey.dispatch() == dev.ferry.Dispatch.FIXED_SLOTS ? 2L * perKey.maxInFlightBatches()
           : perKey.pinnedLimit() > 0 ? perKey.pinnedLimit() : perKey.maxInFlightBatches();
+      // Vert.x sizes a slot array by the pool's maximum up front: a maxInFlightBatches near
+      // Integer.MAX_VALUE failed every batch (no array that large). One client address cannot
+      // hold more connections to one host and port than there are ports, so none is lost.
+      int pool = (int) Math.min(calls, MAX_HTTP_CONNECTIONS);
       HttpSettings http = d.httpSettings();
       return new HttpDownstream(vertx, d.url(), d.timeoutMs(), http.maxResponseBytes(), http.clientOptions(),
           http.headers(), pool);
