@@ -4,6 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.json.JsonArray;
@@ -55,5 +58,57 @@ class SubmitHostileTest extends VerticleTestBase {
       assertEquals(++n, posted.size());
       await(vertx.undeploy(id));
     }
+  }
+
+  /** {"n": {"n": ... {"leaf": 1}}}, {@code depth} objects around the leaf. */
+  private static JsonObject nested(int depth) {
+    JsonObject o = new JsonObject().put("leaf", 1);
+    for (int i = 0; i < depth; i++) {
+      o = new JsonObject().put("n", o);
+    }
+    return o;
+  }
+
+  @Test
+  void aBodyJsonCannotEncodeIs400AtOnceAndItsBatchMatesAreSent() {
+    // A body nested deeper than Jackson's write bound (1000) is a JsonObject on the local bus but
+    // cannot be written as JSON. The HTTP downstream's encoding threw inside the client's callback:
+    // the call stayed open, holding the key, until timeoutMs, then every caller of the batch got 502.
+    Promise<Void> release = Promise.promise();
+    Promise<Void> firstArrived = Promise.promise();
+    HttpServer server = await(vertx.createHttpServer()
+        .requestHandler(req -> req.body().onSuccess(body -> {
+          JsonObject batch = body.toJsonObject();
+          posted.add(batch);
+          JsonArray outcomes = new JsonArray();
+          batch.getJsonArray("inputs").forEach(i -> outcomes.add(new JsonObject().put("ok", ((JsonObject) i).getValue("input"))));
+          Buffer answer = new JsonObject().put("outcomes", outcomes).toBuffer();
+          if (firstArrived.tryComplete()) {
+            release.future().onComplete(v -> req.response().end(answer)); // held: the rest queue behind it
+          } else {
+            req.response().end(answer);
+          }
+        }))
+        .listen(0, "127.0.0.1"));
+    deploy(new JsonObject().put("downstream", http("http://127.0.0.1:" + server.actualPort() + "/batch")
+        .put("timeoutMs", 60_000)));
+    Future<Message<Object>> first = send("k", "first");
+    await(firstArrived.future());
+    Future<Message<Object>> deep = send("k", nested(1_500));
+    Future<Message<Object>> before = send("k", "before");
+    Future<Message<Object>> deepToo = send("k", nested(1_000)); // within the bound alone, not inside a request
+    Future<Message<Object>> after = send("k", "after");
+    admitted(5);
+    release.complete(); // the key's next batch: the four waiting inputs
+    ReplyException bad = (ReplyException) failure(deep);
+    assertEquals(400, bad.failureCode());
+    assertTrue(bad.getMessage().startsWith("the body cannot be encoded as JSON: "), bad.getMessage());
+    assertEquals(400, code(deepToo));
+    assertEquals("before", body(before));
+    assertEquals("after", body(after));
+    assertEquals("first", body(first));
+    assertEquals(new JsonArray().add(new JsonObject().put("id", null).put("input", "before"))
+        .add(new JsonObject().put("id", null).put("input", "after")), posted.get(1).getJsonArray("inputs"));
+    assertEquals(2, posted.size());
   }
 }
