@@ -66,7 +66,7 @@ public class FerryVerticle extends VerticleBase {
   /** The most HTTP connections to the downstream: the TCP ports one client address can use. */
   static final int MAX_HTTP_CONNECTIONS = 65_535;
 
-  /** Vert.x-wide map address -> claim of the FerryVerticle serving it. */
+  /** Vert.x-wide map address -> claim of the FerryVerticle with an endpoint there. */
   private static final String ADDRESSES = "__ferry.addresses";
   /** Given to the constructor, or null: then the deployment's JSON config is read. */
   private final FerryVerticleOptions options;
@@ -99,14 +99,15 @@ public class FerryVerticle extends VerticleBase {
       return Future.failedFuture(new InvalidConfigException("FerryVerticle deployment", missingJars));
     }
     // Two verticles at one address would each own every key: the event bus would spread a key's
-    // inputs over both (two calls in flight), and their meters share one name. Claimed before
-    // anything is built, so a refused instance touches nothing of the one already serving.
+    // inputs over both (two calls in flight), and their meters share one name. Their metrics or
+    // health endpoints at one address would answer requests in turn, each with its own ferry's
+    // figures (two ferries left at the default ferry.metrics, say); one's endpoint at the other's
+    // address would answer inputs with a metrics snapshot. So all three are claimed, before
+    // anything is built, so that a refused instance touches nothing of the one already serving.
     String mine = context.deploymentID() + "/" + System.identityHashCode(this);
-    Object other = vertx.sharedData().getLocalMap(ADDRESSES).putIfAbsent(settings.address(), mine);
-    if (other != null) {
-      return Future.failedFuture(new InvalidConfigException("FerryVerticle deployment", List.of(
-          "address = " + settings.address() + ": another FerryVerticle already serves it in this Vert.x instance"
-              + " (one instance per address and node)")));
+    List<String> taken = claim(mine);
+    if (!taken.isEmpty()) {
+      return Future.failedFuture(new InvalidConfigException("FerryVerticle deployment", taken));
     }
     claim = mine;
     try {
@@ -177,9 +178,38 @@ public class FerryVerticle extends VerticleBase {
     release();
   }
 
+  /** This instance's endpoint addresses by field name: the ones {@link #claim} takes. */
+  private java.util.Map<String, String> endpoints() {
+    return java.util.Map.of("address", settings.address(), "metricsAddress", settings.metricsAddress(),
+        "healthAddress", settings.ops().healthAddress());
+  }
+
+  /**
+   * Claims every endpoint address for {@code mine}, or none: returns a violation for each one
+   * another FerryVerticle of this Vert.x holds (then those claimed here are given back).
+   */
+  private List<String> claim(String mine) {
+    io.vertx.core.shareddata.LocalMap<String, Object> addresses = vertx.sharedData().getLocalMap(ADDRESSES);
+    List<String> taken = new java.util.ArrayList<>();
+    for (String field : List.of("address", "metricsAddress", "healthAddress")) {
+      String address = endpoints().get(field);
+      if (addresses.putIfAbsent(address, mine) != null) {
+        taken.add(field + " = " + address + ": another FerryVerticle already "
+            + ("address".equals(field) ? "serves it" : "uses it for one of its endpoints")
+            + " in this Vert.x instance (one instance per address and node; give each its own address,"
+            + " metricsAddress and healthAddress)");
+      }
+    }
+    if (!taken.isEmpty()) {
+      endpoints().values().forEach(address -> addresses.remove(address, mine));
+    }
+    return taken;
+  }
+
   private void release() {
     if (claim != null) {
-      vertx.sharedData().getLocalMap(ADDRESSES).remove(settings.address(), claim);
+      io.vertx.core.shareddata.LocalMap<String, Object> addresses = vertx.sharedData().getLocalMap(ADDRESSES);
+      endpoints().values().forEach(address -> addresses.remove(address, claim));
       claim = null;
     }
   }

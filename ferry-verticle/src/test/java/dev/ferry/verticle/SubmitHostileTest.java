@@ -3,6 +3,7 @@ package dev.ferry.verticle;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.buffer.Buffer;
@@ -110,5 +111,39 @@ class SubmitHostileTest extends VerticleTestBase {
     assertEquals(new JsonArray().add(new JsonObject().put("id", null).put("input", "before"))
         .add(new JsonObject().put("id", null).put("input", "after")), posted.get(1).getJsonArray("inputs"));
     assertEquals(2, posted.size());
+  }
+
+  @Test
+  void aSecondFerryWhoseMetricsOrHealthAddressIsTakenIsRefusedNamingItAndTheFirstAnswersAlone() {
+    // Two ferries at different addresses, the second left at the default metricsAddress and
+    // healthAddress: both consumers took ferry.metrics, and a metrics request was answered in
+    // turn by each, half of them with the other ferry's figures. Or a ferry whose metricsAddress
+    // is another's submit address: inputs answered with a metrics snapshot.
+    downstream.auto(EbRecorder.Call::echo);
+    deploy(config(new JsonObject()));
+    String sameMetrics = refused(config(new JsonObject().put("address", "other.submit")));
+    assertTrue(sameMetrics.contains("metricsAddress = ferry.metrics: another FerryVerticle already uses it"), sameMetrics);
+    assertTrue(sameMetrics.contains("healthAddress = ferry.health: another FerryVerticle already uses it"), sameMetrics);
+    assertTrue(!sameMetrics.contains("address = other.submit"), sameMetrics);
+    String onTheSubmitAddress = refused(config(new JsonObject().put("address", "other.submit")
+        .put("metricsAddress", SUBMIT).put("healthAddress", "other.health")));
+    assertTrue(onTheSubmitAddress.contains("metricsAddress = ferry.submit: another FerryVerticle already uses it"),
+        onTheSubmitAddress);
+    // Nothing of the refused ones stayed: the first answers every input and metrics request alone.
+    assertEquals("x", body(send("k", "x")));
+    for (int i = 0; i < 4; i++) {
+      assertEquals(1, metrics().getLong("submitted"), "metrics request " + i);
+    }
+    // Refused ones claimed nothing: a ferry with endpoints of its own deploys, at the address a
+    // refused one asked for too.
+    String other = deploy(config(new JsonObject().put("address", "other.submit").put("metricsAddress", "other.metrics")
+        .put("healthAddress", "other.health")));
+    await(vertx.undeploy(other));
+  }
+
+  private String refused(JsonObject config) {
+    Throwable t = failure(vertx.deployVerticle("dev.ferry.verticle.FerryVerticle", new DeploymentOptions().setConfig(config)));
+    assertTrue(t instanceof dev.ferry.InvalidConfigException, String.valueOf(t));
+    return t.getMessage();
   }
 }
