@@ -147,7 +147,13 @@ public class FerryVerticle extends VerticleBase {
         return Future.failedFuture(unsupported);
       }
     }
-    return Operations.start(vertx, settings, ferry, this::onSubmit).compose(ops -> {
+    // TLS files are read by the client only at its first connection: read here, so that one that
+    // cannot be loaded fails the deploy, naming its field, rather than every batch with 502.
+    Future<List<String>> tlsFiles = settings.downstream().http()
+        ? settings.downstream().httpSettings().unreadableTlsFiles(vertx) : Future.succeededFuture(List.of());
+    return tlsFiles.compose(bad -> bad.isEmpty() ? Future.succeededFuture()
+        : Future.failedFuture(new InvalidConfigException("FerryVerticle config", bad)))
+        .compose(v -> Operations.start(vertx, settings, ferry, this::onSubmit)).compose(ops -> {
       operations = ops;
       if (cluster != null) {
         cluster.dropPublishes(ops::droppedPublish);

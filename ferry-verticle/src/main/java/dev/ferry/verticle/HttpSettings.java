@@ -78,6 +78,41 @@ public record HttpSettings(Map<String, String> headers, Tls tls, long maxRespons
     return o;
   }
 
+  /**
+   * Loads the configured TLS files (trust, client certificate and key) once, on a worker thread:
+   * completes with a violation for each that cannot be read (missing, malformed, wrong password),
+   * naming its field. The Vert.x client reads them only at its first connection, so a bad file
+   * otherwise surfaced as a 502 on every batch of a deployment that had succeeded.
+   */
+  io.vertx.core.Future<List<String>> unreadableTlsFiles(io.vertx.core.Vertx vertx) {
+    if (tls == null) {
+      return io.vertx.core.Future.succeededFuture(List.of());
+    }
+    HttpClientOptions o = clientOptions();
+    String trustField = !tls.trustPem().isEmpty() ? "downstream.tls.trustPem"
+        : tls.trustStore() != null ? "downstream.tls.trustStore" : null;
+    String keyField = tls.keyStore() != null ? "downstream.tls.keyStore"
+        : tls.certPem() != null ? "downstream.tls.certPem/keyPem" : null;
+    return vertx.executeBlocking(() -> {
+      List<String> bad = new ArrayList<>();
+      if (trustField != null) {
+        try {
+          o.getTrustOptions().getTrustManagerFactory(vertx);
+        } catch (Exception e) {
+          bad.add(trustField + ": cannot be loaded: " + e.getMessage());
+        }
+      }
+      if (keyField != null) {
+        try {
+          o.getKeyCertOptions().getKeyManagerFactory(vertx);
+        } catch (Exception e) {
+          bad.add(keyField + ": cannot be loaded: " + e.getMessage());
+        }
+      }
+      return bad;
+    }, false);
+  }
+
   private static io.vertx.core.net.KeyStoreOptionsBase store(Store s) {
     return "jks".equals(s.type())
         ? new JksOptions().setPath(s.path()).setPassword(s.password())

@@ -12,9 +12,12 @@ import io.vertx.core.eventbus.Message;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The single-node submit path attacked as careless or hostile users do: bodies the downstream's
@@ -145,5 +148,21 @@ class SubmitHostileTest extends VerticleTestBase {
     Throwable t = failure(vertx.deployVerticle("dev.ferry.verticle.FerryVerticle", new DeploymentOptions().setConfig(config)));
     assertTrue(t instanceof dev.ferry.InvalidConfigException, String.valueOf(t));
     return t.getMessage();
+  }
+
+  @Test
+  void tlsFilesThatCannotBeLoadedFailTheDeployNamingTheirFields(@TempDir Path dir) throws Exception {
+    // The client reads its TLS files only when it first connects: the deploy succeeded and every
+    // batch then failed with 502 ("no connection to the downstream: Unable to read file ...").
+    Path garbled = dir.resolve("garbled.p12");
+    Files.writeString(garbled, "not a key store");
+    JsonObject tls = new JsonObject().put("trustPem", dir.resolve("missing.pem").toString())
+        .put("keyStore", new JsonObject().put("path", garbled.toString()).put("password", "secret"));
+    String message = refused(new JsonObject().put("downstream", http("https://127.0.0.1:8443/batch").put("tls", tls)));
+    assertTrue(message.contains("downstream.tls.trustPem: cannot be loaded: "), message);
+    assertTrue(message.contains("downstream.tls.keyStore: cannot be loaded: "), message);
+    assertTrue(!message.contains("secret"), message);
+    // The refused deploy left nothing behind: the address is free.
+    deploy(config(new JsonObject()));
   }
 }
