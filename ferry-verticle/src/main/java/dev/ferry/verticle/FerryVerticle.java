@@ -200,10 +200,10 @@ public class FerryVerticle extends VerticleBase {
     for (String field : List.of("address", "metricsAddress", "healthAddress")) {
       String address = endpoints().get(field);
       if (addresses.putIfAbsent(address, mine) != null) {
-        taken.add(field + " = " + address + ": another FerryVerticle already "
-            + ("address".equals(field) ? "serves it" : "uses it for one of its endpoints")
-            + " in this Vert.x instance (one instance per address and node; give each its own address,"
-            + " metricsAddress and healthAddress)");
+        taken.add(field + " = " + address + ("address".equals(field)
+            ? ": another FerryVerticle already serves it in this Vert.x instance (one instance per address and node)"
+            : ": another FerryVerticle already uses it for one of its endpoints in this Vert.x instance"
+                + " (each ferry needs its own address, metricsAddress and healthAddress)"));
       }
     }
     if (!taken.isEmpty()) {
