@@ -16,7 +16,7 @@ import java.util.Objects;
  * <p>Mapping: a recipient failure with one of our codes becomes its kind ({@link
  * FerryError#ofCode}); NO_HANDLERS (no ferry at the address, or one that finished undeploying)
  * becomes CLOSED, as does ERROR (the receiving node could not decode the message, so no ferry saw
- * it); an event-bus TIMEOUT becomes FAILED with the ReplyException as cause, since the
+ * it), as does a submit on a closed Vert.x (nothing sent); an event-bus TIMEOUT becomes FAILED with the ReplyException as cause, since the
  * input may or may not have been sent and TIMEOUT promises that it was not
  * (docs/adr/0023-client-timeout-is-failed.md); anything else becomes FAILED. Thread-safe.
  */
@@ -144,6 +144,11 @@ public final class FerryClient {
     } catch (IllegalArgumentException noCodec) {
       return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
           "the body is not a JSON value: " + noCodec.getMessage()));
+    } catch (java.util.concurrent.RejectedExecutionException closed) {
+      // The Vert.x instance is closed (its event loops refuse work): nothing was sent. Answered
+      // as a Future like every other failure, not thrown at a caller racing the shutdown.
+      return Future.failedFuture(new FerryException(FerryError.CLOSED,
+          "the Vert.x instance is closed, nothing was sent: " + closed.getMessage(), closed));
     }
     return reply.transform(ar -> ar.succeeded()
         ? Future.succeededFuture(ar.result().body())

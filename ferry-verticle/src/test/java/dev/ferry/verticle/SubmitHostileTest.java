@@ -3,9 +3,12 @@ package dev.ferry.verticle;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ferry.FerryError;
+import dev.ferry.FerryException;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.Message;
@@ -164,5 +167,16 @@ class SubmitHostileTest extends VerticleTestBase {
     assertTrue(!message.contains("secret"), message);
     // The refused deploy left nothing behind: the address is free.
     deploy(config(new JsonObject()));
+  }
+
+  @Test
+  void aClientOfAClosedVertxGetsAFailedFutureClosedNotAnException() {
+    // submit threw RejectedExecutionException ("event executor terminated") at a caller racing
+    // the application's shutdown, out of a method that answers with a Future.
+    Vertx closed = Vertx.vertx();
+    FerryClient client = FerryClient.create(closed);
+    await(closed.close());
+    Throwable t = failure(client.submit("k", "x"));
+    assertTrue(t instanceof FerryException e && e.kind() == FerryError.CLOSED, String.valueOf(t));
   }
 }
