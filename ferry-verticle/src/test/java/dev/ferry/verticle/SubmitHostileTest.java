@@ -1,6 +1,7 @@
 package dev.ferry.verticle;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ferry.FerryError;
@@ -17,6 +18,7 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
@@ -178,5 +180,24 @@ class SubmitHostileTest extends VerticleTestBase {
     await(closed.close());
     Throwable t = failure(client.submit("k", "x"));
     assertTrue(t instanceof FerryException e && e.kind() == FerryError.CLOSED, String.valueOf(t));
+  }
+
+  @Test
+  void aSendTimeoutShorterThanTheDeadlineIsRefusedWhenSetAndTheDefaultOneOutlastsTheDeadline() {
+    // The caller gave up at its send timeout (FAILED: "may or may not have been sent") while its
+    // input still waited in its lane and could be sent up to the deadline: a retry applied twice.
+    Duration deadline = Duration.ofSeconds(45);
+    IllegalArgumentException second = assertThrows(IllegalArgumentException.class,
+        () -> new FerryClient.SubmitOptions().timeout(deadline).sendTimeout(Duration.ofSeconds(1)));
+    assertTrue(second.getMessage().startsWith("sendTimeout (1000 ms) is shorter than timeout (45000 ms)"), second.getMessage());
+    IllegalArgumentException first = assertThrows(IllegalArgumentException.class,
+        () -> new FerryClient.SubmitOptions().sendTimeout(Duration.ofSeconds(1)).timeout(deadline));
+    assertEquals(second.getMessage(), first.getMessage());
+    // Left to its default (30 s), the send timeout outlasted a 45 s deadline only if raised.
+    assertEquals(75_000, new FerryClient.SubmitOptions().timeout(deadline).sendTimeoutMs());
+    assertEquals(30_000, new FerryClient.SubmitOptions().sendTimeoutMs());
+    assertEquals(45_000, new FerryClient.SubmitOptions().timeout(deadline).sendTimeout(deadline).sendTimeoutMs());
+    assertEquals(VerticleConfig.MAX_MS,
+        new FerryClient.SubmitOptions().timeout(Duration.ofMillis(VerticleConfig.MAX_MS)).sendTimeoutMs());
   }
 }
