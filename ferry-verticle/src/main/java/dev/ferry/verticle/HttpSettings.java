@@ -135,8 +135,9 @@ public record HttpSettings(Map<String, String> headers, Tls tls, long maxRespons
     long max = HttpDownstream.DEFAULT_MAX_RESPONSE_BYTES;
     Object m = d.getValue("maxResponseBytes");
     if (m != null) {
-      boolean whole = m instanceof Integer || m instanceof Long;
-      long v = whole ? ((Number) m).longValue() : -1;
+      Long read = new ConfigCheck().readLong(d, "maxResponseBytes"); // 1048576.0 too, as elsewhere
+      boolean whole = read != null;
+      long v = whole ? read : -1;
       check.require(whole && v >= 1 && v <= Integer.MAX_VALUE, "downstream.maxResponseBytes", describe(m),
           "must be a whole number >= 1 and <= " + Integer.MAX_VALUE);
       if (whole && v >= 1 && v <= Integer.MAX_VALUE) {

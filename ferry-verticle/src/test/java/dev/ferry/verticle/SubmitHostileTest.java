@@ -200,4 +200,23 @@ class SubmitHostileTest extends VerticleTestBase {
     assertEquals(VerticleConfig.MAX_MS,
         new FerryClient.SubmitOptions().timeout(Duration.ofMillis(VerticleConfig.MAX_MS)).sendTimeoutMs());
   }
+
+  @Test
+  void configEdgesAreNamedInFullAndWholeNumbersReadAlikeEverywhere() {
+    // Nested fields were named by their key alone ("port = ...": the monitoring's or the bridge's?),
+    // a url's port past 65535 deployed and then failed every batch, and downstream.timeoutMs or
+    // maxResponseBytes written 5000.0 was "not a whole number" where callTimeoutMs 5000.0 is read.
+    String message = refused(config(new JsonObject()
+        .put("monitoring", new JsonObject().put("host", 1).put("port", "80"))
+        .put("bridge", new JsonObject().put("port", 0).put("permitMetrics", "yes").put("maxFrameBytes", "big"))));
+    for (String part : new String[] {"monitoring.host = 1: must be a string", "monitoring.port = \"80\": must be a whole number",
+        "bridge.permitMetrics = \"yes\": must be true or false", "bridge.maxFrameBytes = \"big\": must be a whole number"}) {
+      assertTrue(message.contains(part), "no \"" + part + "\" in: " + message);
+    }
+    String port = refused(new JsonObject().put("downstream", http("http://127.0.0.1:99999/batch")));
+    assertTrue(port.contains("downstream.url = \"http://127.0.0.1:99999/batch\""), port);
+    String url = httpEcho();
+    deploy(new JsonObject().put("downstream", http(url).put("timeoutMs", 5000.0).put("maxResponseBytes", 65536.0)));
+    assertEquals("whole", body(send("k", "whole")));
+  }
 }
