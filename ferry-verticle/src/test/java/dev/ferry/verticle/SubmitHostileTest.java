@@ -219,4 +219,19 @@ class SubmitHostileTest extends VerticleTestBase {
     deploy(new JsonObject().put("downstream", http(url).put("timeoutMs", 5000.0).put("maxResponseBytes", 65536.0)));
     assertEquals("whole", body(send("k", "whole")));
   }
+
+  @Test
+  void optionsReadFromJsonWithWholeDoublesAnswerTheValuesTheVerticleDeploysWith() {
+    // Typed getters took only Integer and Long: for 10.0 they answered the default (100) while
+    // the deployment, reading the same JSON, ran with 10.
+    JsonObject json = config(new JsonObject().put("maxBatchSize", 10.0).put("callTimeoutMs", 2000.0)
+        .put("maxInFlightBatches", 1e10));
+    FerryVerticleOptions options = new FerryVerticleOptions(json);
+    assertEquals(10, options.getMaxBatchSize());
+    assertEquals(2000, options.getCallTimeoutMs());
+    assertEquals(json, options.toJson());
+    // Not an int: kept as given, and validation names it.
+    assertTrue(assertThrows(dev.ferry.InvalidConfigException.class, options::validate).getMessage()
+        .contains("maxInFlightBatches = 10000000000: must be at most 2147483647"));
+  }
 }
