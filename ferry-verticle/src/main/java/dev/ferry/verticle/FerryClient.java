@@ -142,6 +142,14 @@ public final class FerryClient {
     } catch (IllegalArgumentException noCodec) {
       return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
           "the body is not a JSON value: " + noCodec.getMessage()));
+    } catch (IllegalStateException notJson) {
+      if (!(body instanceof io.vertx.core.json.JsonObject || body instanceof io.vertx.core.json.JsonArray)) {
+        throw notJson;
+      }
+      // A JsonObject or JsonArray holding a value of no JSON type: Vert.x copies the body as it is
+      // sent, and refuses ("Illegal type in Json"). Nothing was sent; a Future, like every failure.
+      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
+          "the body is not a JSON value: " + notJson.getMessage()));
     } catch (java.util.concurrent.RejectedExecutionException closed) {
       // The Vert.x instance is closed (its event loops refuse work): nothing was sent. Answered
       // as a Future like every other failure, not thrown at a caller racing the shutdown.

@@ -234,4 +234,20 @@ class SubmitHostileTest extends VerticleTestBase {
     assertTrue(assertThrows(dev.ferry.InvalidConfigException.class, options::validate).getMessage()
         .contains("maxInFlightBatches = 10000000000: must be at most 2147483647"));
   }
+
+  @Test
+  void aClientBodyHoldingAValueOfNoJsonTypeIsAFailedFutureBadInputNotAnException() {
+    // Vert.x copies a JsonObject as it is sent and throws IllegalStateException ("Illegal type in
+    // Json") for a value of no JSON type inside it: submit threw it at its caller.
+    downstream.auto(EbRecorder.Call::echo);
+    deploy(config(new JsonObject()));
+    FerryClient client = FerryClient.create(vertx);
+    for (Object body : new Object[] {new JsonObject().put("x", new Object()), new JsonArray().add(new Object())}) {
+      Throwable t = failure(client.submit("k", body));
+      assertTrue(t instanceof FerryException e && e.kind() == FerryError.BAD_INPUT
+          && e.getMessage().startsWith("the body is not a JSON value: "), String.valueOf(t));
+    }
+    assertEquals("fine", await(client.submit("k", "fine")));
+    assertEquals(1, downstream.count());
+  }
 }
