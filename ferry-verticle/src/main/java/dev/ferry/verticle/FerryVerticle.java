@@ -81,6 +81,21 @@ public class FerryVerticle extends VerticleBase {
     this.options = new FerryVerticleOptions(options);
   }
 
+  /**
+   * Refuses a second deployment of this same instance while it is deployed: Vert.x would hand it
+   * that deployment's context before start() could refuse it, and the running ferry would then
+   * answer to another deployment's ID (an undeploy by {@link #deploymentID()} fails) and run its
+   * health procedure on another event loop.
+   */
+  @Override
+  public void init(io.vertx.core.Vertx vertx, Context context) {
+    if (claim != null) {
+      throw new IllegalStateException("this FerryVerticle instance is already deployed (" + deploymentID()
+          + "): deploy a new instance");
+    }
+    super.init(vertx, context);
+  }
+
   @Override
   public Future<?> start() {
     if (context.getInstanceCount() > 1) {

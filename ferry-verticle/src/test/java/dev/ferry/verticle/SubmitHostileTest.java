@@ -250,4 +250,21 @@ class SubmitHostileTest extends VerticleTestBase {
     assertEquals("fine", await(client.submit("k", "fine")));
     assertEquals(1, downstream.count());
   }
+
+  @Test
+  void theSameInstanceDeployedAgainIsRefusedAndKeepsItsOwnDeployment() {
+    // Vert.x gave the running instance the second deployment's context before start() refused
+    // it: deploymentID() then named the failed deployment, and an undeploy by it failed.
+    downstream.auto(EbRecorder.Call::echo);
+    FerryVerticle verticle = new FerryVerticle(new FerryVerticleOptions(config(new JsonObject())));
+    String id = await(vertx.deployVerticle(verticle));
+    Throwable again = failure(vertx.deployVerticle(verticle));
+    assertEquals(id, verticle.deploymentID());
+    assertTrue(String.valueOf(again.getMessage()).contains("already deployed"), String.valueOf(again));
+    assertEquals("x", body(send("k", "x")));
+    await(vertx.undeploy(verticle.deploymentID()));
+    // Once undeployed, the instance may be deployed again.
+    await(vertx.deployVerticle(verticle));
+    assertEquals("y", body(send("k", "y")));
+  }
 }
