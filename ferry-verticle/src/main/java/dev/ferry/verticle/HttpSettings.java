@@ -166,7 +166,12 @@ public record HttpSettings(Map<String, String> headers, Tls tls, long maxRespons
           "is set by the ferry or the HTTP client, not configurable");
       boolean text = value instanceof String s && s.chars().noneMatch(c -> c == '\r' || c == '\n' || c == 0);
       check.require(text, field, shown, "must be a string without line breaks");
-      if (token && text) {
+      // Netty refuses any other control character when the request is made, so every batch failed
+      // with 502 (quoting the value, which may be a secret); a character past U+00FF went out as '?'.
+      boolean sendable = !text || ((String) value).chars().allMatch(HttpSettings::headerValueChar);
+      check.require(sendable, field, shown,
+          "must hold no control character (tab excepted) and no character past U+00FF (Latin-1)");
+      if (token && text && sendable) {
         headers.put(name, (String) value);
       }
     }
@@ -253,6 +258,11 @@ public record HttpSettings(Map<String, String> headers, Tls tls, long maxRespons
         check.violation(prefix + "." + f + ": unknown field (known: " + String.join(", ", new TreeSet<>(known)) + ")");
       }
     }
+  }
+
+  /** A character an HTTP/1.1 header value carries as it is: tab, space, visible ASCII, obs-text. */
+  private static boolean headerValueChar(int c) {
+    return c == '\t' || (c >= 0x20 && c != 0x7F && c <= 0xFF);
   }
 
   private static boolean tokenChar(int c) {

@@ -267,4 +267,18 @@ class SubmitHostileTest extends VerticleTestBase {
     await(vertx.deployVerticle(verticle));
     assertEquals("y", body(send("k", "y")));
   }
+
+  @Test
+  void headerValuesTheHttpClientWouldRefuseOrGarbleFailTheDeployWithoutQuotingThem() {
+    // Only CR, LF and NUL were refused: a value with another control character deployed, then
+    // every batch failed with 502 whose message quoted the value (an Authorization token, say);
+    // a character past U+00FF was sent as '?'.
+    String message = refused(new JsonObject().put("downstream", http("http://127.0.0.1:8080/batch")
+        .put("headers", new JsonObject().put("Authorization", "Bearer s3cr\u0001t").put("X-Del", "a\u007fb")
+            .put("X-Han", "\u4e2d").put("X-Tab", "a\tb").put("X-Latin", "caf\u00e9"))));
+    for (String field : new String[] {"Authorization", "X-Del", "X-Han"}) {
+      assertTrue(message.contains("downstream.headers." + field + " = \"...\": must hold no control character"), message);
+    }
+    assertTrue(!message.contains("X-Tab") && !message.contains("X-Latin") && !message.contains("s3cr"), message);
+  }
 }
