@@ -281,4 +281,43 @@ class SubmitHostileTest extends VerticleTestBase {
     }
     assertTrue(!message.contains("X-Tab") && !message.contains("X-Latin") && !message.contains("s3cr"), message);
   }
+
+  @Test
+  void aBridgeFrameWithANullHeaderGetsAnErrorFrameAndTheSocketGoesOn() throws Exception {
+    // The bridge adds each header to a MultiMap, which throws on null, after our hook let the
+    // frame through: that frame and every later one on the socket went unanswered.
+    int port = FerryVerticleOpsTest.freePort();
+    downstream.auto(EbRecorder.Call::echo);
+    deploy(config(new JsonObject().put("bridge", new JsonObject().put("port", port))));
+    try (java.net.Socket socket = new java.net.Socket("127.0.0.1", port)) {
+      socket.setSoTimeout(10_000);
+      java.io.DataOutputStream out = new java.io.DataOutputStream(socket.getOutputStream());
+      java.io.DataInputStream in = new java.io.DataInputStream(socket.getInputStream());
+      for (JsonObject frame : List.of(
+          bridgeSend(new JsonObject().put("key", "k").put("id", null), "nulled", "r-1"),
+          bridgeSend(new JsonObject().put("key", "k"), "fine", "r-2"))) {
+        byte[] bytes = frame.encode().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        out.writeInt(bytes.length);
+        out.write(bytes);
+      }
+      out.flush();
+      JsonObject refused = readFrame(in);
+      assertEquals("err", refused.getString("type"), refused.encode());
+      JsonObject served = readFrame(in);
+      assertEquals("r-2", served.getString("address"), served.encode());
+      assertEquals("fine", served.getValue("body"), served.encode());
+    }
+    assertEquals(1, downstream.count());
+  }
+
+  private static JsonObject bridgeSend(JsonObject headers, Object body, String replyAddress) {
+    return new JsonObject().put("type", "send").put("address", SUBMIT).put("headers", headers).put("body", body)
+        .put("replyAddress", replyAddress);
+  }
+
+  private static JsonObject readFrame(java.io.DataInputStream in) throws java.io.IOException {
+    byte[] bytes = new byte[in.readInt()];
+    in.readFully(bytes);
+    return new JsonObject(Buffer.buffer(bytes));
+  }
 }
