@@ -109,6 +109,7 @@ public class EventBusCost {
     await(vertx.deployVerticle(new FerryVerticle(), new DeploymentOptions().setConfig(config)));
     if (keys == 1) {
       JsonObject uncopied = config.copy().put("address", SUBMIT_UNCOPIED).put("metricsAddress", SUBMIT_UNCOPIED + ".metrics")
+          .put("healthAddress", SUBMIT_UNCOPIED + ".health")
           .put("downstream", new JsonObject().put("type", "eventbus").put("address", DOWNSTREAM_UNCOPIED));
       await(vertx.deployVerticle(new FerryVerticle(), new DeploymentOptions().setConfig(uncopied)));
     }

@@ -137,15 +137,24 @@ public final class HttpDownstream implements Downstream {
         req.reset(); // timed out while waiting: nothing was written, nothing will be
         return;
       }
-      JsonObject sealed = batch.seal();
+      Buffer sealed;
+      try {
+        sealed = batch.sealEncoded();
+      } catch (RuntimeException unencodable) {
+        // Thrown here it would escape into the client's callback: the exchange would stay open,
+        // holding its key, until the deadline. Nothing was written: fail the batch now.
+        req.reset();
+        fail(new DownstreamException("the batch cannot be encoded as JSON: " + unencodable.getMessage(), unencodable));
+        return;
+      }
       if (sealed == null) {
-        // Every input's deadline passed while the batch waited: send nothing.
+        // Every input's deadline passed while the batch waited (or none could be encoded): send nothing.
         req.reset();
         succeed(new JsonArray());
         return;
       }
       int expected = batch.sealedSize();
-      req.send(sealed.toBuffer()).onComplete(ar -> {
+      req.send(sealed).onComplete(ar -> {
         if (ar.failed()) {
           fail(new DownstreamException("the downstream call failed: " + ar.cause().getMessage(), ar.cause()));
         } else {

@@ -1,5 +1,6 @@
 package dev.ferry.downstream;
 
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
 
 /**
@@ -25,4 +26,14 @@ public interface OutgoingBatch {
 
   /** How many inputs the sealed request carries: the number of outcomes the answer must hold. */
   int sealedSize();
+
+  /**
+   * {@link #seal()}, encoded as JSON for a downstream that writes bytes; {@code null} when nothing
+   * is left to send. An implementation may leave out (and answer) inputs whose bodies JSON cannot
+   * encode; this default leaves the encoding's exception to the caller.
+   */
+  default Buffer sealEncoded() {
+    JsonObject request = seal();
+    return request == null ? null : request.toBuffer();
+  }
 }

@@ -6,6 +6,7 @@ import dev.ferry.downstream.Downstream;
 import dev.ferry.downstream.OutgoingBatch;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.List;
@@ -37,7 +38,8 @@ public final class BatchOutcomes {
   /**
    * The caller's own outcome: the {@code ok} value, or a {@link FerryException} INPUT_REJECTED
    * with the downstream's reason (which fails only this caller); TIMEOUT for an input left out of
-   * the request because its deadline passed first (its caller was answered then).
+   * the request because its deadline passed first, or because its body could not be encoded (its
+   * caller was answered then, 504 or 400, and this answer is dropped).
    */
   public static Object extract(Submission input, JsonArray outcomes) {
     if (input.slot < 0) {
@@ -110,6 +112,48 @@ public final class BatchOutcomes {
     @Override
     public int sealedSize() {
       return sealedSize;
+    }
+
+    @Override
+    public Buffer sealEncoded() {
+      JsonObject request = seal();
+      if (request == null) {
+        return null;
+      }
+      try {
+        return request.toBuffer();
+      } catch (RuntimeException unencodable) {
+        return withoutUnencodable();
+      }
+    }
+
+    /**
+     * The sealed request again, without each input whose body JSON cannot encode (deeper than
+     * Jackson's nesting bound, or holding a value of no JSON type): those callers get 400 now, as
+     * bad input, and are never sent; the rest of the batch goes as usual. Only after the whole
+     * request failed to encode, so a batch that encodes costs one encoding, as before.
+     */
+    private Buffer withoutUnencodable() {
+      JsonArray kept = new JsonArray(new java.util.ArrayList<>(sealedSize));
+      for (int i = 0; i < inputs.size(); i++) {
+        Submission s = inputs.get(i);
+        if (s.slot < 0) {
+          continue; // left out by seal(): its deadline had passed
+        }
+        JsonObject one = s.toRequestInput();
+        try {
+          // Inside a request of its own: the same nesting as in the batch's.
+          Downstream.request(key, new JsonArray().add(one)).toBuffer();
+        } catch (RuntimeException e) {
+          s.slot = -1;
+          s.reject("the body cannot be encoded as JSON: " + e.getMessage());
+          continue;
+        }
+        s.slot = kept.size();
+        kept.add(one);
+      }
+      sealedSize = kept.size();
+      return sealedSize == 0 ? null : Downstream.request(key, kept).toBuffer();
     }
 
     /** Answers 504, at its deadline, each input still unsent; one timer at a time, for the earliest. */

@@ -33,8 +33,9 @@ import java.util.function.Supplier;
  * closed ({@link BridgeFrameLimit}, ADR 0104).
  *
  * <p>A send to the submit address that the bridge itself would fail on after the hook (headers
- * that are not an object, a non-numeric {@code timeout}, a {@code codecName}) and any publish to it
- * (clustered, each node's consumer would apply it) are refused with an error frame at once.
+ * that are not an object, a null header value, a non-numeric {@code timeout}, a {@code
+ * codecName}) and any publish to it (clustered, each node's consumer would apply it) are refused
+ * with an error frame at once.
  *
  * <p>Vert.x hands a local send to every local consumer of its address in turn, the verticle's
  * public consumer included, and other senders on this node reach the local consumer too: the hook
@@ -131,7 +132,8 @@ final class BridgeSupport {
 
   /**
    * Whether the bridge can deliver this send to the submit address once the hook lets it through:
-   * headers that are not an object, a {@code timeout} that is not a number of ms >= 1, or a
+   * headers that are not an object, a header whose value is null, a {@code timeout} that is not a
+   * number of ms >= 1, or a
    * {@code codecName} (a client does not choose codecs) make the bridge itself throw after the
    * hook ran (a ClassCastException, an unknown codec): no frame for the client, the socket's
    * parser left mid-frame, and the input counted open for good.
@@ -143,6 +145,13 @@ final class BridgeSupport {
     }
     if (!(headers instanceof JsonObject h)) {
       return false;
+    }
+    for (String name : h.fieldNames()) {
+      if (h.getValue(name) == null) {
+        // The bridge adds each header to a MultiMap, which throws on null: the socket answered
+        // nothing more, this frame or any after it.
+        return false;
+      }
     }
     Object timeout = h.getValue("timeout");
     return (timeout == null || timeout instanceof Number n && n.longValue() >= 1) && !h.containsKey("codecName");

@@ -16,7 +16,7 @@ import java.util.Objects;
  * <p>Mapping: a recipient failure with one of our codes becomes its kind ({@link
  * FerryError#ofCode}); NO_HANDLERS (no ferry at the address, or one that finished undeploying)
  * becomes CLOSED, as does ERROR (the receiving node could not decode the message, so no ferry saw
- * it); an event-bus TIMEOUT becomes FAILED with the ReplyException as cause, since the
+ * it), as does a submit on a closed Vert.x (nothing sent); an event-bus TIMEOUT becomes FAILED with the ReplyException as cause, since the
  * input may or may not have been sent and TIMEOUT promises that it was not
  * (docs/adr/0023-client-timeout-is-failed.md); anything else becomes FAILED. Thread-safe.
  */
@@ -124,9 +124,7 @@ public final class FerryClient {
     if (options.order != null) {
       delivery.addHeader(ORDER_HEADER, Long.toString(options.order));
     }
-    if (options.sendTimeout != null) {
-      delivery.setSendTimeout(options.sendTimeout.toMillis());
-    }
+    delivery.setSendTimeout(options.sendTimeoutMs());
     if (routing != null) {
       if (!Submission.isJson(body)) {
         return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
@@ -144,6 +142,19 @@ public final class FerryClient {
     } catch (IllegalArgumentException noCodec) {
       return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
           "the body is not a JSON value: " + noCodec.getMessage()));
+    } catch (IllegalStateException notJson) {
+      if (!(body instanceof io.vertx.core.json.JsonObject || body instanceof io.vertx.core.json.JsonArray)) {
+        throw notJson;
+      }
+      // A JsonObject or JsonArray holding a value of no JSON type: Vert.x copies the body as it is
+      // sent, and refuses ("Illegal type in Json"). Nothing was sent; a Future, like every failure.
+      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
+          "the body is not a JSON value: " + notJson.getMessage()));
+    } catch (java.util.concurrent.RejectedExecutionException closed) {
+      // The Vert.x instance is closed (its event loops refuse work): nothing was sent. Answered
+      // as a Future like every other failure, not thrown at a caller racing the shutdown.
+      return Future.failedFuture(new FerryException(FerryError.CLOSED,
+          "the Vert.x instance is closed, nothing was sent: " + closed.getMessage(), closed));
     }
     return reply.transform(ar -> ar.succeeded()
         ? Future.succeededFuture(ar.result().body())
@@ -194,9 +205,15 @@ public final class FerryClient {
       return this;
     }
 
-    /** The deadline for the input to leave in a batch ({@code timeout-ms}); after it, TIMEOUT. */
+    /**
+     * The deadline for the input to leave in a batch ({@code timeout-ms}); after it, TIMEOUT.
+     * Without a {@link #sendTimeout}, the reply is then awaited for this plus 30 s (the default
+     * {@code callTimeoutMs}), never less than 30 s.
+     *
+     * @throws IllegalArgumentException if it is longer than the {@link #sendTimeout} set
+     */
     public SubmitOptions timeout(Duration timeout) {
-      this.timeout = wholeMs("timeout", timeout);
+      this.timeout = fitting(wholeMs("timeout", timeout), sendTimeout);
       return this;
     }
 
@@ -207,12 +224,39 @@ public final class FerryClient {
     }
 
     /**
-     * How long to wait for the reply on the event bus (default 30 s); past it the Future fails
-     * with FAILED. Keep it above {@code timeout} plus the ferry's {@code callTimeoutMs}.
+     * How long to wait for the reply on the event bus (default 30 s, or {@code timeout} plus 30 s);
+     * past it the Future fails with FAILED. Keep it above {@code timeout} plus the ferry's {@code
+     * callTimeoutMs}.
+     *
+     * @throws IllegalArgumentException if it is shorter than the {@link #timeout} set
      */
     public SubmitOptions sendTimeout(Duration sendTimeout) {
-      this.sendTimeout = wholeMs("sendTimeout", sendTimeout);
+      fitting(timeout, wholeMs("sendTimeout", sendTimeout));
+      this.sendTimeout = sendTimeout;
       return this;
+    }
+
+    /**
+     * A send timeout shorter than the deadline has the caller give up (FAILED, "may or may not
+     * have been sent") while its input still waits and may yet be sent: a retry would apply it
+     * twice. Refused when the second of the two is set, whichever it is.
+     */
+    private static Duration fitting(Duration timeout, Duration sendTimeout) {
+      if (timeout != null && sendTimeout != null && sendTimeout.compareTo(timeout) < 0) {
+        throw new IllegalArgumentException("sendTimeout (" + sendTimeout.toMillis() + " ms) is shorter than timeout ("
+            + timeout.toMillis() + " ms): the caller would give up while its input may still be sent; keep"
+            + " sendTimeout above timeout plus the ferry's callTimeoutMs");
+      }
+      return timeout;
+    }
+
+    /** The send timeout in force: the one set, else the default, raised to {@code timeout} + the default. */
+    long sendTimeoutMs() {
+      if (sendTimeout != null) {
+        return sendTimeout.toMillis();
+      }
+      long dflt = DeliveryOptions.DEFAULT_TIMEOUT;
+      return timeout == null ? dflt : Math.min(VerticleConfig.MAX_MS, timeout.toMillis() + dflt);
     }
 
     /**

@@ -63,7 +63,10 @@ public class FerryVerticle extends VerticleBase {
   /** This instance's claim on its address in this Vert.x (ADR 0054); null until claimed. */
   private String claim;
 
-  /** Vert.x-wide map address -> claim of the FerryVerticle serving it. */
+  /** The most HTTP connections to the downstream: the TCP ports one client address can use. */
+  static final int MAX_HTTP_CONNECTIONS = 65_535;
+
+  /** Vert.x-wide map address -> claim of the FerryVerticle with an endpoint there. */
   private static final String ADDRESSES = "__ferry.addresses";
   /** Given to the constructor, or null: then the deployment's JSON config is read. */
   private final FerryVerticleOptions options;
@@ -76,6 +79,21 @@ public class FerryVerticle extends VerticleBase {
   /** Takes its options from {@code options} (a copy); the deployment's config is then ignored. */
   public FerryVerticle(FerryVerticleOptions options) {
     this.options = new FerryVerticleOptions(options);
+  }
+
+  /**
+   * Refuses a second deployment of this same instance while it is deployed: Vert.x would hand it
+   * that deployment's context before start() could refuse it, and the running ferry would then
+   * answer to another deployment's ID (an undeploy by {@link #deploymentID()} fails) and run its
+   * health procedure on another event loop.
+   */
+  @Override
+  public void init(io.vertx.core.Vertx vertx, Context context) {
+    if (claim != null) {
+      throw new IllegalStateException("this FerryVerticle instance is already deployed (" + deploymentID()
+          + "): deploy a new instance");
+    }
+    super.init(vertx, context);
   }
 
   @Override
@@ -96,16 +114,29 @@ public class FerryVerticle extends VerticleBase {
       return Future.failedFuture(new InvalidConfigException("FerryVerticle deployment", missingJars));
     }
     // Two verticles at one address would each own every key: the event bus would spread a key's
-    // inputs over both (two calls in flight), and their meters share one name. Claimed before
-    // anything is built, so a refused instance touches nothing of the one already serving.
+    // inputs over both (two calls in flight), and their meters share one name. Their metrics or
+    // health endpoints at one address would answer requests in turn, each with its own ferry's
+    // figures (two ferries left at the default ferry.metrics, say); one's endpoint at the other's
+    // address would answer inputs with a metrics snapshot. So all three are claimed, before
+    // anything is built, so that a refused instance touches nothing of the one already serving.
     String mine = context.deploymentID() + "/" + System.identityHashCode(this);
-    Object other = vertx.sharedData().getLocalMap(ADDRESSES).putIfAbsent(settings.address(), mine);
-    if (other != null) {
-      return Future.failedFuture(new InvalidConfigException("FerryVerticle deployment", List.of(
-          "address = " + settings.address() + ": another FerryVerticle already serves it in this Vert.x instance"
-              + " (one instance per address and node)")));
+    List<String> taken = claim(mine);
+    if (!taken.isEmpty()) {
+      return Future.failedFuture(new InvalidConfigException("FerryVerticle deployment", taken));
     }
     claim = mine;
+    try {
+      return startClaimed();
+    } catch (RuntimeException | Error e) {
+      // Vert.x does not call stop() after a failed start: whatever threw, the claim and what was
+      // built are released here, or the address stays refused until Vert.x closes.
+      abandon();
+      return Future.failedFuture(e);
+    }
+  }
+
+  /** The rest of {@link #start()}, once the address is claimed; may throw (see the caller). */
+  private Future<?> startClaimed() {
     // Unclustered, every caller and consumer is in this JVM: JSON crosses the bus uncopied.
     localReply = vertx.isClustered() ? null : LocalCodec.register(vertx);
     downstream = createDownstream();
@@ -127,13 +158,17 @@ public class FerryVerticle extends VerticleBase {
             FerryVerticle::reply);
       } catch (RuntimeException unsupported) {
         // A cluster manager other than Hazelcast, say: release what was built, fail the deploy.
-        ferry.close();
-        downstream.close();
-        release();
+        abandon();
         return Future.failedFuture(unsupported);
       }
     }
-    return Operations.start(vertx, settings, ferry, this::onSubmit).compose(ops -> {
+    // TLS files are read by the client only at its first connection: read here, so that one that
+    // cannot be loaded fails the deploy, naming its field, rather than every batch with 502.
+    Future<List<String>> tlsFiles = settings.downstream().http()
+        ? settings.downstream().httpSettings().unreadableTlsFiles(vertx) : Future.succeededFuture(List.of());
+    return tlsFiles.compose(bad -> bad.isEmpty() ? Future.succeededFuture()
+        : Future.failedFuture(new InvalidConfigException("FerryVerticle config", bad)))
+        .compose(v -> Operations.start(vertx, settings, ferry, this::onSubmit)).compose(ops -> {
       operations = ops;
       if (cluster != null) {
         cluster.dropPublishes(ops::droppedPublish);
@@ -144,23 +179,58 @@ public class FerryVerticle extends VerticleBase {
           m -> m.reply(ferry.metrics().toJson()));
       return Future.all(submissions.completion(), metrics.completion(),
           cluster == null ? Future.succeededFuture() : cluster.start());
-    }).onFailure(e -> {
-      // Vert.x does not call stop() after a failed start: release what was made.
+    }).onFailure(e -> abandon());
+  }
+
+  /** Releases whatever a failed start built (Vert.x does not call stop() after one), claim last. */
+  private void abandon() {
+    if (ferry != null) {
       ferry.close();
+    }
+    if (downstream != null) {
       downstream.close();
-      if (operations != null) {
-        operations.stop();
+    }
+    if (operations != null) {
+      operations.stop();
+    }
+    if (cluster != null) {
+      cluster.close();
+    }
+    release();
+  }
+
+  /** This instance's endpoint addresses by field name: the ones {@link #claim} takes. */
+  private java.util.Map<String, String> endpoints() {
+    return java.util.Map.of("address", settings.address(), "metricsAddress", settings.metricsAddress(),
+        "healthAddress", settings.ops().healthAddress());
+  }
+
+  /**
+   * Claims every endpoint address for {@code mine}, or none: returns a violation for each one
+   * another FerryVerticle of this Vert.x holds (then those claimed here are given back).
+   */
+  private List<String> claim(String mine) {
+    io.vertx.core.shareddata.LocalMap<String, Object> addresses = vertx.sharedData().getLocalMap(ADDRESSES);
+    List<String> taken = new java.util.ArrayList<>();
+    for (String field : List.of("address", "metricsAddress", "healthAddress")) {
+      String address = endpoints().get(field);
+      if (addresses.putIfAbsent(address, mine) != null) {
+        taken.add(field + " = " + address + ("address".equals(field)
+            ? ": another FerryVerticle already serves it in this Vert.x instance (one instance per address and node)"
+            : ": another FerryVerticle already uses it for one of its endpoints in this Vert.x instance"
+                + " (each ferry needs its own address, metricsAddress and healthAddress)"));
       }
-      if (cluster != null) {
-        cluster.close();
-      }
-      release();
-    });
+    }
+    if (!taken.isEmpty()) {
+      endpoints().values().forEach(address -> addresses.remove(address, mine));
+    }
+    return taken;
   }
 
   private void release() {
     if (claim != null) {
-      vertx.sharedData().getLocalMap(ADDRESSES).remove(settings.address(), claim);
+      io.vertx.core.shareddata.LocalMap<String, Object> addresses = vertx.sharedData().getLocalMap(ADDRESSES);
+      endpoints().values().forEach(address -> addresses.remove(address, claim));
       claim = null;
     }
   }
@@ -246,8 +316,12 @@ public class FerryVerticle extends VerticleBase {
       // Room for every call Ferry may have out: the limit's ceiling (adaptive), or the batch slots
       // plus as many direct calls (fixed slots). Connections open lazily, so a high ceiling costs nothing.
       dev.ferry.PerKeyConfig perKey = settings.perKey();
-      int pool = perKey.dispatch() == dev.ferry.Dispatch.FIXED_SLOTS ? 2 * perKey.maxInFlightBatches()
+      long calls = perKey.dispatch() == dev.ferry.Dispatch.FIXED_SLOTS ? 2L * perKey.maxInFlightBatches()
           : perKey.pinnedLimit() > 0 ? perKey.pinnedLimit() : perKey.maxInFlightBatches();
+      // Vert.x sizes a slot array by the pool's maximum up front: a maxInFlightBatches near
+      // Integer.MAX_VALUE failed every batch (no array that large). One client address cannot
+      // hold more connections to one host and port than there are ports, so none is lost.
+      int pool = (int) Math.min(calls, MAX_HTTP_CONNECTIONS);
       HttpSettings http = d.httpSettings();
       return new HttpDownstream(vertx, d.url(), d.timeoutMs(), http.maxResponseBytes(), http.clientOptions(),
           http.headers(), pool);

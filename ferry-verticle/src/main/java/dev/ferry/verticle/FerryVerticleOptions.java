@@ -90,7 +90,15 @@ public final class FerryVerticleOptions {
     return true;
   }
 
+  /**
+   * A whole number as the config reader takes it (ConfigCheck.readLong): 10.0 too. Otherwise the
+   * getter answered the default while the verticle deployed with the value.
+   */
   private static boolean isLong(Object v) {
+    if (v instanceof Double || v instanceof Float) {
+      double d = ((Number) v).doubleValue();
+      return d == Math.rint(d) && Math.abs(d) < 0x1p63;
+    }
     return v instanceof Integer || v instanceof Long || v instanceof Short || v instanceof Byte;
   }
 

@@ -78,6 +78,41 @@ public record HttpSettings(Map<String, String> headers, Tls tls, long maxRespons
     return o;
   }
 
+  /**
+   * Loads the configured TLS files (trust, client certificate and key) once, on a worker thread:
+   * completes with a violation for each that cannot be read (missing, malformed, wrong password),
+   * naming its field. The Vert.x client reads them only at its first connection, so a bad file
+   * otherwise surfaced as a 502 on every batch of a deployment that had succeeded.
+   */
+  io.vertx.core.Future<List<String>> unreadableTlsFiles(io.vertx.core.Vertx vertx) {
+    if (tls == null) {
+      return io.vertx.core.Future.succeededFuture(List.of());
+    }
+    HttpClientOptions o = clientOptions();
+    String trustField = !tls.trustPem().isEmpty() ? "downstream.tls.trustPem"
+        : tls.trustStore() != null ? "downstream.tls.trustStore" : null;
+    String keyField = tls.keyStore() != null ? "downstream.tls.keyStore"
+        : tls.certPem() != null ? "downstream.tls.certPem/keyPem" : null;
+    return vertx.executeBlocking(() -> {
+      List<String> bad = new ArrayList<>();
+      if (trustField != null) {
+        try {
+          o.getTrustOptions().getTrustManagerFactory(vertx);
+        } catch (Exception e) {
+          bad.add(trustField + ": cannot be loaded: " + e.getMessage());
+        }
+      }
+      if (keyField != null) {
+        try {
+          o.getKeyCertOptions().getKeyManagerFactory(vertx);
+        } catch (Exception e) {
+          bad.add(keyField + ": cannot be loaded: " + e.getMessage());
+        }
+      }
+      return bad;
+    }, false);
+  }
+
   private static io.vertx.core.net.KeyStoreOptionsBase store(Store s) {
     return "jks".equals(s.type())
         ? new JksOptions().setPath(s.path()).setPassword(s.password())
@@ -100,8 +135,9 @@ public record HttpSettings(Map<String, String> headers, Tls tls, long maxRespons
     long max = HttpDownstream.DEFAULT_MAX_RESPONSE_BYTES;
     Object m = d.getValue("maxResponseBytes");
     if (m != null) {
-      boolean whole = m instanceof Integer || m instanceof Long;
-      long v = whole ? ((Number) m).longValue() : -1;
+      Long read = new ConfigCheck().readLong(d, "maxResponseBytes"); // 1048576.0 too, as elsewhere
+      boolean whole = read != null;
+      long v = whole ? read : -1;
       check.require(whole && v >= 1 && v <= Integer.MAX_VALUE, "downstream.maxResponseBytes", describe(m),
           "must be a whole number >= 1 and <= " + Integer.MAX_VALUE);
       if (whole && v >= 1 && v <= Integer.MAX_VALUE) {
@@ -130,7 +166,12 @@ public record HttpSettings(Map<String, String> headers, Tls tls, long maxRespons
           "is set by the ferry or the HTTP client, not configurable");
       boolean text = value instanceof String s && s.chars().noneMatch(c -> c == '\r' || c == '\n' || c == 0);
       check.require(text, field, shown, "must be a string without line breaks");
-      if (token && text) {
+      // Netty refuses any other control character when the request is made, so every batch failed
+      // with 502 (quoting the value, which may be a secret); a character past U+00FF went out as '?'.
+      boolean sendable = !text || ((String) value).chars().allMatch(HttpSettings::headerValueChar);
+      check.require(sendable, field, shown,
+          "must hold no control character (tab excepted) and no character past U+00FF (Latin-1)");
+      if (token && text && sendable) {
         headers.put(name, (String) value);
       }
     }
@@ -217,6 +258,11 @@ public record HttpSettings(Map<String, String> headers, Tls tls, long maxRespons
         check.violation(prefix + "." + f + ": unknown field (known: " + String.join(", ", new TreeSet<>(known)) + ")");
       }
     }
+  }
+
+  /** A character an HTTP/1.1 header value carries as it is: tab, space, visible ASCII, obs-text. */
+  private static boolean headerValueChar(int c) {
+    return c == '\t' || (c >= 0x20 && c != 0x7F && c <= 0xFF);
   }
 
   private static boolean tokenChar(int c) {

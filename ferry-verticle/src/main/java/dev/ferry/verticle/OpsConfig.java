@@ -48,9 +48,11 @@ public record OpsConfig(String healthAddress, Endpoint monitoring, Bridge bridge
     if (b != null) {
       checkFields(check, "bridge", b, Set.of("host", "port", "permitMetrics", "permitHealth", "maxFrameBytes"));
       Endpoint at = endpoint(check, "bridge", b);
-      Boolean metrics = check.readBoolean(b, "permitMetrics");
-      Boolean healthToo = check.readBoolean(b, "permitHealth");
-      Integer maxFrame = check.readInt(b, "maxFrameBytes");
+      ConfigCheck typed = new ConfigCheck();
+      Boolean metrics = typed.readBoolean(b, "permitMetrics");
+      Boolean healthToo = typed.readBoolean(b, "permitHealth");
+      Integer maxFrame = typed.readInt(b, "maxFrameBytes");
+      prefixed(check, "bridge", typed);
       check.require(maxFrame == null || (maxFrame >= BridgeFrameLimit.MIN_MAX_FRAME_BYTES
           && maxFrame <= BridgeFrameLimit.MAX_MAX_FRAME_BYTES), "bridge.maxFrameBytes", maxFrame,
           "must be " + BridgeFrameLimit.MIN_MAX_FRAME_BYTES + " to " + BridgeFrameLimit.MAX_MAX_FRAME_BYTES);
@@ -61,10 +63,20 @@ public record OpsConfig(String healthAddress, Endpoint monitoring, Bridge bridge
         monitoring, bridge, Boolean.TRUE.equals(logPayloads), registry == null || registry.isEmpty() ? null : registry);
   }
 
+  /**
+   * Adds {@code typed}'s violations to {@code check} under {@code field}: ConfigCheck names a field
+   * by its key alone, and "port = ..." would not say whether the monitoring's or the bridge's.
+   */
+  private static void prefixed(ConfigCheck check, String field, ConfigCheck typed) {
+    typed.violations().forEach(v -> check.violation(field + "." + v));
+  }
+
   private static Endpoint endpoint(ConfigCheck check, String field, JsonObject json) {
-    String host = check.readString(json, "host");
+    ConfigCheck typed = new ConfigCheck();
+    String host = typed.readString(json, "host");
+    Integer port = typed.readInt(json, "port");
+    prefixed(check, field, typed);
     check.require(host == null || !host.isEmpty(), field + ".host", "\"\"", "must be a non-empty string");
-    Integer port = check.readInt(json, "port");
     if (!json.containsKey("port")) {
       check.violation(field + ".port: missing (required: 0-65535)");
     } else {

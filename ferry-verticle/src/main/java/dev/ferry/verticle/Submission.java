@@ -18,7 +18,8 @@ import io.vertx.core.json.JsonObject;
  *
  * <p>A Submission is also its caller's one answer ({@link #complete}): the ferry's outcome, or an
  * earlier 504 when its deadline passes after it left its lane but before its request was written
- * ({@link #expire}); whichever comes first is delivered, the other dropped.
+ * ({@link #expire}), or an earlier 400 when its body cannot be encoded as the request is written
+ * ({@link #reject}); whichever comes first is delivered, the other dropped.
  */
 public final class Submission implements Completable<Object> {
   public static final String KEY = FerryClient.KEY_HEADER;
@@ -89,6 +90,11 @@ public final class Submission implements Completable<Object> {
   /** Answers 504 now: the deadline passed before the input's request was written. */
   void expire() {
     fail(new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent"));
+  }
+
+  /** Answers 400 now: the body turned out to be bad input when its request was written. */
+  void reject(String why) {
+    fail(new FerryException(FerryError.BAD_INPUT, why));
   }
 
   /** Thrown for bad input; the message says what is wrong (never quoting the body). */

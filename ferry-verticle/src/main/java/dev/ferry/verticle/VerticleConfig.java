@@ -106,11 +106,12 @@ public record VerticleConfig(
       unknown(check, d, HttpSettings.FIELDS);
       Object u = d.getValue("url");
       boolean ok = u instanceof String s && httpUrl(s);
-      check.require(ok, "downstream.url", describe(u), "must be an absolute http:// or https:// URL with a host");
+      check.require(ok, "downstream.url", describe(u), "must be an absolute http:// or https:// URL with a host (and a port up to 65535)");
       Long timeoutMs = null;
       Object t = d.getValue("timeoutMs");
       if (t != null) {
-        timeoutMs = t instanceof Integer || t instanceof Long ? ((Number) t).longValue() : null;
+        // A whole number as every other ms field reads it: 5000.0 too (JSON from YAML or JavaScript).
+        timeoutMs = new ConfigCheck().readLong(d, "timeoutMs");
         check.require(timeoutMs != null && timeoutMs >= 1 && timeoutMs <= MAX_MS,
             "downstream.timeoutMs", describe(t), "must be a whole number >= 1 and <= " + MAX_MS);
       }
@@ -124,7 +125,9 @@ public record VerticleConfig(
   private static boolean httpUrl(String s) {
     try {
       URI uri = new URI(s);
-      return ("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) && uri.getHost() != null;
+      // A port past 65535 parses, and then failed every batch ("no connection") after a deploy that succeeded.
+      return ("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) && uri.getHost() != null
+          && uri.getPort() <= 65535;
     } catch (Exception e) {
       return false;
     }
