@@ -23,6 +23,8 @@ import java.util.stream.Collectors;
  *   --seed N       the random shapes of xsweep (default 17)
  *   --shapes N     how many of them (default 20; the first N of the same seeded sequence)
  *   --with-hold    adds the contender "ferry hold 1ms" (adaptive, maxBatchDelay 1 ms) to x3...
+ *   --with-twin    adds "ferry twin" (Ferry again, same defaults, run last) to x3... and xsweep: how
+ *                  often an identical copy meets the rule, and agrees with Ferry within it
  *   --loads 25,50  x3...: only these loads (in % of capacity), to look at one closely
  * </pre>
  *
@@ -60,6 +62,7 @@ public final class Bench {
     Sweep.only = shapeList.isEmpty() ? null
         : Arrays.stream(shapeList.split(",")).map(String::trim).map(Integer::valueOf).toList();
     ShapeVsLoad.withHold = a.contains("--with-hold");
+    ShapeVsLoad.withTwin = a.contains("--with-twin");
     String loads = option(a, "--loads", "");
     ShapeVsLoad.onlyLoads = loads.isEmpty() ? null
         : Arrays.stream(loads.split(",")).map(String::trim).map(Integer::valueOf).toList();

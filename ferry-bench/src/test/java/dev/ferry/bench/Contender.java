@@ -66,6 +66,9 @@ interface Contender {
       all.add(2, perKey("ferry hold 1ms", shape -> PerKeyConfig.builder().dispatch(Dispatch.ADAPTIVE).maxBatchSize(shape.maxBatchSize())
           .maxBatchDelay(Duration.ofMillis(1))));
     }
+    if (ShapeVsLoad.withTwin) {
+      all.add(perKey(ShapeVsLoad.TWIN, shape -> PerKeyConfig.builder().maxBatchSize(shape.maxBatchSize())));
+    }
     return all;
   }
 

@@ -65,6 +65,10 @@ final class Sweep implements Scenario {
     JsonArray results = new JsonArray();
     StringBuilder csv = new StringBuilder();
     int shapesMet = 0;
+    int twinShapesMet = 0;
+    int twinPoints = 0;
+    int twinsAgree = 0;
+    int points = 0;
     for (Downstream shape : all) {
       System.out.printf("  %s: %s, capacity %,.0f/s%s%n", shape.id(), shape.describe(), shape.capacity(),
           shape.capped() ? " (capped)" : "");
@@ -72,12 +76,18 @@ final class Sweep implements Scenario {
           env.pick(Duration.ofMillis(1000), Duration.ofMillis(200)));
       boolean ok = r.met() == r.judged();
       shapesMet += ok ? 1 : 0;
+      points += r.judged();
+      if (r.twinMet() >= 0) {
+        twinShapesMet += r.twinMet() == r.judged() ? 1 : 0;
+        twinPoints += r.twinMet();
+        twinsAgree += r.twinsAgree();
+      }
       csv.append("# ").append(shape.id()).append(": ").append(shape.describe()).append('\n').append(r.csv());
       results.add(new JsonObject().put("shape", shape.describe()).put("capacityPerSec", shape.capacity())
           .put("capped", shape.capped()).put("met", r.met()).put("judged", r.judged()).put("points", r.points()));
       StringBuilder detail = new StringBuilder();
       for (Row row : r.rows()) {
-        if (!row.verdict().equals("yes")) {
+        if (row.verdict().equals("no")) {
           detail.append(row.figure()).append(": ").append(row.measured()).append("; ");
         }
       }
@@ -87,6 +97,11 @@ final class Sweep implements Scenario {
     }
     rows.add(new Row(id(), "shapes met", shapesMet + " of " + all.size(), ">= 18 of 20", "seed " + seed,
         Row.verdict(shapesMet >= Math.min(18, all.size()))));
+    if (ShapeVsLoad.withTwin) {
+      rows.add(new Row(id(), "ferry twin (calibration)", String.format("an identical copy met the rule in %d of %d"
+          + " shapes (%d of %d points); ferry and twin within the rule of each other at %d of %d points",
+          twinShapesMet, all.size(), twinPoints, points, twinsAgree, points), "", "seed " + seed, "-"));
+    }
     Files.writeString(env.out().resolve("xsweep.csv"), csv);
     return new Outcome(new JsonObject().put("seed", seed).put("shapes", results), rows);
   }
