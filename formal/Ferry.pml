@@ -87,6 +87,10 @@ bool late[NI];    /* it has passed; the expire event is queued     */
 chan q = [NI] of { byte };   /* the queue; its bound is the engine's rule */
 byte qcount;      /* queue.count                                   */
 byte qweight;     /* queue.weight                                  */
+/* ADR 0027: an expired input stays in the queue (DONE) until it is the
+ * head, the queue is compacted or has nothing live, and takes room till then */
+byte qexp;        /* Lane#expired (= Lane.Held#expired: one lane)  */
+byte qexpw;       /* Lane#expiredWeight                            */
 bool ripe;        /* the oldest queued input's batch delay ran out */
 byte calls;       /* batchesInFlight                               */
 bool draining, closing, closedSignalled;
@@ -110,7 +114,7 @@ byte ndone[C];    /* inputs of the caller in state DONE            */
  * sound because every event is one atomic step that sets them before use */
 hidden byte dx, dn, dw, cc, cx, in;
 hidden int dm;
-hidden byte wasClosed;
+hidden byte wasClosed, hx, hn, gH, gHW;
 
 inline setst(x, s) {
   if
@@ -157,13 +161,78 @@ inline startCall(mem) {
   cx = 0; dn = 0; dw = 0
 }
 
+inline dropHeld(x) {
+  qexp--; qexpw = qexpw - W(x)
+}
+
+/* Lane#peek: expired entries at the head go at once */
+inline dropHeads() {
+  do
+  :: len(q) > 0 ->
+     q?<hx>;
+     if
+     :: st[hx] == DONE -> q?hx; dropHeld(hx)
+     :: else -> break
+     fi
+  :: else -> break
+  od;
+  hx = 0
+}
+
+/* Lane#release: with nothing live, every expired entry goes */
+inline releaseQueue() {
+  do
+  :: len(q) > 0 -> q?hx; dropHeld(hx)
+  :: else -> break
+  od;
+  hx = 0
+}
+
+/* Lane#forget's compaction: the expired go, the live keep their order */
+inline compact() {
+  hn = len(q);
+  do
+  :: hn > 0 ->
+     q?hx;
+     if
+     :: st[hx] == DONE -> dropHeld(hx)
+     :: else -> q!hx
+     fi;
+     hn--
+  :: else -> break
+  od;
+  hx = 0
+}
+
+/* ghost: the expired inputs really left in the queue, and their weight */
+inline countHeld() {
+  gH = 0; gHW = 0; hn = 0;
+  do
+  :: hn < NI ->
+     if
+     :: st[hn] == DONE && q??[eval(hn)] -> gH++; gHW = gHW + W(hn)
+     :: else -> skip
+     fi;
+     hn++
+  :: else -> break
+  od;
+  hn = 0
+}
+
 inline unqueue(x) {
+  dropHeads();
   q?x; qcount--; qweight = qweight - W(x)
 }
 
 /* StreamEngine#pump and #take: a batch is cut only when a slot is free,
  * inside one event, so at most one batch is ever being formed */
 inline dispatch() {
+  /* with a delay, dueIn and armDelayTimer read the oldest live arrival
+   * (Lane#peek) while a slot is free */
+  if
+  :: DELAY && !draining && !closing && calls < SLOTS && qcount > 0 -> dropHeads()
+  :: else -> skip
+  fi;
   do
   :: calls < SLOTS && qcount > 0 && due ->
      /* independent of the guard: full by the ghost counts, ripe, draining */
@@ -173,6 +242,7 @@ inline dispatch() {
      dn = 0; dm = 0; dw = 0;
      do
      :: dn < MAXB && qcount > 0 ->
+        dropHeads();
         q?<dx>;
         if
         :: late[dx] -> unqueue(dx); answer(dx)        /* TIMEOUT, not sent */
@@ -183,7 +253,7 @@ inline dispatch() {
      od;
      /* group commit: the batch stops only at a bound or when nothing waits */
      if
-     :: qcount > 0 -> q?<dx>
+     :: qcount > 0 -> arrival?<dx>           /* the oldest live input */
      :: else -> skip
      fi;
      PROP(groupCommit, qcount == 0 || dn == MAXB || (dn > 0 && W(dx) > MAXBW - dw));
@@ -220,6 +290,7 @@ inline closeNow() {
   :: qcount > 0 -> unqueue(dx); answer(dx)           /* CLOSED */
   :: else -> break
   od;
+  releaseQueue();                                      /* Lane#takeAll */
   dx = 0;
   signalIfDone()
 }
@@ -243,8 +314,9 @@ inline admit(x) {
   :: draining || closing -> answer(x)                          /* CLOSED   */
   :: else ->
      if
-     :: qcount >= QCAP || W(x) > MAXQW - qweight ->
-        PROP(rejectOnlyWhenFull, gW >= QCAP || W(x) > MAXQW - gWW);
+     :: qcount + qexp >= QCAP || W(x) > MAXQW - qweight - qexpw ->
+        countHeld();
+        PROP(rejectOnlyWhenFull, gW + gH >= QCAP || W(x) > MAXQW - gWW - gHW);
         answer(x)                                              /* REJECTED */
      :: else ->
         q!x; qcount++; qweight = qweight + W(x);
@@ -258,7 +330,8 @@ inline admit(x) {
         dispatch()
      fi
   fi;
-  PROP(queueBound, gW <= QCAP && gWW <= MAXQW)
+  countHeld();
+  PROP(queueBound, gW + gH <= QCAP && gWW + gHW <= MAXQW)
 }
 
 inline answerCall(c) {
@@ -293,11 +366,22 @@ inline callOverdue(c) {
 /* StreamEngine#expire */
 inline expire(x) {
   if
-  :: q?[eval(x)] -> ripe = 0                 /* the oldest one: a new delay */
+  :: arrival?[eval(x)] -> ripe = 0           /* the oldest one: a new delay */
   :: else -> skip
   fi;
-  q??eval(x); qcount--; qweight = qweight - W(x);
+  qcount--; qweight = qweight - W(x);
   answer(x);                                  /* TIMEOUT */
+  /* Lane#forget: it stays in the queue, held, taking room */
+  qexp++; qexpw = qexpw + W(x);
+  if
+  :: qcount == 0 -> releaseQueue()
+  :: else ->
+     dropHeads();
+     if
+     :: qexp >= qcount -> compact()
+     :: else -> skip
+     fi
+  fi;
   dispatch();
   maybeFinish()
 }
@@ -327,6 +411,20 @@ again:
 #ifdef FOREVER
   atomic {
     ndone[k] == N ->
+    /* the round's expired inputs still held go before their numbers are
+     * used again (infinite runs; they would only take room a while longer) */
+    hn = len(q);
+    do
+    :: hn > 0 ->
+       q?hx;
+       if
+       :: hx / N == k -> dropHeld(hx)
+       :: else -> q!hx
+       fi;
+       hn--
+    :: else -> break
+    od;
+    hx = 0;
     seq = 0; ndone[k] = 0;
     dx = 0;
     do
