@@ -115,17 +115,21 @@ class CoreApiHostileTest {
 
   // ------------------------------------------------------------ keyed: a key that cannot be hashed
 
+  /** A keyed ferry with one call slot whose lookups are recorded in {@code calls} and answered through {@code answers}. */
+  private <K> Ferry<K, Optional<String>> oneSlotKeyed(List<List<K>> calls, List<Promise<Map<K, String>>> answers) {
+    return new KeyedFerry<K, String>(loop, FerryConfig.builder().maxInFlightBatches(1).build(), keys -> {
+      calls.add(List.copyOf(keys));
+      Promise<Map<K, String>> p = Promise.promise();
+      answers.add(p);
+      return p.future();
+    });
+  }
+
   @Test
   void aKeyedKeyWhoseHashCodeThrowsIsBadInputAndTheOthersInItsBatchAreServed() {
     List<List<BrittleKey>> calls = new ArrayList<>();
     List<Promise<Map<BrittleKey, String>>> answers = new ArrayList<>();
-    Ferry<BrittleKey, Optional<String>> ferry = new KeyedFerry<BrittleKey, String>(loop,
-        FerryConfig.builder().maxInFlightBatches(1).build(), keys -> {
-          calls.add(List.copyOf(keys));
-          Promise<Map<BrittleKey, String>> p = Promise.promise();
-          answers.add(p);
-          return p.future();
-        });
+    Ferry<BrittleKey, Optional<String>> ferry = oneSlotKeyed(calls, answers);
     BrittleKey a = new BrittleKey("a");
     BrittleKey bad = new BrittleKey("bad");
     BrittleKey b = new BrittleKey("b");
@@ -180,13 +184,7 @@ class CoreApiHostileTest {
   void aKeyedKeyWhoseEqualsThrowsIsBadInputAndTheWaitingKeysAreServed() {
     List<List<CollidingKey>> calls = new ArrayList<>();
     List<Promise<Map<CollidingKey, String>>> answers = new ArrayList<>();
-    Ferry<CollidingKey, Optional<String>> ferry = new KeyedFerry<CollidingKey, String>(loop,
-        FerryConfig.builder().maxInFlightBatches(1).build(), keys -> {
-          calls.add(List.copyOf(keys));
-          Promise<Map<CollidingKey, String>> p = Promise.promise();
-          answers.add(p);
-          return p.future();
-        });
+    Ferry<CollidingKey, Optional<String>> ferry = oneSlotKeyed(calls, answers);
     CollidingKey x = new CollidingKey("x");
     CollidingKey a = new CollidingKey("a");
     CollidingKey bad = new CollidingKey("bad");
@@ -425,12 +423,7 @@ class CoreApiHostileTest {
   @Test
   void aKeyedCallerWhoseCallbackThrowsDoesNotLeaveTheCallersSharingItsKeyUnanswered() {
     List<Promise<Map<String, String>>> answers = new ArrayList<>();
-    Ferry<String, Optional<String>> ferry = new KeyedFerry<String, String>(loop,
-        FerryConfig.builder().maxInFlightBatches(1).build(), keys -> {
-          Promise<Map<String, String>> p = Promise.promise();
-          answers.add(p);
-          return p.future();
-        });
+    Ferry<String, Optional<String>> ferry = oneSlotKeyed(new ArrayList<>(), answers);
     ferry.submit("x");
     Future<Optional<String>> first = ferry.submit("k");
     IllegalStateException bug = new IllegalStateException("a bug in the first caller's callback");
@@ -454,17 +447,8 @@ class CoreApiHostileTest {
   void aWriteThatAnswersNullFailsTheBatchInsteadOfApplyingItAgain() {
     Counters counters = new Counters();
     // A careless store: it writes, then answers with mapEmpty() (a null Boolean).
-    VersionedStore<String, Integer, String> store = new VersionedStore<>() {
-      @Override
-      public Future<Versioned<Integer>> read(String key) {
-        return counters.read(key);
-      }
-
-      @Override
-      public Future<Boolean> write(String key, Integer state, long expectedVersion, List<? extends String> events) {
-        return counters.write(key, state, expectedVersion, events).mapEmpty();
-      }
-    };
+    VersionedStore<String, Integer, String> store = TestStores.of(counters::read,
+        (key, state, expectedVersion, events) -> counters.write(key, state, expectedVersion, events).mapEmpty());
     FoldWrite<String, Integer, String, Integer> fold = FoldWrite.<String, Integer, String, Integer>builder(store,
         (count, op) -> FoldDecision.accept(count + 1, count + 1)).initial(() -> 0).build();
     Future<FoldOutcomes<String, Integer>> outcome = fold.call("k", List.of("deposit"));

@@ -56,18 +56,10 @@ class FoldWriteHostileTest {
 
   /** The memory store, but each write is applied and then answered by {@code answer}. */
   private VersionedStore<String, Long, Long> answering(java.util.function.Supplier<Future<Boolean>> answer) {
-    return new VersionedStore<>() {
-      @Override
-      public Future<Versioned<Long>> read(String key) {
-        return store.read(key);
-      }
-
-      @Override
-      public Future<Boolean> write(String key, Long state, long expected, List<? extends Long> events) {
-        store.write(key, state, expected, events);
-        return answer.get();
-      }
-    };
+    return TestStores.of(store::read, (key, state, expected, events) -> {
+      store.write(key, state, expected, events);
+      return answer.get();
+    });
   }
 
   @Test
@@ -90,17 +82,10 @@ class FoldWriteHostileTest {
   @Test
   void aReadThatFailsKeepsItsOwnCauseSinceNothingWasWritten() {
     IllegalStateException down = new IllegalStateException("database down");
-    VersionedStore<String, Long, Long> unreadable = new VersionedStore<>() {
-      @Override
-      public Future<Versioned<Long>> read(String key) {
-        return Future.failedFuture(down);
-      }
-
-      @Override
-      public Future<Boolean> write(String key, Long state, long expected, List<? extends Long> events) {
-        throw new AssertionError("no write without a read");
-      }
-    };
+    VersionedStore<String, Long, Long> unreadable = TestStores.of(key -> Future.failedFuture(down),
+        (key, state, expected, events) -> {
+          throw new AssertionError("no write without a read");
+        });
     FoldWrite<String, Long, Long, Long> fw =
         FoldWrite.<String, Long, Long, Long>builder(unreadable, FoldWriteTest::add).initial(() -> 0L).build();
 
@@ -110,17 +95,9 @@ class FoldWriteHostileTest {
   @Test
   void aWriteThatThrowsRefusedBeforeSendingAndKeepsItsOwnException() {
     IllegalArgumentException refused = new IllegalArgumentException("a state this store cannot hold");
-    VersionedStore<String, Long, Long> refusing = new VersionedStore<>() {
-      @Override
-      public Future<Versioned<Long>> read(String key) {
-        return store.read(key);
-      }
-
-      @Override
-      public Future<Boolean> write(String key, Long state, long expected, List<? extends Long> events) {
-        throw refused;
-      }
-    };
+    VersionedStore<String, Long, Long> refusing = TestStores.of(store::read, (key, state, expected, events) -> {
+      throw refused;
+    });
     FoldWrite<String, Long, Long, Long> fw =
         FoldWrite.<String, Long, Long, Long>builder(refusing, FoldWriteTest::add).initial(() -> 0L).build();
 

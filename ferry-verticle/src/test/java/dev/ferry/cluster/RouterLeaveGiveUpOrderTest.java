@@ -66,6 +66,17 @@ class RouterLeaveGiveUpOrderTest {
    * passed it on or handed it back by then, ADR 0109): x2 waits at a until then and is applied
    * after x1. A routing client that gets such a 502 itself: the next test.
    */
+  /** b passes x1 on to c, which holds it; then b's leave gives its forwards up: x1 is answered 502. */
+  private void heldAtCThenGivenUpByB(Router b, Router c, Future<Object> x1) {
+    deliver(b, c, sent("b").get(0)); // c holds x1
+    loop.runPending();
+    assertFalse(x1.isComplete(), "x1 held at c: " + x1);
+
+    b.abandonForwards("this node left the cluster before the key's owner answered");
+    loop.runPending();
+    assertTrue(x1.failed(), "x1 given up by b's leave, 502: " + x1);
+  }
+
   @Test
   void anInputGivenUpByALeaveIsNotAppliedAfterItsClientsLaterInput() throws Exception {
     Router a = router("a");
@@ -83,13 +94,7 @@ class RouterLeaveGiveUpOrderTest {
     Future<Object> x1 = RouterTesting.submit(a, key, "x1", 0, "x#1");
     loop.runPending();
     deliver(a, b, sent("a").get(0));
-    deliver(b, c, sent("b").get(0)); // c holds x1
-    loop.runPending();
-    assertFalse(x1.isComplete(), "x1 held at c: " + x1);
-
-    b.abandonForwards("this node left the cluster before the key's owner answered");
-    loop.runPending();
-    assertTrue(x1.failed(), "x1 given up by b's leave, 502: " + x1);
+    heldAtCThenGivenUpByB(b, c, x1);
 
     a.snapshot(members, Set.of("a", "d"), Set.of()); // b left the view: d owns the key
     loop.runPending();
@@ -140,13 +145,7 @@ class RouterLeaveGiveUpOrderTest {
     loop.runPending();
     assertEquals("b", sends.get(0).target);
     send(client, nodes, sends.get(0), "cl#1");
-    deliver(b, c, sent("b").get(0)); // c holds x1
-    loop.runPending();
-    assertFalse(x1.isComplete(), "x1 held at c: " + x1);
-
-    b.abandonForwards("this node left the cluster before the key's owner answered");
-    loop.runPending();
-    assertTrue(x1.failed(), "x1 given up by b's leave, 502: " + x1);
+    heldAtCThenGivenUpByB(b, c, x1);
 
     client.snapshot(members, Set.of("a", "d")); // b left the view: d owns the key
     Future<Object> x2 = request(client, key, "x2");

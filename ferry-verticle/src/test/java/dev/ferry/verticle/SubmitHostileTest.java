@@ -38,14 +38,19 @@ class SubmitHostileTest extends VerticleTestBase {
   private String httpEcho() {
     HttpServer server = await(vertx.createHttpServer()
         .requestHandler(req -> req.body().onSuccess(body -> {
-          JsonObject batch = body.toJsonObject();
-          posted.add(batch);
-          JsonArray outcomes = new JsonArray();
-          batch.getJsonArray("inputs").forEach(i -> outcomes.add(new JsonObject().put("ok", ((JsonObject) i).getValue("input"))));
-          req.response().end(new JsonObject().put("outcomes", outcomes).toBuffer());
+          req.response().end(echo(body));
         }))
         .listen(0, "127.0.0.1"));
     return "http://127.0.0.1:" + server.actualPort() + "/batch";
+  }
+
+  /** Records the batch and answers each input with itself as its outcome. */
+  private Buffer echo(Buffer body) {
+    JsonObject batch = body.toJsonObject();
+    posted.add(batch);
+    JsonArray outcomes = new JsonArray();
+    batch.getJsonArray("inputs").forEach(i -> outcomes.add(new JsonObject().put("ok", ((JsonObject) i).getValue("input"))));
+    return new JsonObject().put("outcomes", outcomes).toBuffer();
   }
 
   private static JsonObject http(String url) {
@@ -87,11 +92,7 @@ class SubmitHostileTest extends VerticleTestBase {
     Promise<Void> firstArrived = Promise.promise();
     HttpServer server = await(vertx.createHttpServer()
         .requestHandler(req -> req.body().onSuccess(body -> {
-          JsonObject batch = body.toJsonObject();
-          posted.add(batch);
-          JsonArray outcomes = new JsonArray();
-          batch.getJsonArray("inputs").forEach(i -> outcomes.add(new JsonObject().put("ok", ((JsonObject) i).getValue("input"))));
-          Buffer answer = new JsonObject().put("outcomes", outcomes).toBuffer();
+          Buffer answer = echo(body);
           if (firstArrived.tryComplete()) {
             release.future().onComplete(v -> req.response().end(answer)); // held: the rest queue behind it
           } else {
