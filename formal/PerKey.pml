@@ -599,7 +599,13 @@ inline abandon() {
   do
   :: ab < K ->
      if
-     :: inflight[ab] -> inflight[ab] = 0; laneIdle[ab] = 0; retire(ab)
+     :: inflight[ab] ->
+        inflight[ab] = 0; laneIdle[ab] = 0;
+        /* a hand-off waiting on the given-up call ends with it (ADR 0127) */
+        if
+        :: handing[ab] -> finishHandOff(ab)
+        :: else -> retire(ab)
+        fi
      :: else -> skip
      fi;
      ab++
@@ -730,7 +736,8 @@ inline admit(x, k) {
 
 /* PerKeyEngine#finishHandOff: the waiting inputs go to the new owner, in order */
 inline finishHandOff(k) {
-  PROP(handOffAfterCall, wire[k] == 0);
+  /* only the owner's close lets one go with its call still out (ADR 0127) */
+  PROP(handOffAfterCall, wire[k] == 0 || forgotten);
   do
   :: nwait[k] > 0 ->                /* every waiting input goes */
      unqueue(k, dx);

@@ -535,7 +535,16 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
   @Override
   void forgetCallsInFlight() {
     for (Lane<K, I> lane : new ArrayList<>(lanes.values())) {
-      retire(lane); // closed: every lane left is one in flight, with nothing waiting
+      // Closed: every lane left is one in flight, with nothing waiting. A hand-off waiting on its
+      // call completes now, with nothing to forward: the call is given up and this ferry claims
+      // nothing of the key any more, as a hand-off asked from now on finds (no lane, done at once).
+      // Kept waiting, it would never complete. The given-up call may still run: a node's owner
+      // closing is a membership change, under which guarantee 2 holds per node only (ADR 0127).
+      if (lane.handOffs != null) {
+        finishHandOff(lane);
+      } else {
+        retire(lane);
+      }
     }
     batchesInFlight = 0;
     directInFlight = 0;

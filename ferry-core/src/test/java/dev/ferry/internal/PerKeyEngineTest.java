@@ -750,6 +750,29 @@ class PerKeyEngineTest {
       assertTrue(done.succeeded());
     }
 
+    /**
+     * The owner's close gives up a call after the drain timeout (its caller answered FAILED) and
+     * claims nothing of its key from then on, as a hand-off asked after the close already finds:
+     * a hand-off waiting on that call completes then, with nothing left to forward. Kept waiting,
+     * it never completed, and a router waiting for it never let its keys go.
+     */
+    @Test
+    void aHandOffWaitingOnACallTheOwnersCloseGivesUpCompletes() {
+      PerKeyHarness h = harness(config().drainTimeout(Duration.ofMillis(50)).build());
+      Future<String> a1 = h.submit("a", "a1");
+      Future<String> a2 = h.submit("a", "a2");
+      Future<Void> done = h.ferry.handOff("a", (in, remaining) -> Future.succeededFuture("elsewhere:" + in.label()));
+      h.loop.runPending();
+      assertFalse(done.isComplete(), "a1 is still on the wire");
+      int[] closed = h.loop.closeOwner();
+      h.loop.runPending();
+      h.loop.advanceMillis(50);
+      assertEquals(FerryError.FAILED, failure(a1).kind(), "sent, then given up");
+      assertTrue(done.succeeded(), "the given-up call holds the hand-off no longer");
+      assertEquals(FerryError.CLOSED, failure(a2).kind(), "never sent, as any input still waiting at the close");
+      assertEquals(1, closed[0], "the ferry closed");
+    }
+
     @Test
     void theRemainingDeadlineTravelsAndAnUnreachableOwnerFailsWithClosed() {
       PerKeyHarness h = harness(config().build());

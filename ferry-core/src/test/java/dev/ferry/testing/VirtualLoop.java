@@ -24,6 +24,7 @@ public final class VirtualLoop implements Loop {
   private long now = 1_000_000_000L;
   private long nextId;
   private long postedTaskDelay;
+  private final java.util.List<java.util.function.Consumer<Runnable>> ownerCloseHooks = new java.util.ArrayList<>();
 
   @Override
   public boolean inLoop() {
@@ -46,6 +47,25 @@ public final class VirtualLoop implements Loop {
    */
   public void delayPostedTasks(long nanos) {
     postedTaskDelay = nanos;
+  }
+
+  @Override
+  public Runnable onOwnerClose(java.util.function.Consumer<Runnable> hook) {
+    ownerCloseHooks.add(hook);
+    return () -> ownerCloseHooks.remove(hook);
+  }
+
+  /**
+   * The owner goes away (its verticle undeploys, its Vert.x closes): every ferry hooked to this
+   * loop starts its owner's close, as {@code Context.addCloseHook} would run it. Returns a counter
+   * (one cell) of the hooks that have said they are done; it grows as they finish.
+   */
+  public int[] closeOwner() {
+    int[] done = new int[1];
+    for (java.util.function.Consumer<Runnable> hook : java.util.List.copyOf(ownerCloseHooks)) {
+      hook.accept(() -> done[0]++);
+    }
+    return done;
   }
 
   @Override
