@@ -355,19 +355,71 @@ class SubmitHostileTest extends VerticleTestBase {
       java.io.DataInputStream in = new java.io.DataInputStream(socket.getInputStream());
       for (JsonObject frame : List.of(
           bridgeSend(new JsonObject().put("key", "k").put("id", null), "nulled", "r-1"),
+          // At any address: the bridge reads the headers before it looks at the address.
+          bridgeSend(new JsonObject().put("key", "k").put("id", null), "nulled", "r-0").put("address", METRICS),
           bridgeSend(new JsonObject().put("key", "k"), "fine", "r-2"))) {
         byte[] bytes = frame.encode().getBytes(java.nio.charset.StandardCharsets.UTF_8);
         out.writeInt(bytes.length);
         out.write(bytes);
       }
       out.flush();
-      JsonObject refused = readFrame(in);
-      assertEquals("err", refused.getString("type"), refused.encode());
+      for (int i = 0; i < 2; i++) {
+        JsonObject refused = readFrame(in);
+        assertEquals("err", refused.getString("type"), refused.encode());
+      }
       JsonObject served = readFrame(in);
       assertEquals("r-2", served.getString("address"), served.encode());
       assertEquals("fine", served.getValue("body"), served.encode());
     }
     assertEquals(1, downstream.count());
+  }
+
+  @Test
+  void aBridgeFrameTheBridgeCannotDecodeOrTakeGetsAnErrorFrameAndItsConnectionCloses() throws Exception {
+    // The bridge logged a frame that is not a JSON object and answered nothing, its sender waiting
+    // for ever; one whose type it does not know threw out of its parser, and the socket answered
+    // nothing more, that frame or any after it, while it stayed open.
+    int port = FerryVerticleOpsTest.freePort();
+    downstream.auto(EbRecorder.Call::echo);
+    deploy(config(new JsonObject().put("bridge", new JsonObject().put("port", port))));
+    java.util.Map<String, String> cases = new java.util.LinkedHashMap<>();
+    cases.put("{\"type\": \"send\", \"address\": \"ferry.submit\", \"replyAddress\": \"r-x\", \"body\": NaN}",
+        "a frame that is not a JSON object the bridge can read; the connection is closed");
+    cases.put("[\"not\", \"an\", \"object\"]", "a frame that is not a JSON object the bridge can read; the connection is closed");
+    cases.put(bridgeSend(new JsonObject().put("key", "k"), "x", "r-x").put("type", "sned").encode(),
+        "a frame the bridge cannot take (Invalid frame type sned; a frame's \"type\" is send, publish, register,"
+            + " unregister or ping); the connection is closed");
+    JsonObject untyped = bridgeSend(new JsonObject().put("key", "k"), "x", "r-x");
+    untyped.remove("type");
+    cases.put(untyped.encode(),
+        "a frame the bridge cannot take (Invalid frame type message; a frame's \"type\" is send, publish, register,"
+            + " unregister or ping); the connection is closed");
+    int served = 0;
+    for (java.util.Map.Entry<String, String> c : cases.entrySet()) {
+      try (java.net.Socket socket = new java.net.Socket("127.0.0.1", port)) {
+        socket.setSoTimeout(10_000);
+        java.io.DataOutputStream out = new java.io.DataOutputStream(socket.getOutputStream());
+        java.io.DataInputStream in = new java.io.DataInputStream(socket.getInputStream());
+        writeFrame(out, bridgeSend(new JsonObject().put("key", "k"), "before", "r-1").encode());
+        assertEquals("before", readFrame(in).getValue("body"), c.getKey());
+        served++;
+        writeFrame(out, c.getKey());
+        writeFrame(out, bridgeSend(new JsonObject().put("key", "k"), "after", "r-2").encode());
+        JsonObject refused = readFrame(in);
+        assertEquals(new JsonObject().put("type", "err").put("message", c.getValue()), refused, c.getKey());
+        assertEquals(-1, in.read(), c.getKey() + ": the connection is closed");
+      }
+    }
+    // "after" never reached the ferry: only the "before" of each connection was sent.
+    assertEquals(served, downstream.count());
+    assertEquals(served, metrics().getLong("submitted"));
+  }
+
+  private static void writeFrame(java.io.DataOutputStream out, String json) throws java.io.IOException {
+    byte[] bytes = json.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    out.writeInt(bytes.length);
+    out.write(bytes);
+    out.flush();
   }
 
   private static JsonObject bridgeSend(JsonObject headers, Object body, String replyAddress) {
