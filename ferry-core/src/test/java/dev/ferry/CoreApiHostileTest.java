@@ -234,6 +234,48 @@ class CoreApiHostileTest {
     assertEquals(0, ferry.metrics().inFlightBatches());
   }
 
+  // ------------------------------------------------------------ a Future that throws when listened to
+
+  @Test
+  void makesCallWhoseFutureThrowsWhenListenedToFailsItsCallersAtOnceAndFreesTheSlot() {
+    RuntimeException thrown = new RuntimeException("onComplete is broken");
+    Promise<String> late = Promise.promise();
+    int[] n = {0};
+    Ferry<String, String> ferry = new StreamFerry<String, String, String>(loop,
+        FerryConfig.builder().maxInFlightBatches(1).build(), null,
+        inputs -> n[0]++ == 0 ? dev.ferry.testing.HostileFutures.throwingOnListen(late.future(), thrown)
+            : Future.succeededFuture("ok"),
+        (in, result) -> in + " " + result);
+    Future<String> a = ferry.submit("a");
+    loop.runPending();
+    assertEquals(FerryError.FAILED, kind(a), "at once, not at the call timeout");
+    assertTrue(a.cause().getCause() == thrown, "the throw is the cause: " + a.cause());
+    assertEquals(List.of(thrown), loop.reported);
+    Future<String> b = ferry.submit("b");
+    loop.runPending();
+    assertEquals("b ok", b.result(), "the one slot is free");
+    late.complete("too late");
+    loop.runPending();
+    assertEquals(1, ferry.metrics().failedBatches());
+    assertEquals(0, ferry.metrics().inFlightBatches());
+  }
+
+  @Test
+  void aKeyedLookupWhoseFutureThrowsWhenListenedToFailsItsCallersAndFreesTheSlot() {
+    RuntimeException thrown = new RuntimeException("compose is broken");
+    int[] n = {0};
+    Ferry<String, Optional<String>> ferry = new KeyedFerry<String, String>(loop,
+        FerryConfig.builder().maxInFlightBatches(1).build(),
+        keys -> n[0]++ == 0 ? dev.ferry.testing.HostileFutures.throwingOnListen(Promise.<Map<String, String>>promise().future(), thrown)
+            : Future.succeededFuture(Map.of("k", "v")));
+    Future<Optional<String>> a = ferry.submit("k");
+    loop.runPending();
+    assertEquals(FerryError.FAILED, kind(a));
+    Future<Optional<String>> b = ferry.submit("k");
+    loop.runPending();
+    assertEquals(Optional.of("v"), b.result(), "the one slot is free");
+  }
+
   // ------------------------------------------------------------ a clock that reads negative
 
   /** A loop whose clock reads {@code shift} off the virtual one: System.nanoTime's origin is arbitrary. */

@@ -311,7 +311,10 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
     }
   }
 
-  /** Starts the downstream call for the batch. May throw or return null: both fail the batch. */
+  /**
+   * Starts the downstream call for the batch. May throw or return null: both fail the batch; so does
+   * a Future whose {@code onComplete} throws (ADR 0129).
+   */
   protected abstract Future<R> invoke(Batch<K, I> batch);
 
   /** Runs {@code transition} on the loop (inline when already there), then the effects it queued. */
@@ -369,7 +372,17 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
       } catch (Throwable t) {
         future = Future.failedFuture(t);
       }
-      future.onComplete(ar -> onLoop(() -> record(batch, ar)));
+      try {
+        future.onComplete(ar -> onLoop(() -> record(batch, ar)));
+      } catch (Throwable t) {
+        // A hand-rolled Future that cannot be listened to: its completion will never reach the
+        // ferry, so the call is taken as over now, failed with what it threw (ADR 0129). Kept
+        // waiting, its key (or slot) would stay reserved for ever and, with no call timeout, its
+        // callers never answered. If the Future did call back before throwing, or does later, the
+        // call is over already and that completion is ignored (record).
+        loop.report(t);
+        onLoop(() -> record(batch, Future.failedFuture(t)));
+      }
     });
   }
 
