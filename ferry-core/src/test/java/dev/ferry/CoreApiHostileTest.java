@@ -113,6 +113,30 @@ class CoreApiHostileTest {
     assertEquals(0, ferry.metrics().activeLanes());
   }
 
+  @Test
+  void aKeyWhoseHashCodeBreaksWhileItsCallIsOutIsReportedWhenItsLaneIsLetGo() {
+    RecordingDownstream<BrittleKey, BrittleKey> down = new RecordingDownstream<>(loop);
+    PerKeyFerry<BrittleKey, BrittleKey, List<BrittleKey>, String> ferry = new PerKeyFerry<>(loop,
+        PerKeyConfig.defaults(), k -> k, null, null, down, (k, result) -> k.name);
+    BrittleKey key = new BrittleKey("a");
+    Future<String> a = ferry.submit(key);
+    loop.runPending();
+    key.broken = true; // the caller breaks its key while the call is out
+    down.succeed(0);
+    loop.runPending();
+    assertEquals("a", a.result());
+    assertEquals(1, loop.reported.size(), "the key's throw is reported, not dropped: " + loop.reported);
+    assertTrue(loop.reported.get(0).getMessage().contains("cannot hash a"), loop.reported.toString());
+    assertEquals(0, ferry.metrics().activeLanes(), "the lane is let go of all the same");
+    key.broken = false;
+    Future<String> again = ferry.submit(key);
+    loop.runPending();
+    assertEquals(2, down.calls.size(), "the key is served again, from a new lane");
+    down.succeed(1);
+    loop.runPending();
+    assertEquals("a", again.result());
+  }
+
   // ------------------------------------------------------------ keyed: a key that cannot be hashed
 
   /** A keyed ferry with one call slot whose lookups are recorded in {@code calls} and answered through {@code answers}. */
