@@ -549,6 +549,32 @@ class CoreApiHostileTest {
     assertTrue(done.succeeded());
   }
 
+  @Test
+  void aHandOffWhoseForwardsFutureThrowsWhenListenedToAnswersEveryWaitingCallerAndCompletes() {
+    RecordingDownstream<String, String> down = new RecordingDownstream<>(loop);
+    PerKeyFerry<String, String, List<String>, String> ferry = new PerKeyFerry<>(loop,
+        PerKeyConfig.defaults(), in -> "k", null, null, down, (in, result) -> in);
+    ferry.submit("in flight");
+    Future<String> first = ferry.submit("first");
+    Future<String> second = ferry.submit("second");
+    loop.runPending();
+    RuntimeException thrown = new RuntimeException("onComplete is broken");
+    Promise<String> late = Promise.promise();
+    Future<Void> done = ferry.handOff("k", (in, remaining) -> in.equals("first")
+        ? dev.ferry.testing.HostileFutures.throwingOnListen(late.future(), thrown)
+        : Future.succeededFuture("from the new owner"));
+    loop.runPending();
+    down.succeed(0);
+    loop.runPending();
+    assertEquals(FerryError.CLOSED, kind(first), "its answer cannot be learned");
+    assertEquals("from the new owner", second.result(), "the inputs after it are still forwarded");
+    assertTrue(done.succeeded());
+    assertEquals(List.of(thrown), loop.reported);
+    late.complete("too late"); // the listener it took after all: not a second answer
+    loop.runPending();
+    assertEquals(FerryError.CLOSED, kind(first));
+  }
+
   // ------------------------------------------------------------ all of it at once, on random schedules
 
   static List<Long> seeds() {

@@ -467,14 +467,31 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
         } catch (Throwable t) {
           answer = Future.failedFuture(t);
         }
-        answer.onComplete(ar -> {
-          if (ar.succeeded()) {
-            tell(caller, ar.result(), null);
-          } else {
-            tell(caller, null, ar.cause() instanceof FerryException fe ? fe
-                : new FerryException(FerryError.CLOSED, "the key's new owner could not be reached: " + ar.cause(), ar.cause()));
+        boolean[] told = {false};
+        try {
+          answer.onComplete(ar -> {
+            if (told[0]) {
+              return;
+            }
+            told[0] = true;
+            if (ar.succeeded()) {
+              tell(caller, ar.result(), null);
+            } else {
+              tell(caller, null, ar.cause() instanceof FerryException fe ? fe
+                  : new FerryException(FerryError.CLOSED, "the key's new owner could not be reached: " + ar.cause(), ar.cause()));
+            }
+          });
+        } catch (Throwable t) {
+          // A forward's Future that cannot be listened to (ADR 0129): let out, the throw would end
+          // this effect halfway, the inputs after this one never forwarded and the hand-off never
+          // complete. Its caller cannot learn the new owner's answer: CLOSED, as for a failed forward.
+          loop.report(t);
+          if (!told[0]) {
+            told[0] = true;
+            tell(caller, null, new FerryException(FerryError.CLOSED,
+                "the key's new owner could not be reached: " + t, t));
           }
-        });
+        }
       }
       for (Object h : handOffs) {
         complete(((HandOff<?, ?>) h).done(), null, null, loop);
