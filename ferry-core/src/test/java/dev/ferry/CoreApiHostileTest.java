@@ -300,6 +300,64 @@ class CoreApiHostileTest {
     assertEquals(Optional.of("v"), b.result(), "the one slot is free");
   }
 
+  // ------------------------------------------------------------ a probe (a meter registry) that throws
+
+  @Test
+  void aProbeThatThrowsIsReportedAndEveryCallerIsStillAnswered() {
+    RecordingDownstream<String, String> down = new RecordingDownstream<>(loop);
+    PerKeyFerry<String, String, List<String>, String> ferry = new PerKeyFerry<>(loop,
+        PerKeyConfig.builder().maxQueueing(1).build(), in -> "k", null, null, down, (in, result) -> in);
+    List<String> heard = new ArrayList<>();
+    ferry.observe(new dev.ferry.internal.Probe() {
+      @Override
+      public void batchStarted(boolean direct, int size, long weight, long[] waitsNanos) {
+        throw new IllegalStateException("the registry is broken: started");
+      }
+
+      @Override
+      public void batchFinished(long latencyNanos, boolean failed) {
+        throw new IllegalStateException("the registry is broken: finished");
+      }
+
+      @Override
+      public void rejected(String reason) {
+        throw new IllegalStateException("the registry is broken: rejected");
+      }
+    });
+    ferry.observe(new dev.ferry.internal.Probe() { // a second probe still hears of everything
+      @Override
+      public void batchStarted(boolean direct, int size, long weight, long[] waitsNanos) {
+        heard.add("started");
+      }
+
+      @Override
+      public void batchFinished(long latencyNanos, boolean failed) {
+        heard.add("finished");
+      }
+
+      @Override
+      public void rejected(String reason) {
+        heard.add("rejected");
+      }
+    });
+    loop.runPending();
+    Future<String> a = ferry.submit("a"); // a direct call
+    Future<String> b = ferry.submit("b"); // waits
+    Future<String> c = ferry.submit("c"); // the waiting room is full
+    loop.runPending();
+    assertEquals(1, down.calls.size(), "the call started although a probe threw as it did");
+    assertEquals(FerryError.REJECTED, kind(c));
+    down.succeed(0);
+    loop.runPending();
+    down.succeed(1);
+    loop.runPending();
+    assertEquals("a", a.result());
+    assertEquals("b", b.result());
+    assertEquals(List.of("started", "rejected", "finished", "started", "finished"), heard);
+    assertEquals(5, loop.reported.size(), loop.reported.toString());
+    assertEquals(0, ferry.metrics().activeLanes());
+  }
+
   // ------------------------------------------------------------ a clock that reads negative
 
   /** A loop whose clock reads {@code shift} off the virtual one: System.nanoTime's origin is arbitrary. */

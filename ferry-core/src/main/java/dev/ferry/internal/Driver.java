@@ -36,8 +36,11 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
   private boolean running;
   /** Probes observing the engine; changed only on the loop. */
   private final java.util.List<Probe> probes = new java.util.ArrayList<>(2);
-  /** What the engine reports to: every probe in {@link #probes}, as it is at each report. */
-  protected final Probe probe = Probe.all(probes);
+  /**
+   * What the engine reports to: every probe in {@link #probes}, as it is at each report; what a
+   * probe throws goes to the loop's report, never into the transition that reported.
+   */
+  protected final Probe probe;
 
   private final PublishedMetrics published;
   /** The engine this driver performs effects for; set once by the subclass's constructor. */
@@ -48,8 +51,12 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
   protected Driver(Loop loop, BiFunction<? super I, ? super R, ? extends O> extract) {
     this.loop = loop;
     this.extract = extract;
+    this.probe = Probe.all(probes, loop::report);
     this.published = new PublishedMetrics(loop, () -> engine.metrics());
     this.engineLoop = new TransitionTimers(loop);
+    // However the ferry ends (its close, or its owner's with the loop gone), its probes hear of it
+    // and may let go of what they hold for it (FerryMeterBinder removes its meters).
+    closed.future().onComplete(ar -> probe.closed());
   }
 
   /**
