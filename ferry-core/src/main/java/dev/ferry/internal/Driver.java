@@ -89,7 +89,13 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
 
   @Override
   public final Runnable observe(Probe added) {
-    onLoop(() -> probes.add(added));
+    onLoop(() -> {
+      probes.add(added);
+      if (closed.future().isComplete()) {
+        // Closed already: told at once, as it would have been at the close.
+        Probe.all(java.util.List.of(added), loop::report).closed();
+      }
+    });
     return () -> onLoop(() -> probes.remove(added));
   }
 

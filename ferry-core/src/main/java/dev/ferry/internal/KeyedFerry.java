@@ -152,6 +152,8 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
       // The room is full, counting the callers that share a waiting key (the engine counts keys).
       joined++;
       rejectedJoins++;
+      // Told to the probes as the engine tells its own refusals: the ferry.rejected meter counts it.
+      queue.probe.rejected("queueing");
       answer(mine, null, new FerryException(FerryError.REJECTED, "maxQueueing (" + maxQueueing
           + ") keys and callers sharing them are waiting"));
       return;
