@@ -89,4 +89,18 @@ class FerryVerticleRegistryAndHealthTest extends VerticleTestBase {
     assertEquals("DOWN", after.getString("status"), after.encode());
     assertTrue(after.encode().contains("closed"), after.encode());
   }
+
+  @Test
+  void theHealthProcedureSaysClosedOnceTheNodesVertxIsClosed() {
+    Vertx node = Vertx.vertx();
+    FerryVerticle verticle = new FerryVerticle();
+    HealthChecks checks = HealthChecks.create(vertx); // the application's checks, on another Vert.x
+    checks.register("ferry", verticle.healthProcedure());
+    await(node.deployVerticle(verticle, new DeploymentOptions().setConfig(config(new JsonObject()))));
+    assertTrue(await(checks.checkStatus()).getUp());
+    await(node.close());
+    JsonObject after = await(checks.checkStatus()).toJson();
+    assertEquals("DOWN", after.getString("status"), after.encode());
+    assertTrue(after.encode().contains("\"closed\""), "closed, not an error or a timeout: " + after.encode());
+  }
 }
