@@ -43,6 +43,8 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
   protected final Probe probe;
 
   private final PublishedMetrics published;
+  /** What the ferry shows of its engine's metrics ({@link KeyedFerry} adds its callers); on the loop. */
+  private java.util.function.UnaryOperator<dev.ferry.FerryMetrics> metricsView = m -> m;
   /** The engine this driver performs effects for; set once by the subclass's constructor. */
   private EngineCore<K, I> engine;
   /** Unregisters the owner-close hook; run once the ferry is closed, so closed ferries are let go of. */
@@ -52,7 +54,7 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
     this.loop = loop;
     this.extract = extract;
     this.probe = Probe.all(probes, loop::report);
-    this.published = new PublishedMetrics(loop, () -> engine.metrics());
+    this.published = new PublishedMetrics(loop, () -> metricsView.apply(engine.metrics()));
     this.engineLoop = new TransitionTimers(loop);
     // However the ferry ends (its close, or its owner's with the loop gone), its probes hear of it
     // and may let go of what they hold for it (FerryMeterBinder removes its meters).
@@ -234,6 +236,24 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
     return published.get();
   }
 
+
+  /**
+   * Sets what {@link #metrics()} shows of the engine's snapshot, published with it at the end of
+   * each transition, so that a read from another thread never mixes two moments. Before the first
+   * transition.
+   */
+  final void metricsView(java.util.function.UnaryOperator<dev.ferry.FerryMetrics> view) {
+    this.metricsView = view;
+  }
+
+  /**
+   * Queues an answer (or any effect) to run once the current transition is over and its state
+   * published, like the engine's replies; on the loop, inside a transition.
+   */
+  final void afterTransition(Runnable effect) {
+    assert loop.inLoop();
+    pending.add(effect);
+  }
 
   /**
    * Expired inputs still held (not yet let go of), and their weight, on the loop: with {@code
