@@ -31,7 +31,8 @@ import java.util.function.ToDoubleFunction;
  *       ferry.call.limit} (the limit in force), {@code ferry.calls.waiting} (keys ready to call but
  *       held back by the limit), {@code ferry.call.latency.seen} and {@code
  *       ferry.call.latency.floor} (seconds: the mean latency the adaptive limit last judged, and the
- *       latency without queueing it compared it with);
+ *       latency without queueing it compared it with), {@code ferry.loop.lag.seen} (seconds: how
+ *       late the ferry's loop ran those calls' completions);
  *   <li>counters {@code ferry.submitted}, {@code ferry.batches}, {@code ferry.direct.calls},
  *       {@code ferry.batches.failed}, {@code ferry.timeouts}, {@code ferry.rejected} (tag {@code
  *       reason}: {@code queueing} or {@code weight});
