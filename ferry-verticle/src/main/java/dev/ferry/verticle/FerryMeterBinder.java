@@ -50,7 +50,7 @@ import java.util.function.ToDoubleFunction;
  * one's meters (same name and tags): its gauges would read the other ferry, and closing either
  * binding would remove the other's meters. The meters are removed when the binding is closed, and
  * at the latest once the ferry is closed, so that a closed ferry is not kept alive by the registry
- * nor its name kept taken.
+ * nor its name kept taken (docs/adr/0130).
  */
 public final class FerryMeterBinder implements AutoCloseable {
   /** The names bound in each registry (registries by identity; a registry let go of is forgotten). */
