@@ -673,7 +673,7 @@ class CoreApiHostileTest {
 
   /**
    * A per-key ferry against a downstream that misbehaves at random (completes inline, throws,
-   * returns null, completes twice, fails, hangs past the call timeout, submits and closes from
+   * returns null, completes twice, cannot be listened to, fails, hangs past the call timeout, submits and closes from
    * inside its call), callers whose callbacks throw or submit again, keys mutated while in the
    * ferry, deadlines, and a close or drain. Every caller must get its one answer, a stable key must
    * never have two calls in flight, and once every call is over nothing may be left held. The seed
@@ -746,6 +746,13 @@ class CoreApiHostileTest {
       } else if (how < 35) {
         over.run();
         return completingTwice();
+      } else if (how < 37) {
+        // Cannot be listened to: the ferry takes the call as over at once (ADR 0129), so does the
+        // check of calls in flight; the Future may still complete later, unheard.
+        over.run();
+        Promise<String> p = Promise.promise();
+        open.add(p);
+        return dev.ferry.testing.HostileFutures.throwingOnListen(p.future(), new IllegalStateException("onComplete is broken"));
       }
       Promise<String> p = Promise.promise();
       p.future().onComplete(ar -> over.run());
