@@ -16,7 +16,7 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * Bounds the frames a TCP bridge client may send (ADR 0104), and answers those the bridge cannot
- * decode (ADR 0134). The bridge's own parser buffers whatever length a frame's 4-byte prefix
+ * decode (ADR 0135). The bridge's own parser buffers whatever length a frame's 4-byte prefix
  * announces, up to 2 GiB per socket, and offers no hook before it; so the bridge is given a Vert.x
  * whose net servers hand it sockets seen here first: each socket's bytes pass a {@link Guard} that
  * reads only the length prefixes (no buffering of its own) on their way to the bridge's parser. A
@@ -150,7 +150,7 @@ final class BridgeFrameLimit {
    * it: a frame the bridge's hook never saw was not decoded (the bridge only logs that), and one it
    * failed on threw out of the parser, which is left out of step with the stream. Either way the
    * client gets an error frame and the socket is closed, nothing after the frame delivered (ADR
-   * 0134). On the socket's event loop.
+   * 0135). On the socket's event loop.
    */
   static final class Guard implements Handler<Buffer> {
     private final NetSocket socket;

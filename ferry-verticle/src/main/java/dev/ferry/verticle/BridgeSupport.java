@@ -36,7 +36,7 @@ import java.util.function.Supplier;
  * a null header value, a non-numeric {@code timeout}, a {@code codecName}), whatever its address,
  * and any publish to the submit address (clustered, each node's consumer would apply it) are
  * refused with an error frame at once. A frame the bridge cannot decode, or fails on before the
- * hook, gets an error frame and its socket is closed ({@link BridgeFrameLimit}, ADR 0134).
+ * hook, gets an error frame and its socket is closed ({@link BridgeFrameLimit}, ADR 0135).
  *
  * <p>Vert.x hands a local send to every local consumer of its address in turn, the verticle's
  * public consumer included, and other senders on this node reach the local consumer too: the hook
@@ -180,7 +180,7 @@ final class BridgeSupport {
     Handler<io.vertx.ext.eventbus.bridge.tcp.BridgeEvent> hook = event -> {
       if (event.type() != BridgeEventType.REGISTERED && event.socket() instanceof BridgeFrameLimit.Framed framed) {
         // The bridge decoded this frame: its socket's guard counts it (a frame that never gets here
-        // was not decoded; ADR 0134). REGISTERED follows a REGISTER frame already counted.
+        // was not decoded; ADR 0135). REGISTERED follows a REGISTER frame already counted.
         framed.frameDecoded();
       }
       JsonObject raw = event.getRawMessage();
