@@ -36,6 +36,19 @@ final class Views {
     }
   };
 
+  /**
+   * Per node, the ferry its last release came from (its life, {@link Router#life}): a ferry
+   * deployed again on the same Vert.x node has the same id, and what the closed one released says
+   * nothing of the new one's calls (ADR 0131). Bounded like {@link #releases}: a node long gone
+   * needs no entry.
+   */
+  private final Map<String, String> lives = new LinkedHashMap<>(16, 0.75f, false) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
+      return size() > 256;
+    }
+  };
+
   Views(String self) {
     this.self = self;
   }
@@ -86,6 +99,25 @@ final class Views {
 
   /** Records {@code from}'s release of view {@code forView}; true when it is the current view. */
   boolean released(String from, String forView) {
+    return released(from, null, forView);
+  }
+
+  /**
+   * As above, from the ferry {@code life} at node {@code from} (null: not said, a node of an
+   * earlier version). The first release of a new ferry at {@code from} voids every release of the
+   * one before it: a new owner that counted them would call keys the new ferry still has calls in
+   * flight for once it leaves in turn and the view comes back to one its predecessor released
+   * (ADR 0131). Releases of one node arrive in the order sent, the closed ferry's first.
+   */
+  boolean released(String from, String life, String forView) {
+    if (life != null) {
+      String before = lives.put(from, life);
+      if (before != null && !before.equals(life)) {
+        for (Set<String> released : releases.values()) {
+          released.remove(from);
+        }
+      }
+    }
     releases.computeIfAbsent(forView, v -> new HashSet<>()).add(from);
     if (known && forView.equals(id)) {
       recompute();

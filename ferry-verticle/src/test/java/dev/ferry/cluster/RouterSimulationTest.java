@@ -435,7 +435,7 @@ class RouterSimulationTest {
             // (releases are not traced)
             Node from = Node.this;
             request(from.id, node, 10_000, to -> {
-              to.router.released(from.id, viewId);
+              to.router.released(from.id, from.router.life(), viewId);
               return Future.succeededFuture();
             }, ar -> { }, () -> from.alive);
           }
