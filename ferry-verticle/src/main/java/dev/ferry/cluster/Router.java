@@ -446,7 +446,17 @@ final class Router {
    */
   public void released(String from, String life, String viewId) {
     step(() -> {
-      if (from != null && viewId != null && views.released(from, life, viewId)) {
+      if (from == null || viewId == null) {
+        return;
+      }
+      if (life != null && views.newLife(from, life)) {
+        // A ferry not heard from before under that id, maybe deployed again on its Vert.x node:
+        // it waits for this node's release of the view, which may have gone to its predecessor
+        // only (this node saw no change of view or ferries in between: ADR 0131).
+        releasedTo.remove(from);
+        maybeRelease();
+      }
+      if (views.released(from, viewId)) {
         flushAll();
         checkLeft(); // the last release a leaving node waited for
       }

@@ -97,27 +97,26 @@ final class Views {
     return changed;
   }
 
-  /** Records {@code from}'s release of view {@code forView}; true when it is the current view. */
-  boolean released(String from, String forView) {
-    return released(from, null, forView);
-  }
-
   /**
-   * As above, from the ferry {@code life} at node {@code from} (null: not said, a node of an
-   * earlier version). The first release of a new ferry at {@code from} voids every release of the
-   * one before it: a new owner that counted them would call keys the new ferry still has calls in
-   * flight for once it leaves in turn and the view comes back to one its predecessor released
-   * (ADR 0131). Releases of one node arrive in the order sent, the closed ferry's first.
+   * The ferry {@code life} at node {@code from} sent a release; true when no release of that ferry
+   * came before (the first from {@code from}, or from a ferry deployed again under its id). The
+   * first release of a new ferry voids every release of the one before it: a new owner that counted
+   * them would call keys the new ferry still has calls in flight for once it leaves in turn and the
+   * view comes back to one its predecessor released (ADR 0131). Releases of one node arrive in the
+   * order sent, the closed ferry's first.
    */
-  boolean released(String from, String life, String forView) {
-    if (life != null) {
-      String before = lives.put(from, life);
-      if (before != null && !before.equals(life)) {
-        for (Set<String> released : releases.values()) {
-          released.remove(from);
-        }
+  boolean newLife(String from, String life) {
+    String before = lives.put(from, life);
+    if (before != null && !before.equals(life)) {
+      for (Set<String> released : releases.values()) {
+        released.remove(from);
       }
     }
+    return !life.equals(before);
+  }
+
+  /** Records {@code from}'s release of view {@code forView}; true when it is the current view. */
+  boolean released(String from, String forView) {
     releases.computeIfAbsent(forView, v -> new HashSet<>()).add(from);
     if (known && forView.equals(id)) {
       recompute();

@@ -148,4 +148,35 @@ class ClusterChurnHostileTest {
     assertEquals("2", second.result());
     assertEquals(List.of(), violations);
   }
+  /**
+   * A ferry undeployed and deployed again on b's Vert.x node between two of a's membership reads
+   * (HazelcastMembership reads the state as it is when it looks: the gap is never seen). a's view
+   * stays [a, b] and a already released it to b, to b's first ferry. The new ferry waits for a's
+   * release of [a, b] before it calls any key it owns; a sent it again only on a change it saw, so
+   * every input of b's keys was held until its bound (503) until the next view change
+   * (RouterSimulationTest#ferriesDeployedAgainUnderTheSameId, seed 130 with snapshots skipped).
+   * Now the new ferry's first release tells a that a new ferry is at b, and a releases to it again.
+   */
+  @Test
+  void aFerryDeployedAgainBetweenTwoMembershipReadsGetsTheReleaseAgain() throws Exception {
+    Set<String> ab = Set.of("a", "b");
+    Router a = router("a");
+    Router b1 = router("b");
+    snapshot(ab, ab, Set.of(), a, b1);
+    deliver();
+    assertTrue(a.settled() && b1.settled(), a.describe() + " / " + b1.describe());
+    b1.close(); // its Vert.x node stays; a reads the membership only once the new ferry is in
+    Router b2 = router("b");
+    snapshot(ab, ab, Set.of(), b2, a);
+    deliver();
+    assertTrue(b2.settled(), "b's new ferry still waits for a's release: " + b2.describe());
+    String k = RouterTesting.keysOf("b", List.of("a", "b"), 1).get(0);
+    Future<Object> answer = RouterTesting.submit(b2, k, "1", 0);
+    deliver();
+    assertEquals(List.of("b " + k + " [1]"), calls, "b's key is called, not held");
+    open.get(0).complete(List.of("ok"));
+    deliver();
+    assertEquals("1", answer.result());
+    assertEquals(List.of(), violations);
+  }
 }
