@@ -118,6 +118,58 @@ class RoutingClientHostileTest {
     assertEquals(FerryError.CLOSED, e.kind(), e.getMessage());
   }
 
+  /**
+   * Several threads submitting at once, none of them the client's loop: each thread's inputs of its
+   * key reach the node in the order that thread submitted them, each answered once.
+   */
+  @Test
+  void submitsFromSeveralThreadsKeepEachThreadsOrder() throws Exception {
+    int threads = 4;
+    int each = 200;
+    List<Future<Object>> answers = new CopyOnWriteArrayList<>();
+    List<Thread> started = new java.util.ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      String key = "t" + t;
+      Thread thread = new Thread(() -> {
+        for (int i = 0; i < each; i++) {
+          answers.add(submit(key, key + ":" + i));
+        }
+      });
+      thread.start();
+      started.add(thread);
+    }
+    for (Thread thread : started) {
+      thread.join();
+    }
+    for (Future<Object> answer : answers) {
+      assertEquals("ok", await(answer));
+    }
+    assertEquals(threads * each, atN0.size());
+    for (int t = 0; t < threads; t++) {
+      String key = "t" + t;
+      List<String> mine = atN0.stream().filter(b -> b.startsWith(key + ":")).toList();
+      assertEquals(java.util.stream.IntStream.range(0, each).mapToObj(i -> key + ":" + i).toList(), mine);
+    }
+    assertEquals(0, await(client.activeKeys()));
+  }
+
+  /**
+   * A cluster with no ferry node: the client's input waits for one within its send timeout, then
+   * is answered CLOSED (never sent), and nothing stays behind.
+   */
+  @Test
+  void aClusterWithNoFerryNodeAnswersClosedAtTheSendTimeout() {
+    Promise<RoutingClient> made = Promise.promise();
+    context.runOnContext(v -> made.complete(RoutingClient.create(vertx, SUBMIT, new FixedView(Set.of()))));
+    RoutingClient none = await(made.future());
+    await(none.started());
+    Future<Object> answer = none.submit("k", "x", new DeliveryOptions().addHeader(FerryClient.KEY_HEADER, "k"), 0, 50);
+    FerryException e = (FerryException) ClusterHarness.failure(answer);
+    assertEquals(FerryError.CLOSED, e.kind(), e.getMessage());
+    assertEquals(0, await(none.activeKeys()));
+    assertEquals(List.of(), atN0);
+  }
+
   /** A membership that delivers one snapshot: the given nodes live and announced. */
   private record FixedView(Set<String> view) implements Membership {
     @Override
