@@ -179,4 +179,41 @@ class ClusterChurnHostileTest {
     assertEquals("1", answer.result());
     assertEquals(List.of(), violations);
   }
+  /**
+   * A routing client told "leaving" (410) by b keeps b out of its routing until b leaves its view.
+   * When b's ferry is deployed again under the same id before the client's membership reads show
+   * b gone (or after they showed it gone and the 410 of a request still in flight at b arrived),
+   * b stays in the view and stayed excluded for good: every input of b's keys went through another
+   * node, and with b the only ferry, the client had no node to send to and answered CLOSED at each
+   * send timeout. Now the exclusion ends a while after the last 410 (a node refuses for its
+   * linger only), at the next membership read.
+   */
+  @Test
+  void aRoutingClientRoutesAgainToAFerryDeployedAgainAfterItSaidItWasLeaving() {
+    List<ClientRouter.Send> sends = new ArrayList<>();
+    ClientRouter client = new ClientRouter(loop, sends::add);
+    Set<String> b = Set.of("b");
+    loop.execute(() -> client.snapshot(b, b));
+    Promise<Object> first = Promise.promise();
+    loop.execute(() -> client.submit(new ClientRouter.Request("k", "x1", Long.MAX_VALUE,
+        loop.nanoTime() + 20_000_000_000L, first)));
+    loop.runPending();
+    assertEquals("b", sends.get(0).target);
+    // b's first ferry is leaving: it refuses x1 (410); then it closes and a new one is deployed.
+    loop.execute(() -> client.sent(sends.get(0), Future.failedFuture(
+        new io.vertx.core.eventbus.ReplyException(io.vertx.core.eventbus.ReplyFailure.NO_HANDLERS, ClientRouter.GONE, "leaving"))));
+    loop.runPending();
+    // The client's membership reads (every second) show b's ferry all along: b is in the view.
+    for (int second = 0; second < 60 && sends.size() == 1; second++) {
+      loop.advanceMillis(1_000);
+      loop.execute(() -> client.snapshot(b, b));
+      loop.runPending();
+    }
+    assertEquals(2, sends.size(), "x1 never sent again to b's new ferry");
+    assertEquals("b", sends.get(1).target);
+    loop.execute(() -> client.sent(sends.get(1), Future.succeededFuture("ok")));
+    loop.runPending();
+    assertEquals("ok", first.future().result());
+    assertEquals(0, client.activeKeys());
+  }
 }
