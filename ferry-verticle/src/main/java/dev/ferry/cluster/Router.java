@@ -450,9 +450,9 @@ final class Router {
         return;
       }
       if (life != null && views.newLife(from, life)) {
-        // A ferry not heard from before under that id, maybe deployed again on its Vert.x node:
-        // it waits for this node's release of the view, which may have gone to its predecessor
-        // only (this node saw no change of view or ferries in between: ADR 0131).
+        // A ferry deployed again under that id: it waits for this node's release of the view,
+        // which may have gone to its predecessor only (this node saw no change of view or
+        // ferries in between: ADR 0131).
         releasedTo.remove(from);
         maybeRelease();
       }

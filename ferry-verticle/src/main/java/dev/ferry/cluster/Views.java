@@ -98,8 +98,8 @@ final class Views {
   }
 
   /**
-   * The ferry {@code life} at node {@code from} sent a release; true when no release of that ferry
-   * came before (the first from {@code from}, or from a ferry deployed again under its id). The
+   * The ferry {@code life} at node {@code from} sent a release; true when releases of another ferry
+   * at {@code from} came before (one deployed again under its id, after the first closed). The
    * first release of a new ferry voids every release of the one before it: a new owner that counted
    * them would call keys the new ferry still has calls in flight for once it leaves in turn and the
    * view comes back to one its predecessor released (ADR 0131). Releases of one node arrive in the
@@ -107,12 +107,13 @@ final class Views {
    */
   boolean newLife(String from, String life) {
     String before = lives.put(from, life);
-    if (before != null && !before.equals(life)) {
-      for (Set<String> released : releases.values()) {
-        released.remove(from);
-      }
+    if (before == null || before.equals(life)) {
+      return false;
     }
-    return !life.equals(before);
+    for (Set<String> released : releases.values()) {
+      released.remove(from);
+    }
+    return true;
   }
 
   /** Records {@code from}'s release of view {@code forView}; true when it is the current view. */

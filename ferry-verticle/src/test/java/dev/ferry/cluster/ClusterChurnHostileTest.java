@@ -34,6 +34,10 @@ class ClusterChurnHostileTest {
   /** Calls still open, per key: at most one at any moment. */
   final Map<String, Integer> openPerKey = new HashMap<>();
   final List<String> violations = new ArrayList<>();
+  /** Every release sent, "from>to view", in order. */
+  final List<String> released = new ArrayList<>();
+  /** Each release is delivered twice. */
+  boolean releasesTwice;
   /** The open calls' promises, in call order. */
   final List<Promise<List<Object>>> open = new ArrayList<>();
 
@@ -62,12 +66,15 @@ class ClusterChurnHostileTest {
 
       @Override
       public void release(String node, String viewId) {
-        wire.add(() -> {
-          Router to = cluster.get(node);
-          if (to != null) {
-            to.released(self, me[0].life(), viewId);
-          }
-        });
+        released.add(self + ">" + node + " " + viewId);
+        for (int i = releasesTwice ? 2 : 1; i > 0; i--) {
+          wire.add(() -> {
+            Router to = cluster.get(node);
+            if (to != null) {
+              to.released(self, me[0].life(), viewId);
+            }
+          });
+        }
       }
     });
     me[0] = r;
@@ -215,5 +222,46 @@ class ClusterChurnHostileTest {
     loop.runPending();
     assertEquals("ok", first.future().result());
     assertEquals(0, client.activeKeys());
+  }
+  /**
+   * A flaky network and membership: every snapshot reaches each node twice, every release is
+   * delivered twice, and releases come from a node that holds nothing, for a view nobody routes
+   * by, and with no view at all, while b leaves with a call for its key in flight. a still holds
+   * the key until b's call is over, each input is answered once, and each node releases a view to
+   * each other node once.
+   */
+  @Test
+  void snapshotsAndReleasesTwiceAndReleasesForNothingChangeNothing() throws Exception {
+    releasesTwice = true;
+    Set<String> ab = Set.of("a", "b");
+    Router a = router("a");
+    Router b = router("b");
+    snapshot(ab, ab, Set.of(), a, b, a, b);
+    deliver();
+    String k = RouterTesting.keysOf("b", List.of("a", "b"), 1).get(0);
+    Future<Object> first = RouterTesting.submit(b, k, "1", 0);
+    deliver();
+    Future<Void> bLeft = b.leaving(false);
+    snapshot(ab, Set.of("a"), Set.of("b"), b, b, a, a);
+    for (String[] h : List.of(new String[] {"zz", "a"}, new String[] {"b", "a,b,zz"}, new String[] {"b", ""},
+        new String[] {null, "a"}, new String[] {"b", null})) {
+      a.released(h[0], h[1]);
+    }
+    deliver();
+    Future<Object> second = RouterTesting.submit(a, k, "2", 0);
+    deliver();
+    assertEquals(List.of("b " + k + " [1]"), calls, "a holds k while b's call is in flight: " + a.describe());
+    open.get(0).complete(List.of("ok"));
+    deliver();
+    snapshot(ab, Set.of("a"), Set.of("b"), a, b);
+    deliver();
+    assertTrue(bLeft.succeeded(), b.describe());
+    open.get(1).complete(List.of("ok"));
+    deliver();
+    assertEquals("1", first.result());
+    assertEquals("2", second.result());
+    assertEquals(List.of("b " + k + " [1]", "a " + k + " [2]"), calls);
+    assertEquals(List.of(), violations);
+    assertEquals(released.stream().distinct().toList(), released, "a view released twice to one node");
   }
 }
