@@ -101,7 +101,12 @@ public final class RoutingClient {
   /** Stops watching the view; requests in flight still get their replies. */
   public Future<Void> close() {
     Promise<Void> closed = Promise.promise();
-    loop.execute(() -> membership.close().onComplete(closed));
+    try {
+      loop.execute(() -> membership.close().onComplete(closed));
+    } catch (RejectedExecutionException gone) {
+      // The Vert.x instance is closed: its timers and listeners went with it, nothing to stop.
+      closed.complete();
+    }
     return closed.future();
   }
 
