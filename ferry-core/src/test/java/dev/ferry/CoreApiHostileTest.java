@@ -113,6 +113,30 @@ class CoreApiHostileTest {
     assertEquals(0, ferry.metrics().activeLanes());
   }
 
+  @Test
+  void aKeyWhoseHashCodeBreaksWhileItsCallIsOutIsReportedWhenItsLaneIsLetGo() {
+    RecordingDownstream<BrittleKey, BrittleKey> down = new RecordingDownstream<>(loop);
+    PerKeyFerry<BrittleKey, BrittleKey, List<BrittleKey>, String> ferry = new PerKeyFerry<>(loop,
+        PerKeyConfig.defaults(), k -> k, null, null, down, (k, result) -> k.name);
+    BrittleKey key = new BrittleKey("a");
+    Future<String> a = ferry.submit(key);
+    loop.runPending();
+    key.broken = true; // the caller breaks its key while the call is out
+    down.succeed(0);
+    loop.runPending();
+    assertEquals("a", a.result());
+    assertEquals(1, loop.reported.size(), "the key's throw is reported, not dropped: " + loop.reported);
+    assertTrue(loop.reported.get(0).getMessage().contains("cannot hash a"), loop.reported.toString());
+    assertEquals(0, ferry.metrics().activeLanes(), "the lane is let go of all the same");
+    key.broken = false;
+    Future<String> again = ferry.submit(key);
+    loop.runPending();
+    assertEquals(2, down.calls.size(), "the key is served again, from a new lane");
+    down.succeed(1);
+    loop.runPending();
+    assertEquals("a", again.result());
+  }
+
   // ------------------------------------------------------------ keyed: a key that cannot be hashed
 
   /** A keyed ferry with one call slot whose lookups are recorded in {@code calls} and answered through {@code answers}. */
@@ -232,6 +256,106 @@ class CoreApiHostileTest {
     assertEquals("first", x.result(), "the caller gets the first completion, as the metrics count it");
     assertEquals(0, ferry.metrics().failedBatches());
     assertEquals(0, ferry.metrics().inFlightBatches());
+  }
+
+  // ------------------------------------------------------------ a Future that throws when listened to
+
+  @Test
+  void makesCallWhoseFutureThrowsWhenListenedToFailsItsCallersAtOnceAndFreesTheSlot() {
+    RuntimeException thrown = new RuntimeException("onComplete is broken");
+    Promise<String> late = Promise.promise();
+    int[] n = {0};
+    Ferry<String, String> ferry = new StreamFerry<String, String, String>(loop,
+        FerryConfig.builder().maxInFlightBatches(1).build(), null,
+        inputs -> n[0]++ == 0 ? dev.ferry.testing.HostileFutures.throwingOnListen(late.future(), thrown)
+            : Future.succeededFuture("ok"),
+        (in, result) -> in + " " + result);
+    Future<String> a = ferry.submit("a");
+    loop.runPending();
+    assertEquals(FerryError.FAILED, kind(a), "at once, not at the call timeout");
+    assertTrue(a.cause().getCause() == thrown, "the throw is the cause: " + a.cause());
+    assertEquals(List.of(thrown), loop.reported);
+    Future<String> b = ferry.submit("b");
+    loop.runPending();
+    assertEquals("b ok", b.result(), "the one slot is free");
+    late.complete("too late");
+    loop.runPending();
+    assertEquals(1, ferry.metrics().failedBatches());
+    assertEquals(0, ferry.metrics().inFlightBatches());
+  }
+
+  @Test
+  void aKeyedLookupWhoseFutureThrowsWhenListenedToFailsItsCallersAndFreesTheSlot() {
+    RuntimeException thrown = new RuntimeException("compose is broken");
+    int[] n = {0};
+    Ferry<String, Optional<String>> ferry = new KeyedFerry<String, String>(loop,
+        FerryConfig.builder().maxInFlightBatches(1).build(),
+        keys -> n[0]++ == 0 ? dev.ferry.testing.HostileFutures.throwingOnListen(Promise.<Map<String, String>>promise().future(), thrown)
+            : Future.succeededFuture(Map.of("k", "v")));
+    Future<Optional<String>> a = ferry.submit("k");
+    loop.runPending();
+    assertEquals(FerryError.FAILED, kind(a));
+    Future<Optional<String>> b = ferry.submit("k");
+    loop.runPending();
+    assertEquals(Optional.of("v"), b.result(), "the one slot is free");
+  }
+
+  // ------------------------------------------------------------ a probe (a meter registry) that throws
+
+  @Test
+  void aProbeThatThrowsIsReportedAndEveryCallerIsStillAnswered() {
+    RecordingDownstream<String, String> down = new RecordingDownstream<>(loop);
+    PerKeyFerry<String, String, List<String>, String> ferry = new PerKeyFerry<>(loop,
+        PerKeyConfig.builder().maxQueueing(1).build(), in -> "k", null, null, down, (in, result) -> in);
+    List<String> heard = new ArrayList<>();
+    ferry.observe(new dev.ferry.internal.Probe() {
+      @Override
+      public void batchStarted(boolean direct, int size, long weight, long[] waitsNanos) {
+        throw new IllegalStateException("the registry is broken: started");
+      }
+
+      @Override
+      public void batchFinished(long latencyNanos, boolean failed) {
+        throw new IllegalStateException("the registry is broken: finished");
+      }
+
+      @Override
+      public void rejected(String reason) {
+        throw new IllegalStateException("the registry is broken: rejected");
+      }
+    });
+    ferry.observe(new dev.ferry.internal.Probe() { // a second probe still hears of everything
+      @Override
+      public void batchStarted(boolean direct, int size, long weight, long[] waitsNanos) {
+        heard.add("started");
+      }
+
+      @Override
+      public void batchFinished(long latencyNanos, boolean failed) {
+        heard.add("finished");
+      }
+
+      @Override
+      public void rejected(String reason) {
+        heard.add("rejected");
+      }
+    });
+    loop.runPending();
+    Future<String> a = ferry.submit("a"); // a direct call
+    Future<String> b = ferry.submit("b"); // waits
+    Future<String> c = ferry.submit("c"); // the waiting room is full
+    loop.runPending();
+    assertEquals(1, down.calls.size(), "the call started although a probe threw as it did");
+    assertEquals(FerryError.REJECTED, kind(c));
+    down.succeed(0);
+    loop.runPending();
+    down.succeed(1);
+    loop.runPending();
+    assertEquals("a", a.result());
+    assertEquals("b", b.result());
+    assertEquals(List.of("started", "rejected", "finished", "started", "finished"), heard);
+    assertEquals(5, loop.reported.size(), loop.reported.toString());
+    assertEquals(0, ferry.metrics().activeLanes());
   }
 
   // ------------------------------------------------------------ a clock that reads negative
@@ -483,6 +607,32 @@ class CoreApiHostileTest {
     assertTrue(done.succeeded());
   }
 
+  @Test
+  void aHandOffWhoseForwardsFutureThrowsWhenListenedToAnswersEveryWaitingCallerAndCompletes() {
+    RecordingDownstream<String, String> down = new RecordingDownstream<>(loop);
+    PerKeyFerry<String, String, List<String>, String> ferry = new PerKeyFerry<>(loop,
+        PerKeyConfig.defaults(), in -> "k", null, null, down, (in, result) -> in);
+    ferry.submit("in flight");
+    Future<String> first = ferry.submit("first");
+    Future<String> second = ferry.submit("second");
+    loop.runPending();
+    RuntimeException thrown = new RuntimeException("onComplete is broken");
+    Promise<String> late = Promise.promise();
+    Future<Void> done = ferry.handOff("k", (in, remaining) -> in.equals("first")
+        ? dev.ferry.testing.HostileFutures.throwingOnListen(late.future(), thrown)
+        : Future.succeededFuture("from the new owner"));
+    loop.runPending();
+    down.succeed(0);
+    loop.runPending();
+    assertEquals(FerryError.CLOSED, kind(first), "its answer cannot be learned");
+    assertEquals("from the new owner", second.result(), "the inputs after it are still forwarded");
+    assertTrue(done.succeeded());
+    assertEquals(List.of(thrown), loop.reported);
+    late.complete("too late"); // the listener it took after all: not a second answer
+    loop.runPending();
+    assertEquals(FerryError.CLOSED, kind(first));
+  }
+
   // ------------------------------------------------------------ all of it at once, on random schedules
 
   static List<Long> seeds() {
@@ -523,7 +673,7 @@ class CoreApiHostileTest {
 
   /**
    * A per-key ferry against a downstream that misbehaves at random (completes inline, throws,
-   * returns null, completes twice, fails, hangs past the call timeout, submits and closes from
+   * returns null, completes twice, cannot be listened to, fails, hangs past the call timeout, submits and closes from
    * inside its call), callers whose callbacks throw or submit again, keys mutated while in the
    * ferry, deadlines, and a close or drain. Every caller must get its one answer, a stable key must
    * never have two calls in flight, and once every call is over nothing may be left held. The seed
@@ -596,6 +746,13 @@ class CoreApiHostileTest {
       } else if (how < 35) {
         over.run();
         return completingTwice();
+      } else if (how < 37) {
+        // Cannot be listened to: the ferry takes the call as over at once (ADR 0129), so does the
+        // check of calls in flight; the Future may still complete later, unheard.
+        over.run();
+        Promise<String> p = Promise.promise();
+        open.add(p);
+        return dev.ferry.testing.HostileFutures.throwingOnListen(p.future(), new IllegalStateException("onComplete is broken"));
       }
       Promise<String> p = Promise.promise();
       p.future().onComplete(ar -> over.run());

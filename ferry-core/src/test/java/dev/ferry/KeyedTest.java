@@ -218,4 +218,37 @@ class KeyedTest {
     assertEquals(FerryError.BAD_INPUT, kind(ferry.submit("a", Duration.ZERO)));
     assertTrue(calls.isEmpty());
   }
+
+  /** Reads the ferry's metrics from another thread, as a scrape does: the published snapshot. */
+  private static FerryMetrics readElsewhere(Ferry<?, ?> ferry) {
+    FerryMetrics[] read = new FerryMetrics[1];
+    Thread reader = new Thread(() -> read[0] = ferry.metrics());
+    reader.start();
+    try {
+      reader.join();
+    } catch (InterruptedException e) {
+      throw new AssertionError(e);
+    }
+    return read[0];
+  }
+
+  @Test
+  void aCallerAnsweredSeesItsOwnOutcomeInTheMetricsReadFromAnotherThreadAndNoMixOfTwoMoments() {
+    Ferry<String, Optional<Integer>> ferry = keyed(oneSlot().maxQueueing(2));
+    ferry.submit("x"); // in flight
+    List<FerryMetrics> seen = new ArrayList<>();
+    // Submitted off Vert.x threads: the callbacks run where the ferry answers.
+    ferry.submit("k", Duration.ofMillis(10)).onComplete(ar -> seen.add(readElsewhere(ferry)));
+    ferry.submit("a");
+    ferry.submit("b").onComplete(ar -> seen.add(readElsewhere(ferry))); // refused: the room is full
+    loop.runPending();
+    loop.advanceMillis(10);
+    assertEquals(2, seen.size());
+    FerryMetrics refused = seen.get(0);
+    assertEquals(1, refused.rejected(), "the refused caller sees its refusal: " + refused);
+    assertEquals(4, refused.submitted(), refused.toString());
+    FerryMetrics timedOut = seen.get(1);
+    assertEquals(1, timedOut.timedOut(), "the caller given up sees itself counted: " + timedOut);
+    assertEquals(1, timedOut.queuedInputs(), "and its key gone from the waiting keys, at the same moment: " + timedOut);
+  }
 }

@@ -36,10 +36,15 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
   private boolean running;
   /** Probes observing the engine; changed only on the loop. */
   private final java.util.List<Probe> probes = new java.util.ArrayList<>(2);
-  /** What the engine reports to: every probe in {@link #probes}, as it is at each report. */
-  protected final Probe probe = Probe.all(probes);
+  /**
+   * What the engine reports to: every probe in {@link #probes}, as it is at each report; what a
+   * probe throws goes to the loop's report, never into the transition that reported.
+   */
+  protected final Probe probe;
 
   private final PublishedMetrics published;
+  /** What the ferry shows of its engine's metrics ({@link KeyedFerry} adds its callers); on the loop. */
+  private java.util.function.UnaryOperator<dev.ferry.FerryMetrics> metricsView = m -> m;
   /** The engine this driver performs effects for; set once by the subclass's constructor. */
   private EngineCore<K, I> engine;
   /** Unregisters the owner-close hook; run once the ferry is closed, so closed ferries are let go of. */
@@ -48,8 +53,12 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
   protected Driver(Loop loop, BiFunction<? super I, ? super R, ? extends O> extract) {
     this.loop = loop;
     this.extract = extract;
-    this.published = new PublishedMetrics(loop, () -> engine.metrics());
+    this.probe = Probe.all(probes, loop::report);
+    this.published = new PublishedMetrics(loop, () -> metricsView.apply(engine.metrics()));
     this.engineLoop = new TransitionTimers(loop);
+    // However the ferry ends (its close, or its owner's with the loop gone), its probes hear of it
+    // and may let go of what they hold for it (FerryMeterBinder removes its meters).
+    closed.future().onComplete(ar -> probe.closed());
   }
 
   /**
@@ -82,7 +91,13 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
 
   @Override
   public final Runnable observe(Probe added) {
-    onLoop(() -> probes.add(added));
+    onLoop(() -> {
+      probes.add(added);
+      if (closed.future().isComplete()) {
+        // Closed already: told at once, as it would have been at the close.
+        Probe.all(java.util.List.of(added), loop::report).closed();
+      }
+    });
     return () -> onLoop(() -> probes.remove(added));
   }
 
@@ -223,6 +238,24 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
 
 
   /**
+   * Sets what {@link #metrics()} shows of the engine's snapshot, published with it at the end of
+   * each transition, so that a read from another thread never mixes two moments. Before the first
+   * transition.
+   */
+  final void metricsView(java.util.function.UnaryOperator<dev.ferry.FerryMetrics> view) {
+    this.metricsView = view;
+  }
+
+  /**
+   * Queues an answer (or any effect) to run once the current transition is over and its state
+   * published, like the engine's replies; on the loop, inside a transition.
+   */
+  final void afterTransition(Runnable effect) {
+    assert loop.inLoop();
+    pending.add(effect);
+  }
+
+  /**
    * Expired inputs still held (not yet let go of), and their weight, on the loop: with {@code
    * queuedInputs}/{@code queuedWeight}, what the waiting room's bounds apply to. For tests and the soak.
    */
@@ -311,7 +344,10 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
     }
   }
 
-  /** Starts the downstream call for the batch. May throw or return null: both fail the batch. */
+  /**
+   * Starts the downstream call for the batch. May throw or return null: both fail the batch; so does
+   * a Future whose {@code onComplete} throws (ADR 0129).
+   */
   protected abstract Future<R> invoke(Batch<K, I> batch);
 
   /** Runs {@code transition} on the loop (inline when already there), then the effects it queued. */
@@ -369,7 +405,17 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
       } catch (Throwable t) {
         future = Future.failedFuture(t);
       }
-      future.onComplete(ar -> onLoop(() -> record(batch, ar)));
+      try {
+        future.onComplete(ar -> onLoop(() -> record(batch, ar)));
+      } catch (Throwable t) {
+        // A hand-rolled Future that cannot be listened to: its completion will never reach the
+        // ferry, so the call is taken as over now, failed with what it threw (ADR 0129). Kept
+        // waiting, its key (or slot) would stay reserved for ever and, with no call timeout, its
+        // callers never answered. If the Future did call back before throwing, or does later, the
+        // call is over already and that completion is ignored (record).
+        loop.report(t);
+        onLoop(() -> record(batch, Future.failedFuture(t)));
+      }
     });
   }
 
@@ -454,14 +500,31 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
         } catch (Throwable t) {
           answer = Future.failedFuture(t);
         }
-        answer.onComplete(ar -> {
-          if (ar.succeeded()) {
-            tell(caller, ar.result(), null);
-          } else {
-            tell(caller, null, ar.cause() instanceof FerryException fe ? fe
-                : new FerryException(FerryError.CLOSED, "the key's new owner could not be reached: " + ar.cause(), ar.cause()));
+        boolean[] told = {false};
+        try {
+          answer.onComplete(ar -> {
+            if (told[0]) {
+              return;
+            }
+            told[0] = true;
+            if (ar.succeeded()) {
+              tell(caller, ar.result(), null);
+            } else {
+              tell(caller, null, ar.cause() instanceof FerryException fe ? fe
+                  : new FerryException(FerryError.CLOSED, "the key's new owner could not be reached: " + ar.cause(), ar.cause()));
+            }
+          });
+        } catch (Throwable t) {
+          // A forward's Future that cannot be listened to (ADR 0129): let out, the throw would end
+          // this effect halfway, the inputs after this one never forwarded and the hand-off never
+          // complete. Its caller cannot learn the new owner's answer: CLOSED, as for a failed forward.
+          loop.report(t);
+          if (!told[0]) {
+            told[0] = true;
+            tell(caller, null, new FerryException(FerryError.CLOSED,
+                "the key's new owner could not be reached: " + t, t));
           }
-        });
+        }
       }
       for (Object h : handOffs) {
         complete(((HandOff<?, ?>) h).done(), null, null, loop);

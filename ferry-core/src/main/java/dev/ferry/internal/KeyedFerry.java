@@ -61,10 +61,13 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
   private final StreamFerry<K, Map<K, V>, Optional<V>> queue;
   private final StreamEngine<K> engine;
   private final HashMap<K, Shared<K, V>> waiting = new HashMap<>();
-  /** Written only on the loop; volatile so metrics() may read it from any thread. */
-  private volatile long joined;
-  private volatile long callersTimedOut;
-  private volatile long rejectedJoins;
+  /**
+   * On the loop only: published with the queue's figures at the end of each transition
+   * ({@link #view}), so that a read from another thread sees them and the queue's at one moment.
+   */
+  private long joined;
+  private long callersTimedOut;
+  private long rejectedJoins;
   /**
    * Callers waiting on an entry another caller made: each holds a promise, so they count toward
    * {@code maxQueueing} next to the entries (issue 13: nothing a caller can make the node hold
@@ -79,6 +82,7 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
         (key, values) -> Optional.ofNullable(values.get(key)));
     this.engine = queue.engine();
     this.maxQueueing = config.maxQueueing();
+    queue.metricsView(this::view);
   }
 
   /** One call per batch, with its distinct keys in first-seen order. */
@@ -134,7 +138,7 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
       // The loop got to it after the caller's deadline: it is a submission that timed out.
       joined++;
       callersTimedOut++;
-      answer(mine, null, new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before its key was sent"));
+      later(mine, new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before its key was sent"));
       return;
     }
     Shared<K, V> shared;
@@ -144,7 +148,7 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
       // The key's equals threw (hashCode was checked at submit): refused like a key whose hashCode
       // throws, before anything of it is kept; let out, it would end this step with its caller
       // unanswered.
-      answer(mine, null, new FerryException(FerryError.BAD_INPUT, "the key's equals failed: " + e, e));
+      later(mine, new FerryException(FerryError.BAD_INPUT, "the key's equals failed: " + e, e));
       return;
     }
     boolean shares = shared != null && shared.entry.waiting() && engine.isOpen();
@@ -152,7 +156,9 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
       // The room is full, counting the callers that share a waiting key (the engine counts keys).
       joined++;
       rejectedJoins++;
-      answer(mine, null, new FerryException(FerryError.REJECTED, "maxQueueing (" + maxQueueing
+      // Told to the probes as the engine tells its own refusals: the ferry.rejected meter counts it.
+      queue.probe.rejected("queueing");
+      later(mine, new FerryException(FerryError.REJECTED, "maxQueueing (" + maxQueueing
           + ") keys and callers sharing them are waiting"));
       return;
     }
@@ -215,8 +221,16 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
       engine.expire(shared.entry);
     }
     // Replied last, once the state is consistent: the caller's callback may submit again.
-    answer(caller.promise, null, new FerryException(FerryError.TIMEOUT,
+    later(caller.promise, new FerryException(FerryError.TIMEOUT,
         "the caller's deadline passed before its key was sent"));
+  }
+
+  /**
+   * Fails one caller once the transition is over and published, as the engine's replies are: a
+   * caller answered then sees its own outcome in the metrics, from any thread.
+   */
+  private void later(Promise<Optional<V>> caller, Throwable failure) {
+    queue.afterTransition(() -> answer(caller, null, failure));
   }
 
   /** Answers one caller; what its callbacks throw is reported to the loop, never let out into the ferry. */
@@ -224,14 +238,18 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
     Driver.complete(caller, value, failure, loop);
   }
 
+  /** The queue's snapshot with the callers counted; see {@link #view}. */
+  @Override
+  public FerryMetrics metrics() {
+    return queue.metrics();
+  }
+
   /**
    * The queue's snapshot, except that {@code submitted} and {@code timedOut} count callers (a
    * caller who shared a waiting key is a submission too), while {@code queuedInputs} counts the
-   * distinct keys waiting.
+   * distinct keys waiting. On the loop.
    */
-  @Override
-  public FerryMetrics metrics() {
-    FerryMetrics m = queue.metrics();
+  private FerryMetrics view(FerryMetrics m) {
     // The queue's call-limit figures pass through: a keyed ferry's ferry.call.limit meter must not read 0.
     return new FerryMetrics(m.inFlightBatches(), m.queuedInputs(), m.queuedWeight(), 0,
         m.submitted() + joined, m.rejected() + rejectedJoins, m.batches(), 0, m.failedBatches(), callersTimedOut,

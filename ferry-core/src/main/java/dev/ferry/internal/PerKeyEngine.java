@@ -504,6 +504,8 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     try {
       removed = lanes.remove(lane.key, lane);
     } catch (Throwable keyBroke) {
+      // A bug in the key (ADR 0121): reported, never silent; the lane is still let go of below.
+      loop.report(keyBroke);
       removed = false;
     }
     if (!removed) {

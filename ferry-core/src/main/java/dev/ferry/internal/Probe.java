@@ -2,7 +2,8 @@ package dev.ferry.internal;
 
 /**
  * What an engine reports as it works, for metrics: called synchronously inside transitions, on the
- * owning loop, so an implementation must be cheap and must not call back into the ferry.
+ * owning loop, so an implementation must be cheap and must not call back into the ferry. What it
+ * throws is reported and goes no further (see {@link #all}).
  */
 public interface Probe {
   Probe NONE = new Probe() {
@@ -29,6 +30,12 @@ public interface Probe {
   /** A waiting input's deadline passed. */
   default void timedOut() {}
 
+  /**
+   * The ferry is closed: nothing more will be reported. On the loop, or on the thread that closed
+   * the ferry when its loop was gone already. A probe may let go of what it holds for the ferry.
+   */
+  default void closed() {}
+
   /** A ferry whose engine can report to probes. */
   interface Observable {
     /**
@@ -38,8 +45,14 @@ public interface Probe {
     Runnable observe(Probe probe);
   }
 
-  /** Reports to every probe of a list, in order; the list may change between calls. */
-  static Probe all(java.util.List<Probe> probes) {
+  /**
+   * Reports to every probe of a list, in order; the list may change between calls. A probe that
+   * throws (a meter registry that fails, say) is shielded: its throw goes to {@code report} and
+   * the other probes still hear of the event. Probes are called inside the engine's transitions,
+   * where a throw let out would end a transition halfway: a call never started, its callers never
+   * answered.
+   */
+  static Probe all(java.util.List<Probe> probes, java.util.function.Consumer<Throwable> report) {
     return new Probe() {
       @Override
       public boolean active() {
@@ -49,28 +62,56 @@ public interface Probe {
       @Override
       public void batchStarted(boolean direct, int size, long weight, long[] waitsNanos) {
         for (Probe p : probes) {
-          p.batchStarted(direct, size, weight, waitsNanos);
+          try {
+            p.batchStarted(direct, size, weight, waitsNanos);
+          } catch (Throwable t) {
+            report.accept(t);
+          }
         }
       }
 
       @Override
       public void batchFinished(long latencyNanos, boolean failed) {
         for (Probe p : probes) {
-          p.batchFinished(latencyNanos, failed);
+          try {
+            p.batchFinished(latencyNanos, failed);
+          } catch (Throwable t) {
+            report.accept(t);
+          }
         }
       }
 
       @Override
       public void rejected(String reason) {
         for (Probe p : probes) {
-          p.rejected(reason);
+          try {
+            p.rejected(reason);
+          } catch (Throwable t) {
+            report.accept(t);
+          }
         }
       }
 
       @Override
       public void timedOut() {
         for (Probe p : probes) {
-          p.timedOut();
+          try {
+            p.timedOut();
+          } catch (Throwable t) {
+            report.accept(t);
+          }
+        }
+      }
+
+      @Override
+      public void closed() {
+        // A copy: a probe told of the close may stop observing, which changes the list.
+        for (Probe p : java.util.List.copyOf(probes)) {
+          try {
+            p.closed();
+          } catch (Throwable t) {
+            report.accept(t);
+          }
         }
       }
     };

@@ -472,6 +472,33 @@ class PerKeyEngineTest {
       assertEquals("d", d.result());
       assertEquals(3, f.metrics().failedBatches());
     }
+    @Test
+    void aCallWhoseFutureThrowsWhenListenedToFailsItsCallersAtOnceAndFreesTheKey() {
+      RuntimeException thrown = new RuntimeException("onComplete is broken");
+      io.vertx.core.Promise<List<In>> late = io.vertx.core.Promise.promise();
+      int[] n = {0};
+      PerKeyHarness h = harness(config().build());
+      PerKeyFerry<String, In, List<In>, String> f = new PerKeyFerry<>(h.loop, adapt(config().build()), In::key, null, null,
+          (k, in) -> n[0]++ == 0 ? dev.ferry.testing.HostileFutures.throwingOnListen(late.future(), thrown)
+              : Future.succeededFuture(in),
+          (in, r) -> in.label());
+      Future<String> a = f.submit(In.of("k", "a"));
+      Future<String> b = f.submit(In.of("k", "b"));
+      h.loop.runPending();
+      // No time passes: not at the call timeout, but as soon as the Future could not be listened to.
+      assertEquals(FerryError.FAILED, failure(a).kind());
+      assertSame(thrown, failure(a).getCause());
+      assertEquals(List.of(thrown), h.loop.reported, "the broken Future is reported");
+      assertEquals("b", b.result(), "the key is free: its next input is sent");
+      assertEquals(2, n[0]);
+      late.complete(List.of()); // the listener it took after all: the call is over already
+      h.loop.runPending();
+      assertEquals(FerryError.FAILED, failure(a).kind(), "answered once");
+      FerryMetrics m = f.metrics();
+      assertEquals(1, m.failedBatches());
+      assertEquals(0, m.inFlightBatches());
+      assertEquals(0, m.activeLanes());
+    }
   }
 
   @Nested

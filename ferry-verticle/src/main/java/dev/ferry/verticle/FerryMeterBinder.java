@@ -11,7 +11,13 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.WeakHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 
@@ -25,7 +31,8 @@ import java.util.function.ToDoubleFunction;
  *       ferry.call.limit} (the limit in force), {@code ferry.calls.waiting} (keys ready to call but
  *       held back by the limit), {@code ferry.call.latency.seen} and {@code
  *       ferry.call.latency.floor} (seconds: the mean latency the adaptive limit last judged, and the
- *       latency without queueing it compared it with);
+ *       latency without queueing it compared it with), {@code ferry.loop.lag.seen} (seconds: how
+ *       late the ferry's loop ran those calls' completions);
  *   <li>counters {@code ferry.submitted}, {@code ferry.batches}, {@code ferry.direct.calls},
  *       {@code ferry.batches.failed}, {@code ferry.timeouts}, {@code ferry.rejected} (tag {@code
  *       reason}: {@code queueing} or {@code weight});
@@ -37,14 +44,58 @@ import java.util.function.ToDoubleFunction;
  * runs on the ferry's context, otherwise the snapshot the ferry published at the end of its last
  * transition (docs/adr/0025; the ferry's state is never read from another thread). Distributions
  * and rejections are recorded by the engine as it works, on the ferry's context.
+ *
+ * <p>A name is one ferry's in a registry: binding a second ferry under a name bound there is
+ * refused until the first binding is closed. Micrometer would hand the second binding the first
+ * one's meters (same name and tags): its gauges would read the other ferry, and closing either
+ * binding would remove the other's meters. The meters are removed when the binding is closed, and
+ * at the latest once the ferry is closed, so that a closed ferry is not kept alive by the registry
+ * nor its name kept taken (docs/adr/0130).
  */
 public final class FerryMeterBinder implements AutoCloseable {
+  /** The names bound in each registry (registries by identity; a registry let go of is forgotten). */
+  private static final Map<MeterRegistry, Set<String>> BOUND = new WeakHashMap<>();
+
   private final MeterRegistry registry;
+  private final String name;
   private final List<Meter> meters = new ArrayList<>();
-  private final Runnable stopObserving;
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private Runnable stopObserving = () -> {};
 
   private FerryMeterBinder(Ferry<?, ?> ferry, MeterRegistry registry, String name) {
-    this.registry = registry;
+    this.registry = Objects.requireNonNull(registry, "registry");
+    this.name = Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(ferry, "ferry");
+    claim(registry, name);
+    try {
+      register(ferry);
+    } catch (RuntimeException | Error e) {
+      // A registry that refuses a meter (a filter that throws, a Prometheus name clash): what was
+      // registered is removed again, or it would keep the ferry alive and the name taken.
+      close();
+      throw e;
+    }
+  }
+
+  private static void claim(MeterRegistry registry, String name) {
+    synchronized (BOUND) {
+      if (!BOUND.computeIfAbsent(registry, r -> new HashSet<>()).add(name)) {
+        throw new IllegalArgumentException("a ferry named \"" + name + "\" is bound in this registry already:"
+            + " close its FerryMeterBinder first, or give this ferry another name");
+      }
+    }
+  }
+
+  private static void release(MeterRegistry registry, String name) {
+    synchronized (BOUND) {
+      Set<String> names = BOUND.get(registry);
+      if (names != null) {
+        names.remove(name);
+      }
+    }
+  }
+
+  private void register(Ferry<?, ?> ferry) {
     Tags tags = Tags.of("ferry", name);
     gauge("ferry.inflight.batches", "calls on the wire, direct calls included", ferry, tags, f -> f.metrics().inFlightBatches());
     gauge("ferry.queued.inputs", "inputs waiting in lanes", ferry, tags, f -> f.metrics().queuedInputs());
@@ -77,7 +128,7 @@ public final class FerryMeterBinder implements AutoCloseable {
           .tags(tags).publishPercentileHistogram().register(registry));
       Timer latency = add(Timer.builder("ferry.call.latency").description("time a call was on the wire")
           .tags(tags).publishPercentileHistogram().register(registry));
-      stopObserving = observable.observe(new Probe() {
+      Runnable stop = observable.observe(new Probe() {
         @Override
         public void batchStarted(boolean direct, int n, long w, long[] waitsNanos) {
           size.record(n);
@@ -96,26 +147,37 @@ public final class FerryMeterBinder implements AutoCloseable {
         public void rejected(String reason) {
           ("weight".equals(reason) ? rejectedWeight : rejectedCount).increment();
         }
+
+        @Override
+        public void closed() {
+          // The gauges hold the ferry: left in the registry, they would keep a closed ferry alive.
+          close();
+        }
       });
-    } else {
-      stopObserving = () -> {};
+      stopObserving = stop;
     }
   }
 
   /**
    * Registers the meters of {@code ferry} in {@code registry} under {@code name}; {@link #close()}
-   * removes them again.
+   * removes them again, as the ferry's close does.
+   *
+   * @throws IllegalArgumentException when a ferry is bound under {@code name} in {@code registry}
+   *     already (and its binding not closed)
    */
   public static FerryMeterBinder bind(Ferry<?, ?> ferry, MeterRegistry registry, String name) {
     return new FerryMeterBinder(ferry, registry, name);
   }
 
-  /** Removes the meters from the registry and stops recording. */
+  /** Removes the meters from the registry and stops recording; frees the name. Idempotent, any thread. */
   @Override
   public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
     stopObserving.run();
     meters.forEach(registry::remove);
-    meters.clear();
+    release(registry, name);
   }
 
   private <M extends Meter> M add(M meter) {

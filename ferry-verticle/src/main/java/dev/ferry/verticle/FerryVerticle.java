@@ -304,9 +304,14 @@ public class FerryVerticle extends VerticleBase {
         promise.tryComplete(Status.KO(new JsonObject().put("state", "not deployed")));
         return;
       }
-      owner.runOnContext(v -> promise.tryComplete(operations == null
-          ? Status.KO(new JsonObject().put("state", "starting"))
-          : operations.status(ferry)));
+      try {
+        owner.runOnContext(v -> promise.tryComplete(operations == null
+            ? Status.KO(new JsonObject().put("state", "starting"))
+            : operations.status(ferry)));
+      } catch (java.util.concurrent.RejectedExecutionException gone) {
+        // The node's Vert.x is closed, its event loop gone: so is the ferry (it undeployed with it).
+        promise.tryComplete(Status.KO(new JsonObject().put("state", "closed")));
+      }
     };
   }
 

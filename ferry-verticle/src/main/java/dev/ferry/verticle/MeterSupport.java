@@ -44,7 +44,16 @@ final class MeterSupport {
     }
     PrometheusMeterRegistry scraped = shared instanceof PrometheusMeterRegistry p ? p : null;
     if (shared != null) {
-      closers.add(FerryMeterBinder.bind(ferry, shared, name)::close);
+      try {
+        closers.add(FerryMeterBinder.bind(ferry, shared, name)::close);
+      } catch (IllegalArgumentException taken) {
+        // The registry is Vert.x-wide by name, shared by every Vert.x instance of the JVM that
+        // names it (the default one included): a ferry at the same address in another instance.
+        throw new IllegalStateException("address = \"" + name + "\": a ferry of that name already has its meters in the"
+            + " Micrometer registry " + (registryName != null ? "\"" + registryName + "\"" : "of Vert.x (the default one)")
+            + ", which every Vert.x instance of this JVM naming it shares: give this ferry another address, or its"
+            + " Vert.x another registry (metricsRegistry)", taken);
+      }
     }
     if (scrape && scraped == null) {
       scraped = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);

@@ -79,7 +79,7 @@ public final class Operations {
       Runnable stopObserving = observable.observe(new Probe() {
         @Override
         public void batchFinished(long latencyNanos, boolean failed) {
-          failuresInARow = failed ? failuresInARow + 1 : 0;
+          failuresInARow = streak(failuresInARow, failed);
         }
       });
       stops.add(() -> {
@@ -156,6 +156,15 @@ public final class Operations {
           LogText.escape(m.address()));
     }
     return true;
+  }
+
+  /**
+   * Failed batches in a row after one more call ended. It stops at the int's top: a downstream
+   * down long enough under load (2^31 failed calls: weeks at a thousand a second) would otherwise
+   * wrap it negative and turn the node's health UP while every call fails.
+   */
+  static int streak(int inARow, boolean failed) {
+    return !failed ? 0 : inARow == Integer.MAX_VALUE ? inARow : inARow + 1;
   }
 
   /** This node's health; on the verticle's context. */

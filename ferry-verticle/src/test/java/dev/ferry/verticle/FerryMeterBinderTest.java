@@ -1,6 +1,8 @@
 package dev.ferry.verticle;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ferry.FerryConfig;
 import dev.ferry.PerKeyConfig;
@@ -8,6 +10,8 @@ import dev.ferry.internal.PerKeyFerry;
 import dev.ferry.internal.StreamFerry;
 import dev.ferry.testing.RecordingDownstream;
 import dev.ferry.testing.VirtualLoop;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.List;
@@ -96,5 +100,103 @@ class FerryMeterBinderTest {
     loop.runPending();
     assertEquals(2, registry.get("ferry.batch.size").summary().count());
     assertEquals(2, registry.get("ferry.batch.size").summary().max());
+  }
+
+  private static PerKeyFerry<String, String, List<String>, String> perKey(VirtualLoop loop,
+      RecordingDownstream<String, String> down) {
+    return new PerKeyFerry<>(loop, PerKeyConfig.defaults(), s -> s, null, null, down, (in, r) -> in);
+  }
+
+  @Test
+  void aSecondFerryUnderANameBoundInTheRegistryIsRefusedAndTheFirstKeepsItsMeters() {
+    VirtualLoop loop = new VirtualLoop();
+    RecordingDownstream<String, String> down = new RecordingDownstream<>(loop);
+    PerKeyFerry<String, String, List<String>, String> first = perKey(loop, down);
+    PerKeyFerry<String, String, List<String>, String> second = perKey(loop, down);
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    FerryMeterBinder firstMeters = FerryMeterBinder.bind(first, registry, "orders");
+    loop.runPending();
+    IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
+        () -> FerryMeterBinder.bind(second, registry, "orders"));
+    assertTrue(refused.getMessage().contains("\"orders\""), refused.getMessage());
+    first.submit("a");
+    second.submit("b");
+    second.submit("c");
+    loop.runPending();
+    assertEquals(1, registry.get("ferry.submitted").tag("ferry", "orders").functionCounter().count(),
+        "the first ferry's figures, not the second's");
+    FerryMeterBinder.bind(second, registry, "other").close(); // another name is free
+
+    firstMeters.close();
+    FerryMeterBinder secondMeters = FerryMeterBinder.bind(second, registry, "orders"); // free again
+    assertEquals(2, registry.get("ferry.submitted").tag("ferry", "orders").functionCounter().count());
+    secondMeters.close();
+    assertEquals(0, registry.getMeters().size());
+  }
+
+  @Test
+  void aRegistryThatRefusesAMeterLeavesNoMeterOfTheFerryBehind() {
+    VirtualLoop loop = new VirtualLoop();
+    PerKeyFerry<String, String, List<String>, String> ferry = perKey(loop, new RecordingDownstream<>(loop));
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    boolean[] broken = {true};
+    registry.config().meterFilter(new MeterFilter() {
+      @Override
+      public Meter.Id map(Meter.Id id) {
+        if (broken[0] && id.getName().equals("ferry.batches")) {
+          throw new IllegalStateException("the registry refuses " + id.getName());
+        }
+        return id;
+      }
+    });
+    assertThrows(IllegalStateException.class, () -> FerryMeterBinder.bind(ferry, registry, "orders"));
+    assertEquals(List.of(), registry.getMeters().stream().map(m -> m.getId().getName()).toList(),
+        "the meters registered before the refusal are removed (they would hold the ferry)");
+    broken[0] = false;
+    FerryMeterBinder.bind(ferry, registry, "orders").close(); // and the name is free
+  }
+
+  @Test
+  void aClosedFerrysMetersLeaveTheRegistryWithoutAClose() {
+    VirtualLoop loop = new VirtualLoop();
+    PerKeyFerry<String, String, List<String>, String> ferry = perKey(loop, new RecordingDownstream<>(loop));
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    FerryMeterBinder.bind(ferry, registry, "orders");
+    loop.runPending();
+    assertTrue(registry.getMeters().size() > 0);
+    ferry.close();
+    loop.runPending();
+    assertEquals(0, registry.getMeters().size(), "the gauges would keep the closed ferry alive");
+    PerKeyFerry<String, String, List<String>, String> next = perKey(loop, new RecordingDownstream<>(loop));
+    FerryMeterBinder.bind(next, registry, "orders"); // its name is free for the next ferry
+    loop.runPending();
+    assertEquals(0, registry.get("ferry.submitted").tag("ferry", "orders").functionCounter().count());
+    // Bound once closed: nothing stays registered either.
+    FerryMeterBinder.bind(ferry, registry, "late");
+    loop.runPending();
+    assertEquals(0, registry.find("ferry.submitted").tag("ferry", "late").meters().size());
+  }
+
+  @Test
+  void keyedRejectionsAreCountedByTheRejectedMeterAsInTheSnapshot() {
+    VirtualLoop loop = new VirtualLoop();
+    List<io.vertx.core.Promise<java.util.Map<String, String>>> calls = new java.util.ArrayList<>();
+    dev.ferry.internal.KeyedFerry<String, String> ferry = new dev.ferry.internal.KeyedFerry<>(loop,
+        FerryConfig.builder().maxInFlightBatches(1).maxQueueing(1).build(), keys -> {
+          io.vertx.core.Promise<java.util.Map<String, String>> p = io.vertx.core.Promise.promise();
+          calls.add(p);
+          return p.future();
+        });
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    FerryMeterBinder.bind(ferry, registry, "lookups");
+    loop.runPending();
+    ferry.submit("x"); // in flight
+    ferry.submit("a"); // waits: the room is full
+    ferry.submit("b"); // refused
+    ferry.submit("a"); // refused too: sharing a's entry would take room as well
+    loop.runPending();
+    assertEquals(2, ferry.metrics().rejected());
+    assertEquals(2, registry.get("ferry.rejected").tag("reason", "queueing").counter().count(),
+        "the meter agrees with the snapshot");
   }
 }

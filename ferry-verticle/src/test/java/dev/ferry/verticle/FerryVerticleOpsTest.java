@@ -82,6 +82,14 @@ class FerryVerticleOpsTest extends VerticleTestBase {
   }
 
   @Test
+  void aFailureStreakStopsAtItsTopInsteadOfWrappingToUp() {
+    assertEquals(1, Operations.streak(0, true));
+    assertEquals(0, Operations.streak(7, false));
+    int top = Operations.streak(Integer.MAX_VALUE, true);
+    assertTrue(top >= Operations.DEGRADED_AFTER, "still degraded after 2^31 failed calls in a row: " + top);
+  }
+
+  @Test
   void healthSaysDrainingWhileTheNodeUndeploys() {
     String id = deploy(config(new JsonObject()));
     Future<Message<Object>> held = send("k", 1);

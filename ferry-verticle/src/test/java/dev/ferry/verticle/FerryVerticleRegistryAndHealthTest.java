@@ -39,6 +39,35 @@ class FerryVerticleRegistryAndHealthTest extends VerticleTestBase {
   }
 
   @Test
+  void aSecondVertxSharingTheRegistryCannotPutAFerryOfTheSameAddressInItAndTheFirstKeepsItsMeters() {
+    MeterRegistry registry = new SimpleMeterRegistry();
+    // Vert.x's registries are JVM-wide by name: two instances naming one share it (as the default
+    // registry is shared by every instance that does not name one).
+    java.util.function.Supplier<Vertx> node = () -> Vertx.builder()
+        .with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true).setRegistryName("shared")))
+        .withMetrics(new MicrometerMetricsFactory(registry))
+        .build();
+    Vertx one = node.get();
+    Vertx two = node.get();
+    try {
+      JsonObject config = new JsonObject()
+          .put("downstream", new JsonObject().put("type", "eventbus").put("address", "nowhere"))
+          .put("metricsRegistry", "shared");
+      await(one.deployVerticle(FerryVerticle.class.getName(), new DeploymentOptions().setConfig(config)));
+      Throwable refused = failure(two.deployVerticle(FerryVerticle.class.getName(),
+          new DeploymentOptions().setConfig(config)));
+      assertTrue(refused.getMessage().contains("address = \"ferry.submit\"")
+          && refused.getMessage().contains("metricsRegistry"), refused.getMessage());
+      assertEquals(1, registry.find("ferry.submitted").tag("ferry", "ferry.submit").meters().size(),
+          "the first ferry's meters stay, and are its own");
+      assertEquals(0.0, registry.get("ferry.queued.inputs").tag("ferry", "ferry.submit").gauge().value());
+    } finally {
+      await(two.close());
+      await(one.close());
+    }
+  }
+
+  @Test
   void aRegistryNameWithoutARegistryFailsTheDeploymentNamingIt() {
     Throwable e = failure(vertx.deployVerticle(FerryVerticle.class.getName(),
         new DeploymentOptions().setConfig(config(new JsonObject().put("metricsRegistry", "no-such-registry")))));
@@ -59,5 +88,19 @@ class FerryVerticleRegistryAndHealthTest extends VerticleTestBase {
     JsonObject after = await(checks.checkStatus()).toJson();
     assertEquals("DOWN", after.getString("status"), after.encode());
     assertTrue(after.encode().contains("closed"), after.encode());
+  }
+
+  @Test
+  void theHealthProcedureSaysClosedOnceTheNodesVertxIsClosed() {
+    Vertx node = Vertx.vertx();
+    FerryVerticle verticle = new FerryVerticle();
+    HealthChecks checks = HealthChecks.create(vertx); // the application's checks, on another Vert.x
+    checks.register("ferry", verticle.healthProcedure());
+    await(node.deployVerticle(verticle, new DeploymentOptions().setConfig(config(new JsonObject()))));
+    assertTrue(await(checks.checkStatus()).getUp());
+    await(node.close());
+    JsonObject after = await(checks.checkStatus()).toJson();
+    assertEquals("DOWN", after.getString("status"), after.encode());
+    assertTrue(after.encode().contains("\"closed\""), "closed, not an error or a timeout: " + after.encode());
   }
 }
