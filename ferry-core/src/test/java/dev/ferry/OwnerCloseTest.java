@@ -160,4 +160,24 @@ class OwnerCloseTest {
     assertEquals(100, m.batches());
     assertEquals(0, m.activeLanes());
   }
+
+  /**
+   * A probe (FerryMeterBinder's) added once the ferry's Vert.x is closed is told the ferry is
+   * closed: the loop is gone, so nothing more will be reported. Refused silently, it was never
+   * told, and a binder's meters stayed in the registry holding the closed ferry, its name taken.
+   */
+  @Test
+  void aProbeAddedOnceTheFerrysVertxIsClosedHearsThatTheFerryIsClosed() throws Exception {
+    Ferry<String, String> ferry = ferry(vertx.getOrCreateContext(), PerKeyConfig.defaults());
+    assertEquals("x-a", await(ferry.submit("x-a")));
+    await(vertx.close());
+    int[] told = {0};
+    ((dev.ferry.internal.Probe.Observable) ferry).observe(new dev.ferry.internal.Probe() {
+      @Override
+      public void closed() {
+        told[0]++;
+      }
+    });
+    assertEquals(1, told[0], "told once, at once: its loop is gone");
+  }
 }

@@ -199,4 +199,17 @@ class FerryMeterBinderTest {
     assertEquals(2, registry.get("ferry.rejected").tag("reason", "queueing").counter().count(),
         "the meter agrees with the snapshot");
   }
+
+  @Test
+  void aFerryBoundOnceItsVertxIsClosedLeavesNoMeterAndItsNameFree() throws Exception {
+    io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx();
+    dev.ferry.Ferry<String, String> ferry = dev.ferry.Ferry.perKey(vertx.getOrCreateContext(), PerKeyConfig.defaults(),
+        s -> s, null, null, (k, in) -> io.vertx.core.Future.succeededFuture(in), (in, r) -> in);
+    vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    FerryMeterBinder.bind(ferry, registry, "orders");
+    // Its loop is gone: nothing will ever be recorded, and the gauges would hold the closed ferry.
+    assertEquals(List.of(), registry.getMeters().stream().map(m -> m.getId().getName()).toList());
+    FerryMeterBinder.bind(ferry, registry, "orders").close(); // the name is free
+  }
 }
