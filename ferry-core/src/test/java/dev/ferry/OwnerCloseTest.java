@@ -180,4 +180,21 @@ class OwnerCloseTest {
     });
     assertEquals(1, told[0], "told once, at once: its loop is gone");
   }
+
+  /**
+   * A ferry made on a Vert.x already closed refuses every input CLOSED; its close and drain
+   * complete at once. Its loop refusing the close, they never completed.
+   */
+  @Test
+  void theCloseOfAFerryMadeOnAClosedVertxCompletes() throws Exception {
+    await(vertx.close());
+    Ferry<String, String> ferry = ferry(vertx.getOrCreateContext(), PerKeyConfig.defaults());
+    assertEquals(FerryError.CLOSED, kind(ferry.submit("x-a")));
+    assertTrue(ferry.close().succeeded(), "closed, at once");
+    Ferry<String, String> drained = ferry(vertx.getOrCreateContext(), PerKeyConfig.defaults());
+    assertTrue(drained.drain(Duration.ofSeconds(1)).succeeded(), "drained, at once");
+    Ferry<String, java.util.Optional<Integer>> keyed = Ferry.keyed(vertx, FerryConfig.defaults(),
+        keys -> Future.succeededFuture(Map.of()));
+    assertTrue(keyed.close().succeeded(), "keyed too");
+  }
 }

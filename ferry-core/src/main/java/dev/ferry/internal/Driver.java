@@ -130,7 +130,7 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
     long nanos = engine.limits.drainTimeout().toNanos();
     if (!onLoopOrRefused(() -> engine.ownerClosing(nanos))) {
       // The event loop is already gone: nothing can run there any more, nor answer anyone.
-      closed.tryComplete();
+      loopGone();
     }
   }
 
@@ -219,7 +219,9 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
 
   /** Closes now; see {@link dev.ferry.Ferry#close()}. */
   public final Future<Void> close() {
-    onLoop(() -> engine.close());
+    if (!onLoopOrRefused(() -> engine.close())) {
+      loopGone();
+    }
     return closed.future();
   }
 
@@ -230,8 +232,21 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
           "a drain timeout must be at most " + Deadlines.LONGEST + ", got " + timeout));
     }
     long nanos = timeout == null || timeout.isNegative() ? 0 : timeout.toNanos();
-    onLoop(() -> engine.drain(nanos));
+    if (!onLoopOrRefused(() -> engine.drain(nanos))) {
+      loopGone();
+    }
     return closed.future();
+  }
+
+  /**
+   * The loop refused a close or drain: its Vert.x is closed and its event loop gone. Then nothing
+   * was admitted that is not answered (the owner's close answered it, or the loop refused it
+   * CLOSED), nothing can run there any more, and the ferry is closed, as the owner's close says
+   * when it finds the loop gone ({@link #ownerClosing}). Left waiting for the loop, the close (or
+   * drain) of a ferry made on a closed Vert.x never completed. Any thread.
+   */
+  private void loopGone() {
+    complete(closed, null, null, loop);
   }
 
   /**
