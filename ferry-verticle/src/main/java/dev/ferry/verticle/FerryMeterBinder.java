@@ -77,10 +77,23 @@ public final class FerryMeterBinder implements AutoCloseable {
     }
   }
 
+  /**
+   * The refusal of a name bound already: its own type, so that the verticle tells it apart from an
+   * IllegalArgumentException of the registry's own (Prometheus refusing a meter, say), which has
+   * nothing to do with another ferry.
+   */
+  static final class NameTaken extends IllegalArgumentException {
+    private static final long serialVersionUID = 1L;
+
+    NameTaken(String message) {
+      super(message);
+    }
+  }
+
   private static void claim(MeterRegistry registry, String name) {
     synchronized (BOUND) {
       if (!BOUND.computeIfAbsent(registry, r -> new HashSet<>()).add(name)) {
-        throw new IllegalArgumentException("a ferry named \"" + name + "\" is bound in this registry already:"
+        throw new NameTaken("a ferry named \"" + name + "\" is bound in this registry already:"
             + " close its FerryMeterBinder first, or give this ferry another name");
       }
     }
