@@ -72,7 +72,11 @@ public final class FerryMeterBinder implements AutoCloseable {
     } catch (RuntimeException | Error e) {
       // A registry that refuses a meter (a filter that throws, a Prometheus name clash): what was
       // registered is removed again, or it would keep the ferry alive and the name taken.
-      close();
+      try {
+        close();
+      } catch (RuntimeException | Error cleanup) {
+        e.addSuppressed(cleanup);
+      }
       throw e;
     }
   }
@@ -182,15 +186,36 @@ public final class FerryMeterBinder implements AutoCloseable {
     return new FerryMeterBinder(ferry, registry, name);
   }
 
-  /** Removes the meters from the registry and stops recording; frees the name. Idempotent, any thread. */
+  /**
+   * Removes the meters from the registry and stops recording; frees the name. Idempotent, any
+   * thread. A registry whose removal throws (a meter-removed listener) still loses every meter and
+   * the name is freed; then the first throw is thrown.
+   */
   @Override
   public void close() {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
     stopObserving.run();
-    meters.forEach(registry::remove);
+    Throwable first = null;
+    for (Meter meter : meters) {
+      // Each one, whatever the others did: a meter left behind keeps the ferry alive (its gauges).
+      try {
+        registry.remove(meter);
+      } catch (RuntimeException | Error e) {
+        if (first == null) {
+          first = e;
+        } else if (first != e) {
+          first.addSuppressed(e);
+        }
+      }
+    }
     release(registry, name);
+    if (first instanceof RuntimeException r) {
+      throw r;
+    } else if (first != null) {
+      throw (Error) first;
+    }
   }
 
   private <M extends Meter> M add(M meter) {
