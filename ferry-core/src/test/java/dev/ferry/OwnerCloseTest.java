@@ -197,4 +197,22 @@ class OwnerCloseTest {
         keys -> Future.succeededFuture(Map.of()));
     assertTrue(keyed.close().succeeded(), "keyed too");
   }
+
+  /**
+   * Once the ferry's Vert.x is closed, a hand-off completes at once with nothing to forward, as
+   * one asked after any close does (ADR 0127: the ferry claims nothing of the key), and the active
+   * keys are none. Refused by the gone loop, neither ever completed, and a caller moving keys
+   * between ferries waited for ever.
+   */
+  @Test
+  void aHandOffAskedOnceTheFerrysVertxIsClosedCompletesAtOnce() throws Exception {
+    Ferry<String, String> ferry = ferry(vertx.getOrCreateContext(), PerKeyConfig.defaults());
+    assertEquals("x-a", await(ferry.submit("x-a")));
+    await(vertx.close());
+    @SuppressWarnings("unchecked")
+    dev.ferry.internal.PerKeyFerry<String, String, ?, String> perKey = (dev.ferry.internal.PerKeyFerry<String, String, ?, String>) ferry;
+    Future<Void> done = perKey.handOff("a", (in, remaining) -> Future.succeededFuture("elsewhere"));
+    assertTrue(done.succeeded(), "nothing held, nothing to forward");
+    assertEquals(List.of(), perKey.activeKeys().result());
+  }
 }
