@@ -538,12 +538,13 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
         } catch (Throwable t) {
           // A forward's Future that cannot be listened to (ADR 0129): let out, the throw would end
           // this effect halfway, the inputs after this one never forwarded and the hand-off never
-          // complete. Its caller cannot learn the new owner's answer: CLOSED, as for a failed forward.
+          // complete. The forward was made, so the input may be applied there while its answer
+          // cannot be learned: FAILED, never CLOSED (which says it never was, ADR 0064).
           loop.report(t);
           if (!told[0]) {
             told[0] = true;
-            tell(caller, null, new FerryException(FerryError.CLOSED,
-                "the key's new owner could not be reached: " + t, t));
+            tell(caller, null, new FerryException(FerryError.FAILED,
+                "the key's new owner was sent the input, its answer cannot be learned (it may have been applied): " + t, t));
           }
         }
       }
