@@ -553,6 +553,9 @@ inline returnToSender(n, p) {
   answerC(p, BACK)
 }
 
+/* Router#departed: seen as a member, then gone from the members (crashed) */
+#define DEPARTED(n, x) (known(n) && !((mb[n] >> (x)) & 1) && dead[x])
+
 /* Router#afterHandedBack: zah = 1 when p (forwarded here) is a later input of
  * a client one of whose inputs n handed back and has not seen again, while
  * its sender may still send it (a live mark: its time not over, its node a
@@ -563,7 +566,7 @@ inline afterHandedBack(n, p) {
   :: psnd[p] && mk[n] != 0 ->
      zx = pinput(p);
      zown = (mk[n] >> zx) & 1;
-     zlive = zown && !dead[mks[(n) * N + zx]];
+     zlive = zown && !DEPARTED(n, mks[(n) * N + zx]);
      zagain = zlive && ((pvis[p] >> mks[(n) * N + zx]) & 1);
      if
      :: zown && !(zlive && !zagain) -> mk[n] = mk[n] & ~(1 << zx); mks[(n) * N + zx] = 0
@@ -572,9 +575,9 @@ inline afterHandedBack(n, p) {
      /* the earliest live mark; ended ones before it go */
      zq = 0;
      do
-     :: zq < N && ((mk[n] >> zq) & 1) && dead[mks[(n) * N + zq]] ->
+     :: zq < N && ((mk[n] >> zq) & 1) && DEPARTED(n, mks[(n) * N + zq]) ->
         mk[n] = mk[n] & ~(1 << zq); mks[(n) * N + zq] = 0; zq++
-     :: zq < N && ((mk[n] >> zq) & 1) && !dead[mks[(n) * N + zq]] -> break
+     :: zq < N && ((mk[n] >> zq) & 1) && !DEPARTED(n, mks[(n) * N + zq]) -> break
      :: zq < N && !((mk[n] >> zq) & 1) -> zq++
      :: else -> break
      od;
@@ -872,12 +875,13 @@ inline snapshot(n, s) {
      zsi++
   :: else -> break
   od;
-  /* sweepHandBackMarks: marks of nodes that left the members end */
+  /* sweepHandBackMarks: marks of nodes gone from the members end */
   zx = 0;
   do
   :: zx < N ->
      if
-     :: ((mk[n] >> zx) & 1) && !((mem[s] >> mks[(n) * N + zx]) & 1) -> mk[n] = mk[n] & ~(1 << zx); mks[(n) * N + zx] = 0
+     :: ((mk[n] >> zx) & 1) && !((mem[s] >> mks[(n) * N + zx]) & 1) && dead[mks[(n) * N + zx]] ->
+        mk[n] = mk[n] & ~(1 << zx); mks[(n) * N + zx] = 0
      :: else -> skip
      fi;
      zx++
