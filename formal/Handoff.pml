@@ -64,10 +64,17 @@
  * default 1); otherwise its deadline ends it (TIMEOUT), as it may in the code
  * when little of it was left. Answers say whether the input may have been
  * applied (ANS) or never was (NAPP), as Router#mayHaveApplied reads them.
- * Not modelled: give-ups (a leave's abandonForwards, its 502 and
- * Router#keepGivenUp, ClientRouter's wait), Router#close, departed senders
- * (Router#departedOnItsWay), a forward held because too little of its
- * allowance is left to send it on, send timeouts between live nodes.
+ * -DGIVEUP: a leaving node's leave may give up at any moment
+ * (Router#abandonForwards: its open forwards answered 502 "given up, may
+ * still be applied for N ms", what it holds behind them CLOSED, then it
+ * refuses); a node that relays such a 502 may keep the forward
+ * (Router#keepGivenUp) until a moment of its own, and holds the client's
+ * later inputs behind it (#behindGivenUpForward); the routing client waits
+ * before it sends the key's later requests (ClientRouter, KeyState
+ * #givenUpUntil), until a moment of its own. Not modelled: Router#close,
+ * departed senders (Router#departedOnItsWay), a forward held because too
+ * little of its allowance is left to send it on, send timeouts between live
+ * nodes.
  *
  * Time is nondeterminism: a hold may expire at any moment (unless
  * -DNO_EXPIRY), a hand-back mark may end at any moment, a waiting request
@@ -134,13 +141,17 @@ byte pub;                 /* last published snapshot */
 #define GONE 1            /* NO_HANDLERS 410: not delivered, the node leaves */
 #define NAPP 2            /* an outcome that says never applied (503 CLOSED, 504 TIMEOUT) */
 #define BACK 3            /* NO_HANDLERS 408 (Router.RETURNED): handed back, never applied */
+#define GIVEN 4           /* 502 "given up by a leave (may still be applied for N ms)" (Router.GIVEN_UP) */
 
 #if defined(TARGET)
 #define PROP(name, c) assert((c) || name != TARGET)
 #define PID(v) = v
 #elif defined(EXCEPT)
-/* every property but one (a known defect's, see docs/verification.md) */
-#define PROP(name, c) assert((c) || name == EXCEPT)
+/* every property but one or two (a known defect's, see docs/verification.md) */
+#ifndef EXCEPT2
+#define EXCEPT2 0
+#endif
+#define PROP(name, c) assert((c) || name == EXCEPT || name == EXCEPT2)
 #define PID(v) = v
 #else
 #define PROP(name, c) assert((c) || name)
@@ -164,6 +175,7 @@ hidden byte oneCallPerKey PID(1), keyOrder PID(2), exactlyOnce PID(3),
 #define FWDD 2            /* forwarded, the forward open */
 #define ENG 3             /* submitted to this node's ferry */
 #define FLUSHING 4        /* taken out of the held queue by a flush */
+#define KEPT 5            /* answered GIVEN, its forward kept in Router#openByOrigin (#keepGivenUp) */
 byte pst[NPEND];
 byte pup[NPEND];          /* who gets the answer: a node, or CL */
 byte pupid[NPEND];        /* ... and its pending there (CL: the input) */
@@ -211,6 +223,8 @@ byte arr[NN];             /* arrivals: the largest paseq in use at the node */
 bool leaving[NN];         /* leave started (announcement withdrawn) */
 bool refusing[NN];        /* ClusterNode#refusing */
 bool gone[NN];            /* Router#goneFromViews: settled on a view without itself */
+bool abandoned[NN];       /* Router#abandoned: the leave gave up its forwards (-DGIVEUP) */
+byte gvp[NN];             /* Router#givenUp: the first place given up here, plus 1 (0: none) */
 byte mk[NN];              /* Router#handBackMarks: the client's places handed back (bits) */
 byte mks[NN * N];         /* ... and the node each went back to (HandBackMark#sender) */
 bool dead[NN];
@@ -235,6 +249,7 @@ byte cinf;                /* KeyState#inFlight */
 byte ctgt;                /* KeyState#target */
 chan cwait = [N] of { byte };  /* KeyState#waiting, sorted by seq */
 bool cretry;              /* the retry timer is armed */
+bool cgu;                 /* KeyState#givenUpUntil not passed: the key waits (a 502 given up) */
 byte csnd[N];             /* the node request x is sent to, NONE if none */
 byte cst[N];              /* 0 not submitted, 1 submitted, 2 answered */
 #define cowner (ckn -> owner(cvw & ~cleav) : NONE)
@@ -258,7 +273,7 @@ bool cameBack[N];         /* the input came back to a node not delivered (410 or
 /* scratch (hidden: every event is one atomic step) */
 hidden byte zrOwn, zrVia, zrTgt, zrq, zrb, zri, zqi, zfj, zfb, zhx, zdx, zdc, zci, zsi,
   zss, zsnv, zsch, zmt, zei, ztt, zwx, zwk, zff, zeng, zbo, zbk, zbb, zbq, zcls, zbl, zro,
-  zah, zsa, zx, zq, zfa, zaf, zfh, zfk, zown, zlive, zagain, zfst;
+  zah, zsa, zx, zq, zfa, zaf, zfh, zfk, zown, zlive, zagain, zfst, zgv;
 hidden short zov;
 hidden int zdm;
 
@@ -333,12 +348,16 @@ inline freeP(p) {
 
 /* the one outcome of pending p, to whoever it came from: ANS (may have been
  * applied), NAPP (never applied), BACK (handed back, 408) */
+inline netSendTo(n, p, code) {
+  if
+  :: pup[p] == CL -> netSend(n, CL, REP, pinput(p), code)
+  :: else -> netSend(n, pup[p], REP, pupid[p], code)
+  fi
+}
+
 inline answerC(p, code) {
   PROP(exactlyOnce, pst[p] != FREE);
-  if
-  :: pup[p] == CL -> netSend(pnode(p), CL, REP, pinput(p), code)
-  :: else -> netSend(pnode(p), pup[p], REP, pupid[p], code)
-  fi;
+  netSendTo(pnode(p), p, code);
   freeP(p)
 }
 #define answerP(p) answerC(p, ANS)
@@ -361,7 +380,7 @@ inline forward(n, t, p, cls) {
   do
   :: zaf < pslot(n + 1, 0, 0) ->
      if
-     :: zaf != p && (pst[zaf] == FWDD || pbs[zaf]) -> aft[zaf] = aft[zaf] | ABIT(p)
+     :: zaf != p && (pst[zaf] == FWDD || pst[zaf] == KEPT || pbs[zaf]) -> aft[zaf] = aft[zaf] | ABIT(p)
      :: else -> skip
      fi;
      zaf++
@@ -450,8 +469,16 @@ inline behindHeld(n, p) {
  * (Forward#no > Pending#forwardNo), to the same node, carries a later place of
  * the client, and is behind p in this node's order (Pending#before), unless q
  * is old (a hand-off, come back or along the path) and p is not */
-#define LATERHERE(p, q) (pst[q] == FWDD && pinput(q) > pinput(p) && ((aft[p] & ABIT(q)) != 0) && \
+#define LATERHERE(p, q) ((pst[q] == FWDD || pst[q] == KEPT) && pinput(q) > pinput(p) && ((aft[p] & ABIT(q)) != 0) && \
   pft[q] == pft[p] && okey(p) < okey(q) && (OLD(p) || !OLD(q)))
+
+/* a forward of an earlier place of the client kept after its give-up (N * D <= 12) */
+#define KAT(n, i, p) ((i) < N * D && pst[(n) * N * D + (i)] == KEPT && pinput((n) * N * D + (i)) < pinput(p))
+#define KEPTBEFORE(n, p) (KAT(n, 0, p) || KAT(n, 1, p) || KAT(n, 2, p) || KAT(n, 3, p) || KAT(n, 4, p) || \
+  KAT(n, 5, p) || KAT(n, 6, p) || KAT(n, 7, p) || KAT(n, 8, p) || KAT(n, 9, p) || KAT(n, 10, p) || KAT(n, 11, p))
+#define KET(n, i) ((i) < N * D && pst[(n) * N * D + (i)] == KEPT)
+#define ANYKEPT(n) (KET(n, 0) || KET(n, 1) || KET(n, 2) || KET(n, 3) || KET(n, 4) || KET(n, 5) || \
+  KET(n, 6) || KET(n, 7) || KET(n, 8) || KET(n, 9) || KET(n, 10) || KET(n, 11))
 
 /* Router#sentAfter: zsa = 1 when a later input of p's client, forwarded from
  * n after p's last forward, is unanswered (laterHere) */
@@ -646,6 +673,9 @@ inline route(n, p) {
   :: zah -> returnToSender(n, p)      /* sent on before its node saw the earlier one go back */
   /* came back, and the client's later inputs sent from here after it are out (ADR 0115) */
   :: !zah && pbs[p] && zsa -> hold(p, 0)
+  /* Router#behindGivenUpForward: an earlier input of its client forwarded from
+   * here was given up by a leave further on and may still be applied */
+  :: !zah && !(pbs[p] && zsa) && KEPTBEFORE(n, p) -> hold(p, 0)
   :: else ->
   pwp[p] = 0;
   if
@@ -1014,10 +1044,21 @@ end:
                 /* relayed unchanged; if it may have been applied, what came back
                  * here behind it never is (mayHaveApplied, overtaken) */
                 if
-                :: b == ANS -> overtaken(n, a)
+                :: b == ANS || b == GIVEN -> overtaken(n, a)
                 :: else -> skip
                 fi;
-                answerC(a, b);
+                if
+                :: b == GIVEN ->
+                   /* Router#keepGivenUp: while the holds it allowed may not be
+                    * over, its forward stays in openByOrigin (or they are over) */
+                   PROP(exactlyOnce, pst[a] != FREE);
+                   netSendTo(n, a, GIVEN);
+                   if
+                   :: pst[a] = KEPT
+                   :: freeP(a)
+                   fi
+                :: else -> answerC(a, b)
+                fi;
                 answerOvertaken(n)
              fi;
              clearPath(n, m, zbk, 1);
@@ -1044,6 +1085,82 @@ end:
        snapshot(n, zss);
        zss = 0
      }
+#ifdef GIVEUP
+  /* the leave outlasts drainTimeoutMs: Router#abandonForwards (giveUpOpenForwards):
+   * every open forward 502 given up, counted first (overtaken), then what is held
+   * here behind a given-up input of its client (CLOSED), then the keys routed
+   * again; the leave completes, the node refuses (ClusterNode#leave) */
+  :: atomic {
+       !dead[n] && leaving[n] && !abandoned[n] ->
+       abandoned[n] = 1; zgv = 0;
+       zsi = pslot(n, 0, 0);
+       do
+       :: zsi < pslot(n + 1, 0, 0) ->
+          if
+          :: pst[zsi] == FWDD ->
+             overtaken(n, zsi);
+             if
+             :: gvp[n] == 0 || pinput(zsi) + 1 < gvp[n] -> gvp[n] = pinput(zsi) + 1
+             :: else -> skip
+             fi;
+             answerC(zsi, GIVEN);
+             answerOvertaken(n);
+             zgv = zgv || zov != 0; zov = 0
+          :: else -> skip
+          fi;
+          zsi++
+       :: else -> break
+       od;
+       /* paths.clear(), backTrips.clear() */
+       zsi = 0;
+       do
+       :: zsi < 3 -> pc[n * 3 + zsi] = 0; bt[n * 3 + zsi] = 0; zsi++
+       :: else -> break
+       od;
+       zsi = pslot(n, 0, 0);
+       do
+       :: zsi < pslot(n + 1, 0, 0) ->
+          if
+          :: pst[zsi] == HELD && gvp[n] != 0 && pinput(zsi) + 1 > gvp[n] -> answerC(zsi, NAPP); zgv = 1
+          :: else -> skip
+          fi;
+          zsi++
+       :: else -> break
+       od;
+       zsi = 0;
+       if
+       :: zgv && !hoff[n] && ANYHELD(n) -> flush(n)
+       :: else -> skip
+       fi;
+       zgv = 0;
+       refusing[n] = 1
+     }
+  /* a kept given-up forward's holds are over (Router#keepGivenUp's timer):
+   * what came back behind it never is applied (overtaken), the key goes on */
+  :: atomic {
+       !dead[n] && ANYKEPT(n) ->
+       zsi = pslot(n, 0, 0);
+       do
+       :: zsi < pslot(n + 1, 0, 0) && pst[zsi] == KEPT -> break
+       :: zsi < pslot(n + 1, 0, 0) -> zsi++
+       :: else -> break
+       od;
+       if
+       :: zsi < pslot(n + 1, 0, 0) && pst[zsi] == KEPT ->
+          overtaken(n, zsi);
+          freeP(zsi);
+          answerOvertaken(n);
+          zov = 0;
+          if
+          :: !hoff[n] && ANYHELD(n) -> flush(n)
+          :: else -> skip
+          fi;
+          checkLeft(n)
+       :: else -> skip
+       fi;
+       zsi = 0
+     }
+#endif
   /* Views#ownedJustBefore's window passes */
   :: atomic { !dead[n] && jb[n] -> jb[n] = 0 }
   /* a hand-back mark ends (HandBackMark#end: its sender no longer sends that
@@ -1251,7 +1368,7 @@ inline csend(t, x) {
 /* ClientRouter#forget: the key's state goes once nothing is in flight or waiting */
 inline cforget() {
   if
-  :: cinf == 0 && len(cwait) == 0 -> cretry = 0; ctgt = 0
+  :: cinf == 0 && len(cwait) == 0 && !cgu -> cretry = 0; ctgt = 0
   :: else -> skip
   fi
 }
@@ -1259,7 +1376,7 @@ inline cforget() {
 /* ClientRouter#sendWaiting */
 inline sendWaiting(anyway) {
   if
-  :: cinf == 0 && len(cwait) > 0 && cowner != NONE ->
+  :: cinf == 0 && len(cwait) > 0 && !cgu && cowner != NONE ->
      zwx = cowner;
      if
      :: !(anyway) && ((cunr >> zwx) & 1) -> cretry = 1      /* retryLater */
@@ -1285,8 +1402,9 @@ end:
        cst[seq] = 1;
        if
        :: len(cwait) > 0 -> cwait!!seq
-       :: len(cwait) == 0 && cinf > 0 -> zwx = ctgt; csend(zwx, seq); zwx = 0  /* behind the earlier ones */
-       :: len(cwait) == 0 && cinf == 0 && (cowner == NONE || ((cunr >> cowner) & 1)) ->
+       :: len(cwait) == 0 && cgu -> cwait!!seq                    /* givenUpWait */
+       :: len(cwait) == 0 && !cgu && cinf > 0 -> zwx = ctgt; csend(zwx, seq); zwx = 0  /* behind the earlier ones */
+       :: len(cwait) == 0 && !cgu && cinf == 0 && (cowner == NONE || ((cunr >> cowner) & 1)) ->
           cwait!!seq;
           if
           :: cowner != NONE -> cretry = 1
@@ -1315,6 +1433,7 @@ end:
              /* not delivered: back among the waiting, in its place */
              cunr = cunr | (1 << m); cleav = cleav | (1 << m);
              cwait!!a; cretry = 1
+          :: b == GIVEN -> clientAnswer(a); cgu = 1   /* later requests wait (givenUpUntil) */
           :: else -> clientAnswer(a)
           fi;
           sendWaiting(0)
@@ -1337,6 +1456,8 @@ end:
        fi;
        zss = 0
      }
+  /* the wait behind a given-up request ends (KeyState#givenUpTimer) */
+  :: atomic { cgu -> cgu = 0; sendWaiting(0) }
   /* the retry timer */
   :: atomic { cretry -> cretry = 0; sendWaiting(1) }
 #ifndef NO_EXPIRY
