@@ -2,7 +2,8 @@
  * Handoff.pml -- one key changing owner in a cluster, with the routing rule
  * of the code: dev.ferry.cluster.Router (nodes), ClientRouter (a routing
  * client), Views (gating until released) and PerKeyEngine#handOff (ADRs
- * 0051, 0055, 0056, 0057).
+ * 0051, 0055, 0056, 0057), with hand-backs and what came back waiting for
+ * what went on after it (ADRs 0109, 0112, 0115).
  *
  * Parties: NN nodes (A = 0, B = 1; each one process: its event loop, plus a
  * process for the downstream call of its engine) and one routing client
@@ -42,12 +43,42 @@
  * (stranded, nothingOpen); a node's engine starts no call once its hand-off
  * began and hands off only with no call in flight (noCallWhileHanding,
  * handOffAfterCall); once nothing can move, every leaving node refuses
- * (leaveEnds: its leave ended, ADR 0099). modelBound guards the model's own
- * sizes.
+ * (leaveEnds: its leave ended, ADR 0099); an input that came back to a node
+ * not delivered (410 or 408) is never applied after a later input of its
+ * client (backOrder: per-sender order across a hand-back, ADR 0115; keyOrder
+ * restricted to those inputs, checked first). modelBound guards the model's
+ * own sizes.
+ *
+ * Hand-backs (ADRs 0109, 0112): a forwarded input's hold ends at its
+ * sender's allowance (Pending#giveUpAt) and it goes back unapplied (408,
+ * Router#returnToSender) with what is held of the same node's later arrivals
+ * and the client's later inputs; the node marks the client's place
+ * (Router#handBackMarks) and sends back the client's later inputs that reach
+ * it while the mark lives (Router#afterHandedBack); a mark ends at any
+ * moment. The sender holds what came back (410 or 408) in its place, paced,
+ * and does not send it again while a later input of the client, forwarded
+ * after it to the same node, is out (Router#waitBehindSent, #sentAfter,
+ * #laterHere); if that one's answer says it may have been applied, the one
+ * that came back is answered CLOSED, never applied (Router#overtaken). A
+ * forwarded input's hold ends in a hand-back at most HB times a run (-DHB,
+ * default 1); otherwise its deadline ends it (TIMEOUT), as it may in the code
+ * when little of it was left. Answers say whether the input may have been
+ * applied (ANS) or never was (NAPP), as Router#mayHaveApplied reads them.
+ * -DGIVEUP: a leaving node's leave may give up at any moment
+ * (Router#abandonForwards: its open forwards answered 502 "given up, may
+ * still be applied for N ms", what it holds behind them CLOSED, then it
+ * refuses); a node that relays such a 502 may keep the forward
+ * (Router#keepGivenUp) until a moment of its own, and holds the client's
+ * later inputs behind it (#behindGivenUpForward); the routing client waits
+ * before it sends the key's later requests (ClientRouter, KeyState
+ * #givenUpUntil), until a moment of its own. Not modelled: Router#close,
+ * departed senders (Router#departedOnItsWay), a forward held because too
+ * little of its allowance is left to send it on, send timeouts between live
+ * nodes.
  *
  * Time is nondeterminism: a hold may expire at any moment (unless
- * -DNO_EXPIRY), a waiting request of the client may pass its deadline at any
- * moment, a paced retry may end its pause at any moment (at most RB times
+ * -DNO_EXPIRY), a hand-back mark may end at any moment, a waiting request
+ * of the client may pass its deadline at any moment, a paced retry may end its pause at any moment (at most RB times
  * before every party adopted the last snapshot), the window of
  * Views#ownedJustBefore closes at any moment, a call may pass its call
  * timeout at any moment.
@@ -106,15 +137,21 @@ byte pub;                 /* last published snapshot */
 #define FWD 2             /* node -> node: a forward of pending a, flags b */
 #define REP 3             /* the outcome for pending (or request) a: b */
 #define REL 4             /* release of view a */
-#define ANS 0             /* an outcome (OK or any failure: one answer) */
+#define ANS 0             /* an outcome that says it may have been applied (OK, 502, ...) */
 #define GONE 1            /* NO_HANDLERS 410: not delivered, the node leaves */
+#define NAPP 2            /* an outcome that says never applied (503 CLOSED, 504 TIMEOUT) */
+#define BACK 3            /* NO_HANDLERS 408 (Router.RETURNED): handed back, never applied */
+#define GIVEN 4           /* 502 "given up by a leave (may still be applied for N ms)" (Router.GIVEN_UP) */
 
 #if defined(TARGET)
 #define PROP(name, c) assert((c) || name != TARGET)
 #define PID(v) = v
 #elif defined(EXCEPT)
-/* every property but one (a known defect's, see docs/verification.md) */
-#define PROP(name, c) assert((c) || name == EXCEPT)
+/* every property but one or two (a known defect's, see docs/verification.md) */
+#ifndef EXCEPT2
+#define EXCEPT2 0
+#endif
+#define PROP(name, c) assert((c) || name == EXCEPT || name == EXCEPT2)
 #define PID(v) = v
 #else
 #define PROP(name, c) assert((c) || name)
@@ -123,7 +160,7 @@ byte pub;                 /* last published snapshot */
 hidden byte oneCallPerKey PID(1), keyOrder PID(2), exactlyOnce PID(3),
   stranded PID(4), noCallWhileHanding PID(5), handOffAfterCall PID(6),
   nothingOpen PID(7), modelBound PID(8), sentOnce PID(9), handOffsFirst PID(10),
-  leaveEnds PID(11);
+  leaveEnds PID(11), backOrder PID(12);
 
 /* ---- pendings: an input accepted at a node (Pending), slot (n, x, d) ---- */
 #ifndef D
@@ -138,6 +175,7 @@ hidden byte oneCallPerKey PID(1), keyOrder PID(2), exactlyOnce PID(3),
 #define FWDD 2            /* forwarded, the forward open */
 #define ENG 3             /* submitted to this node's ferry */
 #define FLUSHING 4        /* taken out of the held queue by a flush */
+#define KEPT 5            /* answered GIVEN, its forward kept in Router#openByOrigin (#keepGivenUp) */
 byte pst[NPEND];
 byte pup[NPEND];          /* who gets the answer: a node, or CL */
 byte pupid[NPEND];        /* ... and its pending there (CL: the input) */
@@ -151,8 +189,13 @@ bool pwp[NPEND];          /* Pending#waitsForPath */
 bool pretry[NPEND];       /* Pending#retry */
 bool ppace[NPEND];        /* held with a pause (RETRY_MS) */
 byte paseq[NPEND];        /* Pending#seq: arrival number at its node */
-byte pft[NPEND];          /* the target of its open forward */
+byte pft[NPEND];          /* the target of its open forward (kept while pbs: Pending#forwardTarget) */
 bool pback[NPEND];        /* ... a back trip (Forward#back) */
+bool phb[NPEND];          /* Pending#handedBack: its last forward came back 408 */
+bool pbs[NPEND];          /* Pending#behindSent: came back, waits for what went out after it */
+short aft[NPEND];         /* the pendings of its node forwarded after its last forward
+                           * (Forward#no > Pending#forwardNo), bits by pslot(0, x, d); kept
+                           * only while it is forwarded or pbs */
 
 /* held order (Pending#before): hand-offs first, then arrival at the node */
 #define okey(p) ((pho[p] -> 0 : 64) + paseq[p])
@@ -176,10 +219,14 @@ byte hoOpen[NN];          /* handOffsOpen */
 byte unr[NN];             /* unreachable */
 byte pc[NN * 3];          /* paths: open forwards of the key per target */
 byte bt[NN * 3];          /* Router#backTrips: those that went back to a node the input came through */
-byte arr[NN];             /* arrivals */
+byte arr[NN];             /* arrivals: the largest paseq in use at the node */
 bool leaving[NN];         /* leave started (announcement withdrawn) */
 bool refusing[NN];        /* ClusterNode#refusing */
 bool gone[NN];            /* Router#goneFromViews: settled on a view without itself */
+bool abandoned[NN];       /* Router#abandoned: the leave gave up its forwards (-DGIVEUP) */
+byte gvp[NN];             /* Router#givenUp: the first place given up here, plus 1 (0: none) */
+byte mk[NN];              /* Router#handBackMarks: the client's places handed back (bits) */
+byte mks[NN * N];         /* ... and the node each went back to (HandBackMark#sender) */
 bool dead[NN];
 
 #define known(n) kn[n]
@@ -202,6 +249,7 @@ byte cinf;                /* KeyState#inFlight */
 byte ctgt;                /* KeyState#target */
 chan cwait = [N] of { byte };  /* KeyState#waiting, sorted by seq */
 bool cretry;              /* the retry timer is armed */
+bool cgu;                 /* KeyState#givenUpUntil not passed: the key waits (a 502 given up) */
 byte csnd[N];             /* the node request x is sent to, NONE if none */
 byte cst[N];              /* 0 not submitted, 1 submitted, 2 answered */
 #define cowner (ckn -> owner(cvw & ~cleav) : NONE)
@@ -215,11 +263,18 @@ byte hoTransit[NN];       /* inputs an engine handed off, on their way to the no
 byte nextSeq;             /* the client's next input in order */
 bool sent[N];
 byte budget = RB;
+#ifndef HB
+#define HB 1              /* hand-backs (holds of forwarded inputs that end) in a run */
+#endif
+byte hbud = HB;
 bool crashed;
+bool cameBack[N];         /* the input came back to a node not delivered (410 or 408) */
 
 /* scratch (hidden: every event is one atomic step) */
 hidden byte zrOwn, zrVia, zrTgt, zrq, zrb, zri, zqi, zfj, zfb, zhx, zdx, zdc, zci, zsi,
-  zss, zsnv, zsch, zmt, zei, ztt, zwx, zwk, zff, zeng, zbo, zbk, zbb, zbq, zcls, zbl, zro;
+  zss, zsnv, zsch, zmt, zei, ztt, zwx, zwk, zff, zeng, zbo, zbk, zbb, zbq, zcls, zbl, zro,
+  zah, zsa, zx, zq, zfa, zaf, zfh, zfk, zown, zlive, zagain, zfst, zgv;
+hidden short zov;
 hidden int zdm;
 
 #if NN == 3
@@ -257,29 +312,82 @@ inline netSend(sf, st, sk, sa, sb) {
 
 /* ---------------------------------------------------------- the router */
 
+/* the bit of pending p in aft[] of the pendings of its node */
+#define ABIT(p) (1 << ((p) % (N * D)))
+
 inline freeP(p) {
+  /* arrival numbers are only compared: those after p's close the gap, so
+   * that they stay below N * D (the same order, fewer states) */
+  if
+  :: paseq[p] > 0 ->
+     zfa = pslot(pnode(p), 0, 0);
+     do
+     :: zfa < pslot(pnode(p) + 1, 0, 0) ->
+        if
+        :: paseq[zfa] > paseq[p] -> paseq[zfa]--
+        :: else -> skip
+        fi;
+        zfa++
+     :: else -> break
+     od;
+     arr[pnode(p)]--
+  :: else -> skip
+  fi;
   pst[p] = FREE; pup[p] = 0; pupid[p] = 0; psnd[p] = 0; pvis[p] = 0;
   phop[p] = 0; pho[p] = 0; pret[p] = 0; palong[p] = 0; pwp[p] = 0;
-  pretry[p] = 0; ppace[p] = 0; paseq[p] = 0; pft[p] = 0; pback[p] = 0
+  pretry[p] = 0; ppace[p] = 0; paseq[p] = 0; pft[p] = 0; pback[p] = 0;
+  phb[p] = 0; pbs[p] = 0; aft[p] = 0;
+  /* no longer sent after anything (Router#forwardClosed) */
+  zfa = pslot(pnode(p), 0, 0);
+  do
+  :: zfa < pslot(pnode(p) + 1, 0, 0) -> aft[zfa] = aft[zfa] & ~ABIT(p); zfa++
+  :: else -> break
+  od;
+  zfa = 0
 }
 
-/* the one outcome of pending p, to whoever it came from */
-inline answerP(p) {
-  PROP(exactlyOnce, pst[p] != FREE);
+/* the one outcome of pending p, to whoever it came from: ANS (may have been
+ * applied), NAPP (never applied), BACK (handed back, 408) */
+inline netSendTo(n, p, code) {
   if
-  :: pup[p] == CL -> netSend(pnode(p), CL, REP, pinput(p), ANS)
-  :: else -> netSend(pnode(p), pup[p], REP, pupid[p], ANS)
-  fi;
+  :: pup[p] == CL -> netSend(n, CL, REP, pinput(p), code)
+  :: else -> netSend(n, pup[p], REP, pupid[p], code)
+  fi
+}
+
+inline answerC(p, code) {
+  PROP(exactlyOnce, pst[p] != FREE);
+  netSendTo(pnode(p), p, code);
   freeP(p)
 }
+#define answerP(p) answerC(p, ANS)
 
-/* Router#hold: into the key's held queue (ordered by okey) */
+/* Router#hold: into the key's held queue (ordered by okey); one that came
+ * back and waits behind what was sent after it keeps its last forward's
+ * target (Pending#forwardTarget) and what went out after it */
 inline hold(p, paced) {
-  pst[p] = HELD; ppace[p] = paced; pft[p] = 0; pback[p] = 0
+  pst[p] = HELD; ppace[p] = paced; pback[p] = 0;
+  if
+  :: !pbs[p] -> pft[p] = 0; aft[p] = 0
+  :: else -> skip
+  fi
 }
 
-/* Router#forward */
+/* Router#forward (Forward#no: p goes out after the last forward of every
+ * pending of n that is out or came back, aft; unwait) */
 inline forward(n, t, p, cls) {
+  zaf = pslot(n, 0, 0);
+  do
+  :: zaf < pslot(n + 1, 0, 0) ->
+     if
+     :: zaf != p && (pst[zaf] == FWDD || pst[zaf] == KEPT || pbs[zaf]) -> aft[zaf] = aft[zaf] | ABIT(p)
+     :: else -> skip
+     fi;
+     zaf++
+  :: else -> break
+  od;
+  zaf = 0;
+  aft[p] = 0; pbs[p] = 0; phb[p] = 0;
   pc[(n) * 3 + (t)]++;
   pst[p] = FWDD; pft[p] = t;
   pback[p] = (pvis[p] >> (t)) & 1;
@@ -355,6 +463,157 @@ inline behindHeld(n, p) {
   od
 }
 
+/* ---- what came back waits for what went on after it (ADRs 0109, 0112, 0115) ---- */
+
+/* Router#laterHere: q's forward went out from q's node after p's last forward
+ * (Forward#no > Pending#forwardNo), to the same node, carries a later place of
+ * the client, and is behind p in this node's order (Pending#before), unless q
+ * is old (a hand-off, come back or along the path) and p is not */
+#define LATERHERE(p, q) ((pst[q] == FWDD || pst[q] == KEPT) && pinput(q) > pinput(p) && ((aft[p] & ABIT(q)) != 0) && \
+  pft[q] == pft[p] && okey(p) < okey(q) && (OLD(p) || !OLD(q)))
+
+/* a forward of an earlier place of the client kept after its give-up (N * D <= 12) */
+#define KAT(n, i, p) ((i) < N * D && pst[(n) * N * D + (i)] == KEPT && pinput((n) * N * D + (i)) < pinput(p))
+#define KEPTBEFORE(n, p) (KAT(n, 0, p) || KAT(n, 1, p) || KAT(n, 2, p) || KAT(n, 3, p) || KAT(n, 4, p) || \
+  KAT(n, 5, p) || KAT(n, 6, p) || KAT(n, 7, p) || KAT(n, 8, p) || KAT(n, 9, p) || KAT(n, 10, p) || KAT(n, 11, p))
+#define KET(n, i) ((i) < N * D && pst[(n) * N * D + (i)] == KEPT)
+#define ANYKEPT(n) (KET(n, 0) || KET(n, 1) || KET(n, 2) || KET(n, 3) || KET(n, 4) || KET(n, 5) || \
+  KET(n, 6) || KET(n, 7) || KET(n, 8) || KET(n, 9) || KET(n, 10) || KET(n, 11))
+
+/* Router#sentAfter: zsa = 1 when a later input of p's client, forwarded from
+ * n after p's last forward, is unanswered (laterHere) */
+inline sentAfter(n, p) {
+  zsa = 0; zq = pslot(n, 0, 0);
+  do
+  :: zq < pslot(n + 1, 0, 0) ->
+     if
+     :: LATERHERE(p, zq) -> zsa = 1
+     :: else -> skip
+     fi;
+     zq++
+  :: else -> break
+  od;
+  zq = 0
+}
+
+/* Router#overtaken, what it looks at: zov = the inputs of n that came back and
+ * wait behind q's forward (behindSent) which laterHere says q went out after:
+ * once q may have been applied, they never are (answered CLOSED) */
+inline overtaken(n, q) {
+  zov = 0; zq = pslot(n, 0, 0);
+  do
+  :: zq < pslot(n + 1, 0, 0) ->
+     if
+     :: pbs[zq] && LATERHERE(zq, q) -> zov = zov | ABIT(zq)
+     :: else -> skip
+     fi;
+     zq++
+  :: else -> break
+  od;
+  zq = 0
+}
+
+/* ... and their answers, after q's: CLOSED, never applied */
+inline answerOvertaken(n) {
+  zq = pslot(n, 0, 0);
+  do
+  :: zq < pslot(n + 1, 0, 0) ->
+     if
+     :: (zov & ABIT(zq)) != 0 -> answerC(zq, NAPP)
+     :: else -> skip
+     fi;
+     zq++
+  :: else -> break
+  od;
+  zq = 0
+}
+
+/* Router#sentAfterAnswered: a forward of input zsn of the client from n is
+ * answered: the client's earliest input that waits here behind what was sent
+ * after it goes once nothing is (the key's held inputs routed again) */
+inline sentAfterAnswered(n, sq) {
+  if
+  :: !hoff[n] ->
+     zfst = NOSLOT; zq = pslot(n, 0, 0);
+     do
+     :: zq < pslot(n + 1, 0, 0) ->
+        if
+        :: pbs[zq] && (zfst == NOSLOT || pinput(zq) < pinput(zfst)) -> zfst = zq
+        :: else -> skip
+        fi;
+        zq++
+     :: else -> break
+     od;
+     zq = 0;
+     if
+     :: zfst != NOSLOT && pinput(zfst) < (sq) ->
+        sentAfter(n, zfst);
+        if
+        :: !zsa -> flush(n)
+        :: else -> skip
+        fi
+     :: else -> skip
+     fi;
+     zfst = 0; zsa = 0
+  :: else -> skip
+  fi
+}
+
+/* Router#returnToSender: p goes back to the node that sent it, never applied
+ * (NO_HANDLERS 408); its client's place is marked until that node stops
+ * waiting for it, the marks of its later places forgotten (ADR 0112) */
+inline returnToSender(n, p) {
+  mk[n] = mk[n] & ((2 << pinput(p)) - 1);
+  mk[n] = mk[n] | (1 << pinput(p));
+  zx = 0;
+  do
+  :: zx < N ->
+     if
+     :: !((mk[n] >> zx) & 1) -> mks[(n) * N + zx] = 0
+     :: else -> skip
+     fi;
+     zx++
+  :: else -> break
+  od;
+  mks[(n) * N + pinput(p)] = pup[p];
+  zx = 0;
+  answerC(p, BACK)
+}
+
+/* Router#departed: seen as a member, then gone from the members (crashed) */
+#define DEPARTED(n, x) (known(n) && !((mb[n] >> (x)) & 1) && dead[x])
+
+/* Router#afterHandedBack: zah = 1 when p (forwarded here) is a later input of
+ * a client one of whose inputs n handed back and has not seen again, while
+ * its sender may still send it (a live mark: its time not over, its node a
+ * member); p's own mark ends if it comes again through the node it went to */
+inline afterHandedBack(n, p) {
+  zah = 0;
+  if
+  :: psnd[p] && mk[n] != 0 ->
+     zx = pinput(p);
+     zown = (mk[n] >> zx) & 1;
+     zlive = zown && !DEPARTED(n, mks[(n) * N + zx]);
+     zagain = zlive && ((pvis[p] >> mks[(n) * N + zx]) & 1);
+     if
+     :: zown && !(zlive && !zagain) -> mk[n] = mk[n] & ~(1 << zx); mks[(n) * N + zx] = 0
+     :: else -> skip
+     fi;
+     /* the earliest live mark; ended ones before it go */
+     zq = 0;
+     do
+     :: zq < N && ((mk[n] >> zq) & 1) && DEPARTED(n, mks[(n) * N + zq]) ->
+        mk[n] = mk[n] & ~(1 << zq); mks[(n) * N + zq] = 0; zq++
+     :: zq < N && ((mk[n] >> zq) & 1) && !DEPARTED(n, mks[(n) * N + zq]) -> break
+     :: zq < N && !((mk[n] >> zq) & 1) -> zq++
+     :: else -> break
+     od;
+     zah = !zagain && zq < zx;
+     zq = 0; zx = 0; zown = 0; zlive = 0; zagain = 0
+  :: else -> skip
+  fi
+}
+
 /* PerKeyEngine#admit and #dispatch for the key */
 inline dispatch(n) {
   if
@@ -363,6 +622,7 @@ inline dispatch(n) {
      do
      :: zdc < MAXB && len(lane[n]) > 0 ->
         lane[n]?zdx;
+        PROP(backOrder, !cameBack[pinput(zdx)] || pinput(zdx) >= nextSeq);
         PROP(keyOrder, pinput(zdx) >= nextSeq);
         nextSeq = pinput(zdx) + 1;
         PROP(sentOnce, !sent[pinput(zdx)]);
@@ -384,6 +644,7 @@ inline dispatch(n) {
 
 inline submit(n, p) {
   PROP(handOffsFirst, hoTransit[n] == 0);
+  pbs[p] = 0; aft[p] = 0; pft[p] = 0;       /* unwait */
   pst[p] = ENG;
   lane[n]!p;
   dispatch(n)
@@ -403,6 +664,19 @@ inline route(n, p) {
   :: psnd[p] && !pret[p] && !palong[p] && (pvis[p] & pathNoBack(n)) != 0 -> palong[p] = 1
   :: else -> skip
   fi;
+  afterHandedBack(n, p);
+  if
+  :: pbs[p] -> sentAfter(n, p)
+  :: else -> zsa = 0
+  fi;
+  if
+  :: zah -> returnToSender(n, p)      /* sent on before its node saw the earlier one go back */
+  /* came back, and the client's later inputs sent from here after it are out (ADR 0115) */
+  :: !zah && pbs[p] && zsa -> hold(p, 0)
+  /* Router#behindGivenUpForward: an earlier input of its client forwarded from
+   * here was given up by a leave further on and may still be applied */
+  :: !zah && !(pbs[p] && zsa) && KEPTBEFORE(n, p) -> hold(p, 0)
+  :: else ->
   pwp[p] = 0;
   if
   :: !known(n) || hoff[n] -> hold(p, 0)
@@ -414,7 +688,7 @@ inline route(n, p) {
         zrOwn = owner(vw[n]);
         behindBackTrip(n, p);
         if
-        :: zrOwn == NONE -> answerP(p)                    /* CLOSED */
+        :: zrOwn == NONE -> answerC(p, NAPP)              /* CLOSED */
         :: zrOwn != NONE && backTripTo(n, pvis[p]) != 0 && (!pret[p] || zbb) ->
            pwp[p] = 1; hold(p, 0)                       /* waits for the back trip */
         :: else ->
@@ -438,8 +712,8 @@ inline route(n, p) {
                  :: gated(n) -> hold(p, 0)
                  :: else -> submit(n, p)
                  fi
-              :: !zrq && zrTgt != n && !pretry[p] && (((pvis[p] >> zrTgt) & 1) || ((unr[n] >> zrTgt) & 1) || phop[p] >= 2) ->
-                 hold(p, 1)                              /* paced: views disagree */
+              :: !zrq && zrTgt != n && !pretry[p] && (((pvis[p] >> zrTgt) & 1) || ((unr[n] >> zrTgt) & 1) || phop[p] >= 2 || phb[p]) ->
+                 hold(p, 1)                              /* paced: views disagree, or handed back */
               :: else ->
                  pretry[p] = 0;
                  /* an old input keeps its hand-off class along the path too (ADR 0101) */
@@ -452,8 +726,9 @@ inline route(n, p) {
            fi
         fi
      fi
+  fi
   fi;
-  zrq = 0; zrb = 0; zbb = 0; zro = 0
+  zrq = 0; zrb = 0; zbb = 0; zro = 0; zah = 0; zsa = 0
 }
 
 /* Router#flush: the held inputs of the key routed again, in their order */
@@ -546,8 +821,9 @@ inline maybeRelease(n) {
   checkLeft(n)
 }
 
-/* Router#clearPath: one forward to t answered (back: it was a back trip) */
-inline clearPath(n, t, back) {
+/* Router#clearPath: one forward to t answered (back: it was a back trip);
+ * without fl (a snapshot's failed forwards) the caller flushes later */
+inline clearPath(n, t, back, fl) {
   zbo = 0;
   if
   :: back -> bt[(n) * 3 + (t)]--; zbo = 1
@@ -555,8 +831,8 @@ inline clearPath(n, t, back) {
   fi;
   pc[(n) * 3 + (t)]--;
   if
-  :: pc[(n) * 3 + (t)] == 0 && !hoff[n] -> flush(n)
-  :: pc[(n) * 3 + (t)] > 0 && zbo && !hoff[n] -> flush(n)   /* what waited for the back trip */
+  :: fl && pc[(n) * 3 + (t)] == 0 && !hoff[n] -> flush(n)
+  :: fl && pc[(n) * 3 + (t)] > 0 && zbo && !hoff[n] -> flush(n)   /* what waited for the back trip */
   :: else -> skip
   fi;
   zbo = 0
@@ -566,13 +842,27 @@ inline clearPath(n, t, back) {
  * (a new Pending of hand-off class with the place and the visited nodes of
  * the one submitted; its answer answers the original one) */
 inline handedOff(n, p) {
-  pho[p] = 1; phop[p] = 0; psnd[p] = 0; pret[p] = 0; palong[p] = 0;
-  pwp[p] = 0; pretry[p] = 0; ppace[p] = 0;
+  pho[p] = 1; phop[p] = 0; pret[p] = 0; palong[p] = 0;
+  pwp[p] = 0; pretry[p] = 0; ppace[p] = 0; phb[p] = 0; pbs[p] = 0; aft[p] = 0;
   /* paseq[p] kept: its place is where it arrived here (Router#submitted) */
+  /* so are its sender and its allowance (psnd: Pending#sender, #giveUpAt; ADR 0112) */
   zrOwn = owner(vw[n]);
+  /* heldBehindSameSender: an earlier arrival from its sender is held here */
+  zfh = 0; zfj = pslot(n, 0, 0);
+  do
+  :: zfj < pslot(n + 1, 0, 0) ->
+     if
+     :: psnd[p] && pst[zfj] == HELD && psnd[zfj] && pup[zfj] == pup[p] && paseq[zfj] < paseq[p] -> zfh = 1
+     :: else -> skip
+     fi;
+     zfj++
+  :: else -> break
+  od;
+  zfj = 0;
   if
-  :: zrOwn == NONE -> answerP(p)
+  :: zrOwn == NONE -> answerC(p, NAPP)
   :: zrOwn == n -> hold(p, 0)                  /* ownership came back meanwhile */
+  :: zrOwn != NONE && zrOwn != n && zfh -> hold(p, 0)   /* goes back with it, never past it */
   :: else ->
      pathOf(n, pvis[p]);
      if
@@ -582,7 +872,8 @@ inline handedOff(n, p) {
      zeng = 1; hoTransit[zrTgt]++;
      forward(n, zrTgt, p, 1);
      zeng = 0
-  fi
+  fi;
+  zfh = 0
 }
 
 /* PerKeyEngine#finishHandOff, then the hand-off future's completion */
@@ -606,12 +897,27 @@ inline snapshot(n, s) {
   :: zsi < pslot(n + 1, 0, 0) ->
      if
      :: pst[zsi] == FWDD && !((mem[s] >> pft[zsi]) & 1) ->
-        ztt = pft[zsi]; zbk = pback[zsi]; answerP(zsi); clearPath(n, ztt, zbk); zbk = 0
+        /* FAILED (may have been applied): what came back behind it never is */
+        ztt = pft[zsi]; zbk = pback[zsi]; overtaken(n, zsi); answerP(zsi); answerOvertaken(n);
+        clearPath(n, ztt, zbk, 0); zbk = 0; zov = 0
      :: else -> skip
      fi;
      zsi++
   :: else -> break
   od;
+  /* sweepHandBackMarks: marks of nodes gone from the members end */
+  zx = 0;
+  do
+  :: zx < N ->
+     if
+     :: ((mk[n] >> zx) & 1) && !((mem[s] >> mks[(n) * N + zx]) & 1) && dead[mks[(n) * N + zx]] ->
+        mk[n] = mk[n] & ~(1 << zx); mks[(n) * N + zx] = 0
+     :: else -> skip
+     fi;
+     zx++
+  :: else -> break
+  od;
+  zx = 0;
   /* Views#adopt */
   zsnv = VIEW(s);
   zsch = (!known(n) || zsnv != vw[n]);
@@ -722,12 +1028,46 @@ end:
           /* Router#forwarded: ignored unless its forward is still open */
           if
           :: pst[a] == FWDD && pft[a] == m ->
-             zbk = pback[a];
+             zbk = pback[a]; zov = 0;
              if
-             :: b == GONE -> unr[n] = unr[n] | (1 << m); pretry[a] = 0; hold(a, 1)
-             :: else -> answerP(a)                       /* relayed unchanged */
+             :: b == GONE || b == BACK ->
+                /* not delivered: held in its place, paced; it waits behind what
+                 * went out from here after it (waitBehindSent, ADR 0115); a
+                 * hand-back leaves its target reachable (ADR 0112) */
+                cameBack[pinput(a)] = 1;
+                if
+                :: b == GONE -> unr[n] = unr[n] | (1 << m)
+                :: else -> phb[a] = 1
+                fi;
+                pretry[a] = 0; pbs[a] = 1; hold(a, 1)
+             :: else ->
+                /* relayed unchanged; if it may have been applied, what came back
+                 * here behind it never is (mayHaveApplied, overtaken) */
+                if
+                :: b == ANS || b == GIVEN -> overtaken(n, a)
+                :: else -> skip
+                fi;
+                if
+                :: b == GIVEN ->
+                   /* Router#keepGivenUp: while the holds it allowed may not be
+                    * over, its forward stays in openByOrigin (or they are over) */
+                   PROP(exactlyOnce, pst[a] != FREE);
+                   netSendTo(n, a, GIVEN);
+                   if
+                   :: pst[a] = KEPT
+                   :: freeP(a)
+                   fi
+                :: else -> answerC(a, b)
+                fi;
+                answerOvertaken(n)
              fi;
-             clearPath(n, m, zbk);
+             clearPath(n, m, zbk, 1);
+             sentAfterAnswered(n, pinput(a));
+             if
+             :: zov != 0 && !hoff[n] && ANYHELD(n) -> flush(n)    /* flushHeld */
+             :: else -> skip
+             fi;
+             zov = 0;
              checkLeft(n)
           :: else -> skip
           fi
@@ -745,8 +1085,97 @@ end:
        snapshot(n, zss);
        zss = 0
      }
+#ifdef GIVEUP
+  /* the leave outlasts drainTimeoutMs: Router#abandonForwards (giveUpOpenForwards):
+   * every open forward 502 given up, counted first (overtaken), then what is held
+   * here behind a given-up input of its client (CLOSED), then the keys routed
+   * again; the leave completes, the node refuses (ClusterNode#leave) */
+  :: atomic {
+       !dead[n] && leaving[n] && !abandoned[n] ->
+       abandoned[n] = 1; zgv = 0;
+       zsi = pslot(n, 0, 0);
+       do
+       :: zsi < pslot(n + 1, 0, 0) ->
+          if
+          :: pst[zsi] == FWDD ->
+             overtaken(n, zsi);
+             if
+             :: gvp[n] == 0 || pinput(zsi) + 1 < gvp[n] -> gvp[n] = pinput(zsi) + 1
+             :: else -> skip
+             fi;
+             answerC(zsi, GIVEN);
+             answerOvertaken(n);
+             zgv = zgv || zov != 0; zov = 0
+          :: else -> skip
+          fi;
+          zsi++
+       :: else -> break
+       od;
+       /* paths.clear(), backTrips.clear() */
+       zsi = 0;
+       do
+       :: zsi < 3 -> pc[n * 3 + zsi] = 0; bt[n * 3 + zsi] = 0; zsi++
+       :: else -> break
+       od;
+       zsi = pslot(n, 0, 0);
+       do
+       :: zsi < pslot(n + 1, 0, 0) ->
+          if
+          :: pst[zsi] == HELD && gvp[n] != 0 && pinput(zsi) + 1 > gvp[n] -> answerC(zsi, NAPP); zgv = 1
+          :: else -> skip
+          fi;
+          zsi++
+       :: else -> break
+       od;
+       zsi = 0;
+       if
+       :: zgv && !hoff[n] && ANYHELD(n) -> flush(n)
+       :: else -> skip
+       fi;
+       zgv = 0;
+       refusing[n] = 1
+     }
+  /* a kept given-up forward's holds are over (Router#keepGivenUp's timer):
+   * what came back behind it never is applied (overtaken), the key goes on */
+  :: atomic {
+       !dead[n] && ANYKEPT(n) ->
+       zsi = pslot(n, 0, 0);
+       do
+       :: zsi < pslot(n + 1, 0, 0) && pst[zsi] == KEPT -> break
+       :: zsi < pslot(n + 1, 0, 0) -> zsi++
+       :: else -> break
+       od;
+       if
+       :: zsi < pslot(n + 1, 0, 0) && pst[zsi] == KEPT ->
+          overtaken(n, zsi);
+          freeP(zsi);
+          answerOvertaken(n);
+          zov = 0;
+          if
+          :: !hoff[n] && ANYHELD(n) -> flush(n)
+          :: else -> skip
+          fi;
+          checkLeft(n)
+       :: else -> skip
+       fi;
+       zsi = 0
+     }
+#endif
   /* Views#ownedJustBefore's window passes */
   :: atomic { !dead[n] && jb[n] -> jb[n] = 0 }
+  /* a hand-back mark ends (HandBackMark#end: its sender no longer sends that
+   * input again); what the sender sent before it saw the hand-back may still
+   * be on the wire (the slow wire of ADR 0115) */
+  :: atomic {
+       !dead[n] && mk[n] != 0 ->
+       if
+       :: mk[n] & 1 -> zx = 0
+       :: mk[n] & 2 -> zx = 1
+       :: mk[n] & 4 -> zx = 2
+       :: mk[n] & 8 -> zx = 3
+       fi;
+       mk[n] = mk[n] & ~(1 << zx); mks[n * N + zx] = 0; zx = 0
+     }
   /* a held input's pause (RETRY_MS) ends: it may go on once more */
   :: atomic {
        !dead[n] && (conv || budget > 0) && ANYPACED(n) ->
@@ -806,7 +1235,63 @@ end:
           :: else -> break
           od;
           zfj = 0;
-          answerP(zei);
+          if
+          :: psnd[zei] && hbud > 0 ->
+             /* forwarded here: its hold ends at Pending#giveUpAt (its deadline
+              * is later unless nearly over: Forward#holdMs is at most half of
+              * what is left, at least 1 ms), and it goes back to its sender
+              * unapplied, with what is held of the same node's later arrivals
+              * and of the client's later inputs, in their order
+              * (Router#holdEnded, ADRs 0109, 0112); HB times in a run */
+             zov = 0; zfj = pslot(n, 0, 0);
+             do
+             :: zfj < pslot(n + 1, 0, 0) ->
+                if
+                :: pst[zfj] == HELD && psnd[zfj] && zfj != zei &&
+                   ((pup[zfj] == pup[zei] && paseq[zfj] > paseq[zei]) || pinput(zfj) > pinput(zei)) -> zov = zov | ABIT(zfj)
+                :: else -> skip
+                fi;
+                zfj++
+             :: else -> break
+             od;
+             hbud--;
+             returnToSender(n, zei);
+             do
+             :: true ->
+                zfk = NOSLOT; zfj = pslot(n, 0, 0);
+                do
+                :: zfj < pslot(n + 1, 0, 0) ->
+                   if
+                   :: pst[zfj] == HELD && (zov & ABIT(zfj)) != 0 && (zfk == NOSLOT || okey(zfj) < okey(zfk)) -> zfk = zfj
+                   :: else -> skip
+                   fi;
+                   zfj++
+                :: else -> break
+                od;
+                if
+                :: zfk == NOSLOT -> break
+                :: else ->
+                   /* the first held, or old: what the rest may wait behind */
+                   zfh = 1; zfj = pslot(n, 0, 0);
+                   do
+                   :: zfj < pslot(n + 1, 0, 0) ->
+                      if
+                      :: pst[zfj] == HELD && okey(zfj) < okey(zfk) -> zfh = 0
+                      :: else -> skip
+                      fi;
+                      zfj++
+                   :: else -> break
+                   od;
+                   zbl = zbl || zfh || OLD(zfk);
+                   returnToSender(n, zfk)
+                fi
+             od;
+             zfk = 0; zfj = 0; zfh = 0; zov = 0
+          /* TIMEOUT (a forwarded input's deadline, nearly over when forwarded,
+           * passes first) or CLOSED (the hold bound) */
+          :: else -> answerC(zei, NAPP)
+          :: psnd[zei] && hbud > 0 -> answerC(zei, NAPP)
+          fi;
           if
           :: zbl && !hoff[n] && ANYHELD(n) -> flush(n)      /* those held behind it go on */
           :: else -> skip
@@ -883,7 +1368,7 @@ inline csend(t, x) {
 /* ClientRouter#forget: the key's state goes once nothing is in flight or waiting */
 inline cforget() {
   if
-  :: cinf == 0 && len(cwait) == 0 -> cretry = 0; ctgt = 0
+  :: cinf == 0 && len(cwait) == 0 && !cgu -> cretry = 0; ctgt = 0
   :: else -> skip
   fi
 }
@@ -891,7 +1376,7 @@ inline cforget() {
 /* ClientRouter#sendWaiting */
 inline sendWaiting(anyway) {
   if
-  :: cinf == 0 && len(cwait) > 0 && cowner != NONE ->
+  :: cinf == 0 && len(cwait) > 0 && !cgu && cowner != NONE ->
      zwx = cowner;
      if
      :: !(anyway) && ((cunr >> zwx) & 1) -> cretry = 1      /* retryLater */
@@ -917,8 +1402,9 @@ end:
        cst[seq] = 1;
        if
        :: len(cwait) > 0 -> cwait!!seq
-       :: len(cwait) == 0 && cinf > 0 -> zwx = ctgt; csend(zwx, seq); zwx = 0  /* behind the earlier ones */
-       :: len(cwait) == 0 && cinf == 0 && (cowner == NONE || ((cunr >> cowner) & 1)) ->
+       :: len(cwait) == 0 && cgu -> cwait!!seq                    /* givenUpWait */
+       :: len(cwait) == 0 && !cgu && cinf > 0 -> zwx = ctgt; csend(zwx, seq); zwx = 0  /* behind the earlier ones */
+       :: len(cwait) == 0 && !cgu && cinf == 0 && (cowner == NONE || ((cunr >> cowner) & 1)) ->
           cwait!!seq;
           if
           :: cowner != NONE -> cretry = 1
@@ -947,6 +1433,7 @@ end:
              /* not delivered: back among the waiting, in its place */
              cunr = cunr | (1 << m); cleav = cleav | (1 << m);
              cwait!!a; cretry = 1
+          :: b == GIVEN -> clientAnswer(a); cgu = 1   /* later requests wait (givenUpUntil) */
           :: else -> clientAnswer(a)
           fi;
           sendWaiting(0)
@@ -969,6 +1456,8 @@ end:
        fi;
        zss = 0
      }
+  /* the wait behind a given-up request ends (KeyState#givenUpTimer) */
+  :: atomic { cgu -> cgu = 0; sendWaiting(0) }
   /* the retry timer */
   :: atomic { cretry -> cretry = 0; sendWaiting(1) }
 #ifndef NO_EXPIRY

@@ -624,13 +624,13 @@ class CoreApiHostileTest {
     loop.runPending();
     down.succeed(0);
     loop.runPending();
-    assertEquals(FerryError.CLOSED, kind(first), "its answer cannot be learned");
+    assertEquals(FerryError.FAILED, kind(first), "forwarded, so perhaps applied; its answer cannot be learned");
     assertEquals("from the new owner", second.result(), "the inputs after it are still forwarded");
     assertTrue(done.succeeded());
     assertEquals(List.of(thrown), loop.reported);
     late.complete("too late"); // the listener it took after all: not a second answer
     loop.runPending();
-    assertEquals(FerryError.CLOSED, kind(first));
+    assertEquals(FerryError.FAILED, kind(first));
   }
 
   // ------------------------------------------------------------ all of it at once, on random schedules

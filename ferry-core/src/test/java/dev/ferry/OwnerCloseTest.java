@@ -160,4 +160,59 @@ class OwnerCloseTest {
     assertEquals(100, m.batches());
     assertEquals(0, m.activeLanes());
   }
+
+  /**
+   * A probe (FerryMeterBinder's) added once the ferry's Vert.x is closed is told the ferry is
+   * closed: the loop is gone, so nothing more will be reported. Refused silently, it was never
+   * told, and a binder's meters stayed in the registry holding the closed ferry, its name taken.
+   */
+  @Test
+  void aProbeAddedOnceTheFerrysVertxIsClosedHearsThatTheFerryIsClosed() throws Exception {
+    Ferry<String, String> ferry = ferry(vertx.getOrCreateContext(), PerKeyConfig.defaults());
+    assertEquals("x-a", await(ferry.submit("x-a")));
+    await(vertx.close());
+    int[] told = {0};
+    ((dev.ferry.internal.Probe.Observable) ferry).observe(new dev.ferry.internal.Probe() {
+      @Override
+      public void closed() {
+        told[0]++;
+      }
+    });
+    assertEquals(1, told[0], "told once, at once: its loop is gone");
+  }
+
+  /**
+   * A ferry made on a Vert.x already closed refuses every input CLOSED; its close and drain
+   * complete at once. Its loop refusing the close, they never completed.
+   */
+  @Test
+  void theCloseOfAFerryMadeOnAClosedVertxCompletes() throws Exception {
+    await(vertx.close());
+    Ferry<String, String> ferry = ferry(vertx.getOrCreateContext(), PerKeyConfig.defaults());
+    assertEquals(FerryError.CLOSED, kind(ferry.submit("x-a")));
+    assertTrue(ferry.close().succeeded(), "closed, at once");
+    Ferry<String, String> drained = ferry(vertx.getOrCreateContext(), PerKeyConfig.defaults());
+    assertTrue(drained.drain(Duration.ofSeconds(1)).succeeded(), "drained, at once");
+    Ferry<String, java.util.Optional<Integer>> keyed = Ferry.keyed(vertx, FerryConfig.defaults(),
+        keys -> Future.succeededFuture(Map.of()));
+    assertTrue(keyed.close().succeeded(), "keyed too");
+  }
+
+  /**
+   * Once the ferry's Vert.x is closed, a hand-off completes at once with nothing to forward, as
+   * one asked after any close does (ADR 0127: the ferry claims nothing of the key), and the active
+   * keys are none. Refused by the gone loop, neither ever completed, and a caller moving keys
+   * between ferries waited for ever.
+   */
+  @Test
+  void aHandOffAskedOnceTheFerrysVertxIsClosedCompletesAtOnce() throws Exception {
+    Ferry<String, String> ferry = ferry(vertx.getOrCreateContext(), PerKeyConfig.defaults());
+    assertEquals("x-a", await(ferry.submit("x-a")));
+    await(vertx.close());
+    @SuppressWarnings("unchecked")
+    dev.ferry.internal.PerKeyFerry<String, String, ?, String> perKey = (dev.ferry.internal.PerKeyFerry<String, String, ?, String>) ferry;
+    Future<Void> done = perKey.handOff("a", (in, remaining) -> Future.succeededFuture("elsewhere"));
+    assertTrue(done.succeeded(), "nothing held, nothing to forward");
+    assertEquals(List.of(), perKey.activeKeys().result());
+  }
 }

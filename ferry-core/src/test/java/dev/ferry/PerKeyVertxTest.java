@@ -192,4 +192,45 @@ class PerKeyVertxTest {
       })));
     })));
   }
+
+  /**
+   * The context's exception handler is user code too and may throw. A downstream Future that
+   * throws from onComplete is reported there (ADR 0129); a handler that then threw as well used to
+   * end the effect before the call was taken as over, so the key stayed reserved until the call
+   * timeout (here an hour) and its next input waited with it. The same throw out of a report ended
+   * a probe's shield, a hand-off and a lane's removal halfway.
+   */
+  @Test
+  void anExceptionHandlerThatThrowsDoesNotKeepABrokenFuturesKeyReserved() throws Exception {
+    Vertx own = Vertx.vertx();
+    try {
+      List<Throwable> reported = new java.util.concurrent.CopyOnWriteArrayList<>();
+      own.exceptionHandler(t -> {
+        reported.add(t);
+        throw new IllegalStateException("the application's exception handler throws too");
+      });
+      RuntimeException broken = new RuntimeException("onComplete is broken");
+      int[] calls = {0};
+      Context context = own.getOrCreateContext();
+      Ferry<String, String> ferry = Ferry.perKey(context, PerKeyConfig.builder().callTimeout(Duration.ofHours(1)).build(),
+          s -> "k", null, null,
+          (String key, List<String> inputs) -> calls[0]++ == 0
+              ? dev.ferry.testing.HostileFutures.throwingOnListen(Promise.<List<String>>promise().future(), broken)
+              : Future.succeededFuture(inputs),
+          (in, result) -> in);
+      Future<String> a = ferry.submit("a");
+      Future<String> b = ferry.submit("b");
+      // Everything happens in the loop's tasks for the two submits: wait for a task after them.
+      CompletableFuture<Void> after = new CompletableFuture<>();
+      context.runOnContext(v -> after.complete(null));
+      after.get(30, java.util.concurrent.TimeUnit.SECONDS);
+      assertTrue(a.failed(), "answered at once, not at the call timeout");
+      assertEquals(FerryError.FAILED, ((FerryException) a.cause()).kind());
+      assertSame(broken, a.cause().getCause());
+      assertEquals("b", b.result(), "the key is free: its next input was sent");
+      assertTrue(reported.contains(broken), "still reported: " + reported);
+    } finally {
+      own.close().toCompletionStage().toCompletableFuture().get(30, java.util.concurrent.TimeUnit.SECONDS);
+    }
+  }
 }

@@ -91,13 +91,19 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
 
   @Override
   public final Runnable observe(Probe added) {
-    onLoop(() -> {
+    boolean accepted = onLoopOrRefused(() -> {
       probes.add(added);
       if (closed.future().isComplete()) {
         // Closed already: told at once, as it would have been at the close.
         Probe.all(java.util.List.of(added), loop::report).closed();
       }
     });
+    if (!accepted) {
+      // The loop is gone (its Vert.x closed): nothing more will ever be reported, so the probe is
+      // told now, on this thread. Dropped silently, a FerryMeterBinder bound then kept its meters
+      // in the registry for good, holding the closed ferry and its name (ADR 0130).
+      Probe.all(java.util.List.of(added), loop::report).closed();
+    }
     return () -> onLoop(() -> probes.remove(added));
   }
 
@@ -124,7 +130,7 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
     long nanos = engine.limits.drainTimeout().toNanos();
     if (!onLoopOrRefused(() -> engine.ownerClosing(nanos))) {
       // The event loop is already gone: nothing can run there any more, nor answer anyone.
-      closed.tryComplete();
+      loopGone();
     }
   }
 
@@ -213,7 +219,9 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
 
   /** Closes now; see {@link dev.ferry.Ferry#close()}. */
   public final Future<Void> close() {
-    onLoop(() -> engine.close());
+    if (!onLoopOrRefused(() -> engine.close())) {
+      loopGone();
+    }
     return closed.future();
   }
 
@@ -224,8 +232,21 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
           "a drain timeout must be at most " + Deadlines.LONGEST + ", got " + timeout));
     }
     long nanos = timeout == null || timeout.isNegative() ? 0 : timeout.toNanos();
-    onLoop(() -> engine.drain(nanos));
+    if (!onLoopOrRefused(() -> engine.drain(nanos))) {
+      loopGone();
+    }
     return closed.future();
+  }
+
+  /**
+   * The loop refused a close or drain: its Vert.x is closed and its event loop gone. Then nothing
+   * was admitted that is not answered (the owner's close answered it, or the loop refused it
+   * CLOSED), nothing can run there any more, and the ferry is closed, as the owner's close says
+   * when it finds the loop gone ({@link #ownerClosing}). Left waiting for the loop, the close (or
+   * drain) of a ferry made on a closed Vert.x never completed. Any thread.
+   */
+  private void loopGone() {
+    complete(closed, null, null, loop);
   }
 
   /**
@@ -517,12 +538,13 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
         } catch (Throwable t) {
           // A forward's Future that cannot be listened to (ADR 0129): let out, the throw would end
           // this effect halfway, the inputs after this one never forwarded and the hand-off never
-          // complete. Its caller cannot learn the new owner's answer: CLOSED, as for a failed forward.
+          // complete. The forward was made, so the input may be applied there while its answer
+          // cannot be learned: FAILED, never CLOSED (which says it never was, ADR 0064).
           loop.report(t);
           if (!told[0]) {
             told[0] = true;
-            tell(caller, null, new FerryException(FerryError.CLOSED,
-                "the key's new owner could not be reached: " + t, t));
+            tell(caller, null, new FerryException(FerryError.FAILED,
+                "the key's new owner was sent the input, its answer cannot be learned (it may have been applied): " + t, t));
           }
         }
       }

@@ -37,7 +37,9 @@ public interface Loop {
    * Reports a bug in user code that the ferry goes past: what a caller's answer handle or callback
    * threw, a downstream Future whose {@code onComplete} threw (ADR 0129), a key whose {@code
    * equals}/{@code hashCode} threw while its lane was removed. Vert.x reports to the context's
-   * exception handler, as it does for a Future's callback; by default it is logged.
+   * exception handler, as it does for a Future's callback; by default it is logged. Never throws:
+   * it is called where a throw would end a transition or an effect halfway (what the Vert.x loop's
+   * handler throws is logged).
    */
   default void report(Throwable failure) {
     System.getLogger(Loop.class.getName()).log(System.Logger.Level.ERROR, "user code threw; the ferry went on", failure);

@@ -81,7 +81,11 @@ public final class PerKeyFerry<K, I, R, O> extends Driver<K, I, R, O> implements
    */
   public Future<Void> handOff(K key, Forward<I, O> forward) {
     Promise<Void> done = Promise.promise();
-    onLoop(() -> engine.handOff(key, new HandOff<>(forward, done)));
+    if (!onLoopOrRefused(() -> engine.handOff(key, new HandOff<>(forward, done)))) {
+      // The loop is gone (its Vert.x closed), and with it the ferry: it holds nothing of the key,
+      // as a hand-off asked after any close finds (ADR 0127). Left to the loop, it never completed.
+      done.tryComplete();
+    }
     return done.future();
   }
 
@@ -91,7 +95,9 @@ public final class PerKeyFerry<K, I, R, O> extends Driver<K, I, R, O> implements
    */
   public Future<java.util.List<K>> activeKeys() {
     Promise<java.util.List<K>> keys = Promise.promise();
-    onLoop(() -> keys.complete(engine.laneKeys()));
+    if (!onLoopOrRefused(() -> keys.complete(engine.laneKeys()))) {
+      keys.tryComplete(java.util.List.of()); // the loop is gone, and with it the ferry's lanes
+    }
     return keys.future();
   }
 }

@@ -31,8 +31,9 @@ public interface Probe {
   default void timedOut() {}
 
   /**
-   * The ferry is closed: nothing more will be reported. On the loop, or on the thread that closed
-   * the ferry when its loop was gone already. A probe may let go of what it holds for the ferry.
+   * The ferry is closed: nothing more will be reported. On the loop; or, once its loop is gone
+   * (its Vert.x closed), on the thread that found it gone: the one closing the ferry, or the one
+   * adding this probe. A probe may let go of what it holds for the ferry.
    */
   default void closed() {}
 

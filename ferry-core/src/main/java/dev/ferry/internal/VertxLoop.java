@@ -95,7 +95,18 @@ public final class VertxLoop implements Loop {
 
   @Override
   public void report(Throwable failure) {
-    ((ContextInternal) context).reportException(failure);
+    try {
+      ((ContextInternal) context).reportException(failure);
+    } catch (Throwable handlerThrew) {
+      // The context's exception handler is the application's code and may throw as well. Let out,
+      // its throw would end the step that reported halfway (a probe's shield, a call taken as over
+      // because its Future cannot be listened to, a hand-off, a lane let go of): what the report
+      // was there to keep from happening. Both are logged instead.
+      if (handlerThrew != failure) { // a handler that rethrows what it was given: that, once
+        handlerThrew.addSuppressed(failure);
+      }
+      Loop.super.report(handlerThrew);
+    }
   }
 
   @Override

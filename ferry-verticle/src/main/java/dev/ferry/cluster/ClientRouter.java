@@ -114,7 +114,18 @@ final class ClientRouter {
   private List<String> view = List.of();
   /** The view less the nodes that said they are leaving (see {@link #GONE}). */
   private List<String> routable = List.of();
-  private final Set<String> leaving = new HashSet<>();
+  /**
+   * The nodes that said they are leaving ({@link #GONE}), each with when that is forgotten (loop
+   * time): a node refuses only for its linger, and a ferry deployed again on its Vert.x node has the
+   * same id, maybe before this client's membership reads showed the old one gone (ADR 0133).
+   */
+  private final Map<String, Long> leaving = new HashMap<>();
+  /**
+   * How long after a node's last {@link #GONE} this client keeps it out of its routing, unless the
+   * view drops it first: well past the linger of a leaving node ({@code ClusterNode.LINGER_MS}),
+   * so a node still leaving is seldom tried again (one more 410 if it is).
+   */
+  static final long LEAVING_FORGOTTEN_MS = 10_000;
   private boolean known;
   private long arrivals;
   private final EffectQueue effects = new EffectQueue();
@@ -172,14 +183,22 @@ final class ClientRouter {
       TreeSet<String> live = new TreeSet<>(announced);
       live.retainAll(members);
       List<String> next = List.copyOf(live);
-      leaving.retainAll(next); // a node that left the view needs no exclusion any more
-      if (known && next.equals(view)) {
+      long now = loop.nanoTime();
+      int excluded = leaving.size();
+      leaving.keySet().retainAll(next); // a node that left the view needs no exclusion any more
+      // Nor one that said "leaving" a while ago and is still in the view: a ferry deployed again
+      // under its id (ADR 0133). Membership is read at least every second (ADR 0113).
+      leaving.values().removeIf(until -> until <= now);
+      boolean changed = !known || !next.equals(view);
+      if (!changed && leaving.size() == excluded) {
         return;
       }
       known = true;
       view = next;
       routable = routable();
-      unreachable.clear();
+      if (changed) {
+        unreachable.clear();
+      }
       resendAll();
     });
   }
@@ -199,7 +218,8 @@ final class ClientRouter {
       if (!ar.succeeded() && ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS) {
         // Not delivered: sent again, before the key's later requests, once nothing is in flight.
         unreachable.add(s.target);
-        if (re.failureCode() == GONE && leaving.add(s.target)) {
+        if (re.failureCode() == GONE
+            && leaving.put(s.target, loop.nanoTime() + LEAVING_FORGOTTEN_MS * 1_000_000) == null) {
           routable = routable(); // leaving: route by the view without it, before the view says so
         }
         wait(ks, r);
@@ -230,7 +250,7 @@ final class ClientRouter {
 
   private List<String> routable() {
     List<String> r = new ArrayList<>(view);
-    r.removeAll(leaving);
+    r.removeAll(leaving.keySet());
     return List.copyOf(r);
   }
 

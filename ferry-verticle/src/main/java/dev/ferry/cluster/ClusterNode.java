@@ -46,6 +46,8 @@ public final class ClusterNode implements Router.Links {
   static final String CTL = "ferry-ctl";
   static final String VIEW = "ferry-view";
   static final String FROM = "ferry-from";
+  /** Which ferry at {@link #FROM}'s node id sent a release ({@link Router#life}, ADR 0131). */
+  static final String LIFE = "ferry-life";
   /** The nodes a forward has passed, comma-separated, the sender last. */
   static final String VISITED = "ferry-visited";
   /** A request's sender and place in its order, "sender#n" (ADR 0098); a routing client sets it. */
@@ -168,7 +170,7 @@ public final class ClusterNode implements Router.Links {
             .put("handOffsOpen", router.handOffsOpen()).put("openForwards", router.openForwards())
             .put("givenUpKept", router.givenUpKept()));
       } else if (peer && "release".equals(ctl)) {
-        router.released(m.headers().get(FROM), m.headers().get(VIEW));
+        router.released(m.headers().get(FROM), m.headers().get(LIFE), m.headers().get(VIEW));
         m.reply(null);
       } else {
         // A release from a client would end a new owner's wait while the previous owner may still
@@ -264,7 +266,8 @@ public final class ClusterNode implements Router.Links {
 
   @Override
   public void release(String node, String viewId) {
-    DeliveryOptions o = new DeliveryOptions().addHeader(CTL, "release").addHeader(FROM, self).addHeader(VIEW, viewId);
+    DeliveryOptions o = new DeliveryOptions().addHeader(CTL, "release").addHeader(FROM, self)
+        .addHeader(LIFE, router.life()).addHeader(VIEW, viewId);
     vertx.eventBus().request(peerAddress(address, node), null, o).onFailure(t ->
         LOG.log(Level.WARNING, "ferry: release of view [{0}] not delivered to {1}: {2}", viewId, node, LogText.escape(t)));
   }

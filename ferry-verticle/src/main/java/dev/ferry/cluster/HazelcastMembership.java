@@ -59,6 +59,11 @@ final class HazelcastMembership implements Membership {
   private boolean closed;
   /** False for a routing client: it watches the view and never joins it. */
   private final boolean announce;
+  /**
+   * Announced and neither withdrawn nor closed: an announcement found missing then is put back
+   * (see {@link #refresh}); volatile: set on the loop, read by the workers that read the snapshot.
+   */
+  private volatile boolean announcedSelf;
   /** The periodic re-read (on the context), -1 before start and after close. */
   private long rereads = -1;
   /** A re-read is being read: the next tick skips (a slow Hazelcast must not pile them up). */
@@ -109,6 +114,7 @@ final class HazelcastMembership implements Membership {
       mapListenerId = announced.addEntryListener(new Changes(), false);
       if (announce) {
         announced.put(self, Boolean.TRUE);
+        announcedSelf = true;
       }
       return null;
     }).compose(v -> refresh()).onSuccess(v -> context.runOnContext(x -> {
@@ -185,6 +191,17 @@ final class HazelcastMembership implements Membership {
       for (Map.Entry<String, Boolean> e : announced.entrySet()) {
         (Boolean.TRUE.equals(e.getValue()) ? on : leaving).add(e.getKey());
       }
+      if (announcedSelf && members.contains(self) && !on.contains(self) && !leaving.contains(self)) {
+        // Announced, never withdrawn, and no entry: a survivor removed it when Hazelcast took this
+        // member for crashed (a partition that healed, a pause past the heartbeat timeout; the
+        // Vert.x node id stays). Put back, this node joins the view again as any joining node
+        // does; left out, it stayed out of every view, handing every input on, until its ferry was
+        // deployed again (ADR 0134). putIfAbsent: a withdrawal racing this read wins.
+        if (announced.putIfAbsent(self, Boolean.TRUE) == null) {
+          LOG.log(System.Logger.Level.WARNING, "ferry: this node's announcement was gone (taken for crashed?); announced again");
+        }
+        (Boolean.TRUE.equals(announced.get(self)) ? on : leaving).add(self);
+      }
       return new Snapshot(Set.copyOf(members), Set.copyOf(on), Set.copyOf(leaving));
     }).onComplete(ar -> {
       if (ar.succeeded() && !closed) {
@@ -208,6 +225,7 @@ final class HazelcastMembership implements Membership {
     if (announced == null || !announce) {
       return Future.succeededFuture(); // never started
     }
+    announcedSelf = false;
     return vertx.<Void>executeBlocking(() -> {
       // Still listed, as leaving: a node joining now must wait for this one's release too.
       announced.put(self, Boolean.FALSE);
@@ -218,6 +236,7 @@ final class HazelcastMembership implements Membership {
   @Override
   public Future<Void> close() {
     closed = true;
+    announcedSelf = false;
     if (rereads >= 0) {
       vertx.cancelTimer(rereads);
       rereads = -1;

@@ -258,6 +258,8 @@ final class Router {
   private long entered;
   /** This node as the origin of what enters it without one. */
   private final String selfOrigin;
+  /** See {@link #life()}. */
+  private final String life = java.util.UUID.randomUUID().toString();
   private Promise<Void> left;
   /** Leaving gave up waiting for forwards: later leaving() calls complete at once. */
   private boolean abandoned;
@@ -316,6 +318,15 @@ final class Router {
 
   public String self() {
     return self;
+  }
+
+  /**
+   * This ferry among those deployed one after the other under its node id (a ferry deployed again
+   * on the same Vert.x node has the same id): sent with its releases, so that a release of the one
+   * before does not count for it (ADR 0131).
+   */
+  public String life() {
+    return life;
   }
 
   // ---------------------------------------------------------------- transitions
@@ -426,8 +437,26 @@ final class Router {
 
   /** Node {@code from} released view {@code viewId}. */
   public void released(String from, String viewId) {
+    released(from, null, viewId);
+  }
+
+  /**
+   * The ferry {@code life} ({@link #life}) at node {@code from} released view {@code viewId}; null
+   * life: not said.
+   */
+  public void released(String from, String life, String viewId) {
     step(() -> {
-      if (from != null && viewId != null && views.released(from, viewId)) {
+      if (from == null || viewId == null) {
+        return;
+      }
+      if (life != null && views.newLife(from, life)) {
+        // A ferry deployed again under that id: it waits for this node's release of the view,
+        // which may have gone to its predecessor only (this node saw no change of view or
+        // ferries in between: ADR 0131).
+        releasedTo.remove(from);
+        maybeRelease();
+      }
+      if (views.released(from, viewId)) {
         flushAll();
         checkLeft(); // the last release a leaving node waited for
       }

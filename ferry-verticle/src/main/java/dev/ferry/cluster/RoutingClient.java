@@ -1,5 +1,7 @@
 package dev.ferry.cluster;
 
+import dev.ferry.FerryError;
+import dev.ferry.FerryException;
 import dev.ferry.internal.Driver;
 import dev.ferry.internal.VertxLoop;
 import dev.ferry.verticle.FerryClient;
@@ -8,6 +10,9 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.Message;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * The Vert.x side of a routing {@link FerryClient} (docs/adr/0057-the-routing-client.md): watches
@@ -27,20 +32,32 @@ public final class RoutingClient {
   private final String origin = java.util.UUID.randomUUID() + "#";
   private long submitted;
 
-  private RoutingClient(Vertx vertx, String address) {
+  private RoutingClient(Vertx vertx, String address, java.util.function.Function<io.vertx.core.Context, Membership> makeMembership) {
     this.vertx = vertx;
     this.address = address;
     this.loop = VertxLoop.forCaller(vertx);
     this.router = new ClientRouter(loop, this::send);
-    this.membership = new HazelcastMembership(vertx, loop.context(), address, false);
+    this.membership = makeMembership.apply(loop.context());
     Promise<Void> up = Promise.promise();
-    loop.execute(() -> membership.start(s -> router.snapshot(s.members(), s.announced())).onComplete(up));
+    loop.execute(() -> this.membership.start(s -> router.snapshot(s.members(), s.announced())).onComplete(up));
     this.started = up.future();
   }
 
   /** A routing client for the ferry at {@code address} on a clustered Vert.x (Hazelcast). */
   public static RoutingClient create(Vertx vertx, String address) {
-    return new RoutingClient(vertx, address);
+    return new RoutingClient(vertx, address, context -> new HazelcastMembership(vertx, context, address, false));
+  }
+
+  /** As {@link #create}, with the membership given (tests: a fixed view on an unclustered Vert.x). */
+  static RoutingClient create(Vertx vertx, String address, Membership membership) {
+    return new RoutingClient(vertx, address, context -> membership);
+  }
+
+  /** Keys with requests in flight or waiting (tests: 0 once everything was answered). */
+  Future<Integer> activeKeys() {
+    Promise<Integer> n = Promise.promise();
+    loop.execute(() -> n.complete(router.activeKeys()));
+    return n.future();
   }
 
   /** Completes once the first view was read (requests made before wait for it, within their deadlines). */
@@ -54,19 +71,42 @@ public final class RoutingClient {
    * sendTimeoutMs} how long the caller waits for a reply.
    */
   public Future<Object> submit(String key, Object body, DeliveryOptions headers, long timeoutMs, long sendTimeoutMs) {
+    Object taken;
+    try {
+      // Taken as it is now, on the caller's thread: it is sent later, from the loop, and again
+      // after a NO_HANDLERS, while the caller may change it (a JsonObject reused for the next
+      // input) or, from another thread, change it as it is copied. Copied as Vert.x copies a
+      // plain client's body when it sends it, so that a value of no JSON type inside is refused
+      // here, before anything is routed: thrown from the send, it left its caller unanswered.
+      taken = body instanceof JsonObject o ? o.copy() : body instanceof JsonArray a ? a.copy() : body;
+    } catch (IllegalStateException notJson) {
+      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
+          "the body is not a JSON value: " + notJson.getMessage()));
+    }
     Promise<Object> answer = Driver.callerPromise();
-    loop.execute(() -> {
-      long now = loop.nanoTime();
-      router.submit(new ClientRouter.Request(key, new Payload(body, headers, origin + ++submitted),
-          timeoutMs > 0 ? now + timeoutMs * 1_000_000 : Long.MAX_VALUE, now + sendTimeoutMs * 1_000_000, answer));
-    });
+    try {
+      loop.execute(() -> {
+        long now = loop.nanoTime();
+        router.submit(new ClientRouter.Request(key, new Payload(taken, headers, origin + ++submitted),
+            timeoutMs > 0 ? now + timeoutMs * 1_000_000 : Long.MAX_VALUE, now + sendTimeoutMs * 1_000_000, answer));
+      });
+    } catch (RejectedExecutionException closed) {
+      // The Vert.x instance is closed: nothing was sent. A failed Future, as from the plain client.
+      return Future.failedFuture(new FerryException(FerryError.CLOSED,
+          "the Vert.x instance is closed, nothing was sent: " + closed.getMessage(), closed));
+    }
     return answer.future();
   }
 
   /** Stops watching the view; requests in flight still get their replies. */
   public Future<Void> close() {
     Promise<Void> closed = Promise.promise();
-    loop.execute(() -> membership.close().onComplete(closed));
+    try {
+      loop.execute(() -> membership.close().onComplete(closed));
+    } catch (RejectedExecutionException gone) {
+      // The Vert.x instance is closed: its timers and listeners went with it, nothing to stop.
+      closed.complete();
+    }
     return closed.future();
   }
 

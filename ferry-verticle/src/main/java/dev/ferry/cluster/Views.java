@@ -36,6 +36,19 @@ final class Views {
     }
   };
 
+  /**
+   * Per node, the ferry its last release came from (its life, {@link Router#life}): a ferry
+   * deployed again on the same Vert.x node has the same id, and what the closed one released says
+   * nothing of the new one's calls (ADR 0131). Bounded like {@link #releases}: a node long gone
+   * needs no entry.
+   */
+  private final Map<String, String> lives = new LinkedHashMap<>(16, 0.75f, false) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
+      return size() > 256;
+    }
+  };
+
   Views(String self) {
     this.self = self;
   }
@@ -82,6 +95,25 @@ final class Views {
     }
     recompute();
     return changed;
+  }
+
+  /**
+   * The ferry {@code life} at node {@code from} sent a release; true when releases of another ferry
+   * at {@code from} came before (one deployed again under its id, after the first closed). The
+   * first release of a new ferry voids every release of the one before it: a new owner that counted
+   * them would call keys the new ferry still has calls in flight for once it leaves in turn and the
+   * view comes back to one its predecessor released (ADR 0131). Releases of one node arrive in the
+   * order sent, the closed ferry's first.
+   */
+  boolean newLife(String from, String life) {
+    String before = lives.put(from, life);
+    if (before == null || before.equals(life)) {
+      return false;
+    }
+    for (Set<String> released : releases.values()) {
+      released.remove(from);
+    }
+    return true;
   }
 
   /** Records {@code from}'s release of view {@code forView}; true when it is the current view. */

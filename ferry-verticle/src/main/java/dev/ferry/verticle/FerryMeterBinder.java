@@ -72,15 +72,32 @@ public final class FerryMeterBinder implements AutoCloseable {
     } catch (RuntimeException | Error e) {
       // A registry that refuses a meter (a filter that throws, a Prometheus name clash): what was
       // registered is removed again, or it would keep the ferry alive and the name taken.
-      close();
+      try {
+        close();
+      } catch (RuntimeException | Error cleanup) {
+        e.addSuppressed(cleanup);
+      }
       throw e;
+    }
+  }
+
+  /**
+   * The refusal of a name bound already: its own type, so that the verticle tells it apart from an
+   * IllegalArgumentException of the registry's own (Prometheus refusing a meter, say), which has
+   * nothing to do with another ferry.
+   */
+  static final class NameTaken extends IllegalArgumentException {
+    private static final long serialVersionUID = 1L;
+
+    NameTaken(String message) {
+      super(message);
     }
   }
 
   private static void claim(MeterRegistry registry, String name) {
     synchronized (BOUND) {
       if (!BOUND.computeIfAbsent(registry, r -> new HashSet<>()).add(name)) {
-        throw new IllegalArgumentException("a ferry named \"" + name + "\" is bound in this registry already:"
+        throw new NameTaken("a ferry named \"" + name + "\" is bound in this registry already:"
             + " close its FerryMeterBinder first, or give this ferry another name");
       }
     }
@@ -169,15 +186,36 @@ public final class FerryMeterBinder implements AutoCloseable {
     return new FerryMeterBinder(ferry, registry, name);
   }
 
-  /** Removes the meters from the registry and stops recording; frees the name. Idempotent, any thread. */
+  /**
+   * Removes the meters from the registry and stops recording; frees the name. Idempotent, any
+   * thread. A registry whose removal throws (a meter-removed listener) still loses every meter and
+   * the name is freed; then the first throw is thrown.
+   */
   @Override
   public void close() {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
     stopObserving.run();
-    meters.forEach(registry::remove);
+    Throwable first = null;
+    for (Meter meter : meters) {
+      // Each one, whatever the others did: a meter left behind keeps the ferry alive (its gauges).
+      try {
+        registry.remove(meter);
+      } catch (RuntimeException | Error e) {
+        if (first == null) {
+          first = e;
+        } else if (first != e) {
+          first.addSuppressed(e);
+        }
+      }
+    }
     release(registry, name);
+    if (first instanceof RuntimeException r) {
+      throw r;
+    } else if (first != null) {
+      throw (Error) first;
+    }
   }
 
   private <M extends Meter> M add(M meter) {

@@ -46,13 +46,19 @@ final class MeterSupport {
     if (shared != null) {
       try {
         closers.add(FerryMeterBinder.bind(ferry, shared, name)::close);
-      } catch (IllegalArgumentException taken) {
+      } catch (FerryMeterBinder.NameTaken taken) {
         // The registry is Vert.x-wide by name, shared by every Vert.x instance of the JVM that
         // names it (the default one included): a ferry at the same address in another instance.
         throw new IllegalStateException("address = \"" + name + "\": a ferry of that name already has its meters in the"
-            + " Micrometer registry " + (registryName != null ? "\"" + registryName + "\"" : "of Vert.x (the default one)")
+            + " Micrometer registry " + registryText(registryName)
             + ", which every Vert.x instance of this JVM naming it shares: give this ferry another address, or its"
             + " Vert.x another registry (metricsRegistry)", taken);
+      } catch (RuntimeException refused) {
+        // The registry refused one of the meters for its own reason (Prometheus: a meter of that
+        // name and another type, say; often an IllegalArgumentException too): that reason, which
+        // says nothing of another ferry.
+        throw new IllegalStateException("the Micrometer registry " + registryText(registryName)
+            + " refused the ferry's meters: " + refused.getMessage(), refused);
       }
     }
     if (scrape && scraped == null) {
@@ -60,6 +66,10 @@ final class MeterSupport {
       closers.add(FerryMeterBinder.bind(ferry, scraped, name)::close);
     }
     return scraped;
+  }
+
+  private static String registryText(String registryName) {
+    return registryName != null ? "\"" + registryName + "\" (metricsRegistry)" : "of Vert.x (the default one)";
   }
 
   /** {@code /metrics} (Prometheus text) and {@code /health} over HTTP. */

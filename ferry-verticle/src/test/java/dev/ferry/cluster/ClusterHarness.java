@@ -135,11 +135,7 @@ final class ClusterHarness implements AutoCloseable {
 
   /** A free TCP port on loopback (for a bridge). */
   static int freePort() {
-    try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      return free.getLocalPort();
-    } catch (java.io.IOException e) {
-      throw new AssertionError(e);
-    }
+    return dev.ferry.verticle.TestPorts.free();
   }
 
   /** Writes one TCP-bridge frame (length, then JSON), unflushed. */

@@ -1,6 +1,7 @@
 package dev.ferry.cluster;
 
 import static dev.ferry.cluster.ClusterHarness.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vertx.core.Context;
@@ -51,6 +52,43 @@ class HazelcastMembershipTest {
     }
     assertTrue(announcedIn(seenByA, bId), () -> "a never saw b announced (within 10 s, re-read every "
         + HazelcastMembership.REREAD_MS + " ms): " + seenByA);
+  }
+
+  /**
+   * A member that Hazelcast took for crashed and merged back (a partition healed, a long pause past
+   * the heartbeat timeout) keeps its Vert.x node id, but a survivor removed its announcement when
+   * it saw the member go (a crashed node cannot withdraw its own). Nothing announced it again: it
+   * stayed out of every view, its own included, handing every input on, until its ferry was
+   * deployed again. Here a removes b's announcement as it does for a member that left; b, still
+   * running and never withdrawn, announces itself again at its next read.
+   */
+  @Test
+  void aRunningNodeWhoseAnnouncementASurvivorRemovedAnnouncesItselfAgain() {
+    Vertx a = cluster.start();
+    Vertx b = cluster.start();
+    List<Membership.Snapshot> seenByA = new CopyOnWriteArrayList<>();
+    started(a, cluster.clients.get(0), seenByA);
+    String bId = ClusterHarness.nodeId(b);
+    started(b, cluster.clients.get(1), new CopyOnWriteArrayList<>());
+    waitFor(() -> announcedIn(seenByA, bId), "a never saw b announced: " + seenByA);
+    // As HazelcastMembership#changed does at a survivor when b's member is removed.
+    com.hazelcast.map.IMap<String, Boolean> nodes = ((io.vertx.spi.cluster.hazelcast.HazelcastClusterManager)
+        ((io.vertx.core.internal.VertxInternal) a).clusterManager()).getHazelcastInstance()
+        .getMap("__ferry.nodes.ferry.test.membership");
+    assertEquals(Boolean.TRUE, await(a.executeBlocking(() -> nodes.remove(bId))));
+    // (a may or may not read the membership while the entry is gone: b may put it back first.)
+    waitFor(() -> Boolean.TRUE.equals(await(a.executeBlocking(() -> nodes.get(bId)))),
+        "b never announced itself again (re-read every " + HazelcastMembership.REREAD_MS + " ms)");
+    waitFor(() -> announcedIn(seenByA, bId), "a does not see b announced: " + seenByA.get(seenByA.size() - 1));
+  }
+
+  /** Waits up to 10 s for {@code done}, then fails with {@code why}. */
+  private static void waitFor(java.util.function.BooleanSupplier done, String why) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (System.nanoTime() < deadline && !done.getAsBoolean()) {
+      ClusterHarness.sleep(50);
+    }
+    assertTrue(done.getAsBoolean(), why);
   }
 
   private static boolean announcedIn(List<Membership.Snapshot> seen, String node) {

@@ -46,6 +46,8 @@ class NodeHeadersHostileTest {
   private final List<List<Object>> calls = new CopyOnWriteArrayList<>();
   /** What reached n1 (either of its addresses): address and headers. */
   private final List<String> atN1 = new CopyOnWriteArrayList<>();
+  /** The headers of n0's releases to n1. */
+  private final List<String> releasesAtN1 = new CopyOnWriteArrayList<>();
 
   @BeforeEach
   void startNode() {
@@ -55,7 +57,8 @@ class NodeHeadersHostileTest {
     for (String at : List.of(FerryClient.nodeAddress(SUBMIT, "n1"), ClusterNode.peerAddress(SUBMIT, "n1"))) {
       await(vertx.eventBus().consumer(at, m -> {
         if (m.headers().contains(ClusterNode.CTL)) {
-          m.reply(null); // n0's release of its view to n1: not what the tests look for
+          releasesAtN1.add(m.headers().entries().toString());
+          m.reply(null); // n0's release of its view to n1
           return;
         }
         atN1.add(m.address() + " " + m.headers().entries());
@@ -205,6 +208,60 @@ class NodeHeadersHostileTest {
     ReplyException e = refused(fromClient(null, null, ClusterNode.CTL, "drop-everything"));
     assertEquals(400, e.failureCode(), e.getMessage());
     assertEquals(0, view().getInteger("held"));
+  }
+
+  /**
+   * Malformed and forged node headers on the peer address (what a buggy node, or anyone on the
+   * event bus, may send): hop counts and holds out of range or not numbers, paths naming this node,
+   * nodes never seen or nothing, origins without a place or with one out of range. Each input is
+   * answered exactly once, where its key's owner is: n1's recorder or n0's ferry, never held for
+   * good, never sent twice.
+   */
+  @Test
+  void malformedNodeHeadersAreAnsweredOnceWhereTheKeyIsOwned() {
+    // A release with parts missing, from a node that is not n1, or of a view never seen ends no wait.
+    for (String[] h : List.of(new String[] {ClusterNode.CTL, "release"},
+        new String[] {ClusterNode.CTL, "release", ClusterNode.FROM, "n1"},
+        new String[] {ClusterNode.CTL, "release", ClusterNode.VIEW, "n0,n1"},
+        new String[] {ClusterNode.CTL, "release", ClusterNode.FROM, "zz", ClusterNode.VIEW, "n0,n1"},
+        new String[] {ClusterNode.CTL, "release", ClusterNode.FROM, "n1", ClusterNode.VIEW, "n0,n1,zz"},
+        new String[] {ClusterNode.CTL, "release", ClusterNode.FROM, "n1", ClusterNode.VIEW, ""})) {
+      await(send(ClusterNode.peerAddress(SUBMIT, "n0"), null, null, h));
+      assertEquals(List.of("n1"), view().getJsonArray("awaiting").getList(), String.join(" ", h));
+    }
+    await(send(ClusterNode.peerAddress(SUBMIT, "n0"), null, null, ClusterNode.CTL, "release", ClusterNode.FROM, "n1",
+        ClusterNode.VIEW, String.join(",", VIEW)));
+    assertTrue(view().getBoolean("settled"));
+    // n0's own release to n1 names the ferry that sent it (ADR 0131).
+    assertEquals(1, releasesAtN1.size(), releasesAtN1.toString());
+    assertTrue(releasesAtN1.get(0).contains(ClusterNode.LIFE + "="), releasesAtN1.get(0));
+
+    List<String[]> forged = List.of(new String[] {ClusterNode.HOLD_MS, Long.toString(Long.MAX_VALUE)},
+        new String[] {ClusterNode.HOLD_MS, "-5"}, new String[] {ClusterNode.HOLD_MS, "soon"},
+        new String[] {ClusterNode.HOLD_MS, ""}, new String[] {ClusterNode.HOP, "99999999999"},
+        new String[] {ClusterNode.HOP, "two"}, new String[] {ClusterNode.HOP, Integer.toString(Integer.MIN_VALUE)},
+        new String[] {ClusterNode.VISITED, "n0"}, new String[] {ClusterNode.VISITED, "n0,n0,n0"},
+        new String[] {ClusterNode.VISITED, "zz"}, new String[] {ClusterNode.VISITED, ","},
+        new String[] {ClusterNode.VISITED, ""}, new String[] {ClusterNode.FROM, "n0"},
+        new String[] {ClusterNode.ORIGIN, "x"}, new String[] {ClusterNode.ORIGIN, "#"},
+        new String[] {ClusterNode.ORIGIN, "x#"}, new String[] {ClusterNode.ORIGIN, "x#-1"},
+        new String[] {ClusterNode.ORIGIN, "x#" + Long.MAX_VALUE}, new String[] {ClusterNode.ORIGIN, "x#99999999999999999999"},
+        new String[] {ClusterNode.ORIGIN, ""}, new String[] {ClusterNode.ORIGIN, "n0#1"},
+        new String[] {ClusterNode.HANDOFF, "no"}, new String[] {ClusterNode.LIFE, "x"});
+    String atN0 = keyOwnedBy("n0");
+    String atN1Key = keyOwnedBy("n1");
+    int i = 0;
+    for (String[] h : forged) {
+      String detail = h[0] + "=" + h[1];
+      i++;
+      assertEquals("n1:f" + i, await(send(ClusterNode.peerAddress(SUBMIT, "n0"), atN1Key, "f" + i, h)).body(), detail);
+      assertEquals("o" + i, await(send(ClusterNode.peerAddress(SUBMIT, "n0"), atN0, "o" + i, h)).body(), detail);
+    }
+    assertEquals(forged.size(), atN1.size(), atN1.toString());
+    assertEquals(forged.size(), calls.size(), "each sent once: " + calls);
+    JsonObject v = view();
+    assertEquals(0, v.getInteger("held"), v.encode());
+    assertEquals(0, v.getInteger("openForwards"), v.encode());
   }
 
   /** A membership that delivers one snapshot: every node of {@code view} live and announced. */

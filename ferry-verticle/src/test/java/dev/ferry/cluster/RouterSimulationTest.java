@@ -192,6 +192,20 @@ class RouterSimulationTest {
     simulate(false, 500, false, 0, false, true);
   }
 
+  /**
+   * Ferries undeployed and deployed again on the same Vert.x node (ADR 0131): a leave takes the
+   * node's ferry away but not its Vert.x node (it stays a member), and a later change may deploy a
+   * new ferry there, under the same node id, as a join; messages still on their way to the old one
+   * reach the new one. In storms, with snapshots skipped or adopted late. Replay one with {@code
+   * -Dferry.routersim.redeploy=true -Dferry.routersim.seed=N} (plus the mode's other properties).
+   */
+  @Test
+  void ferriesDeployedAgainUnderTheSameId() {
+    simulate(false, 100, false, STORM, false, false, true);
+    simulate(false, 150, false, STORM, true, false, true); // seed 130 never ended a leave (ADR 0131)
+    simulate(true, 100, false, STORM, false, false, true);
+  }
+
   private static void replay(long seed, int storm, boolean skip) {
     replay(seed, storm, skip, false, false);
   }
@@ -250,10 +264,16 @@ class RouterSimulationTest {
 
   private static void simulate(boolean lateViews, int defaultSeeds, boolean forged, int storm, boolean skip,
       boolean giveUp) {
+    simulate(lateViews, defaultSeeds, forged, storm, skip, giveUp, false);
+  }
+
+  private static void simulate(boolean lateViews, int defaultSeeds, boolean forged, int storm, boolean skip,
+      boolean giveUp, boolean redeploy) {
     String one = System.getProperty("ferry.routersim.seed");
     if (one != null && (Boolean.getBoolean("ferry.routersim.late") != lateViews
         || Boolean.getBoolean("ferry.routersim.forged") != forged || Integer.getInteger("ferry.routersim.storm", 0) != storm
-        || Boolean.getBoolean("ferry.routersim.skip") != skip || Boolean.getBoolean("ferry.routersim.giveup") != giveUp)) {
+        || Boolean.getBoolean("ferry.routersim.skip") != skip || Boolean.getBoolean("ferry.routersim.giveup") != giveUp
+        || Boolean.getBoolean("ferry.routersim.redeploy") != redeploy)) {
       return; // a replay runs the mode it names only
     }
     int seeds = Integer.getInteger("ferry.routersim.seeds", defaultSeeds);
@@ -267,6 +287,7 @@ class RouterSimulationTest {
       sim.storm = storm;
       sim.skip = skip;
       sim.giveUp = giveUp;
+      sim.redeploy = redeploy;
       try {
         sim.run();
       } catch (AssertionError | RuntimeException e) {
@@ -276,14 +297,15 @@ class RouterSimulationTest {
         throw new AssertionError("seed " + seed + " (replay with -Dferry.routersim.seed=" + seed
             + (lateViews ? " -Dferry.routersim.late=true" : "") + (forged ? " -Dferry.routersim.forged=true" : "")
             + (storm > 0 ? " -Dferry.routersim.storm=" + storm : "") + (skip ? " -Dferry.routersim.skip=true" : "")
-            + (giveUp ? " -Dferry.routersim.giveup=true" : "") + "): " + e.getMessage()
+            + (giveUp ? " -Dferry.routersim.giveup=true" : "") + (redeploy ? " -Dferry.routersim.redeploy=true" : "")
+            + "): " + e.getMessage()
             + "\n" + String.join("\n", sim.trace.subList(Math.max(0, sim.trace.size() - 60), sim.trace.size())), e);
       }
       sim.outcomes.forEach((k, v) -> totals.merge(k, (long) v, Long::sum));
     }
     System.out.println("router simulation" + (lateViews ? " (views adopted late)" : "") + (forged ? " (forged origins)" : "")
         + (storm > 0 ? " (storms of " + storm + " changes)" : "") + (skip ? " (snapshots skipped)" : "")
-        + (giveUp ? " (leaves that give up)" : "") + ", "
+        + (giveUp ? " (leaves that give up)" : "") + (redeploy ? " (ferries deployed again)" : "") + ", "
         + (last - first + 1)
         + " seeds, outcomes: " + totals);
   }
@@ -307,6 +329,14 @@ class RouterSimulationTest {
      * slow until then; one node's bridge clients keep sending until it is gone (leavesThatGiveUp).
      */
     boolean giveUp;
+    /**
+     * A leave undeploys the node's ferry only (its Vert.x node stays a member), and a change may
+     * deploy a new ferry under that id (ferriesDeployedAgainUnderTheSameId).
+     */
+    boolean redeploy;
+    /** Ids whose ferry left and closed while their Vert.x node stayed (redeploy). */
+    final List<String> undeployed = new ArrayList<>();
+    int redeploys;
     /** The reason ClusterNode gives when a leave's bound ends. */
     static final String GIVE_UP_WHY = "this node left the cluster before the key's owner answered";
     /**
@@ -394,6 +424,8 @@ class RouterSimulationTest {
       /** Its consumers take messages (public address and node address); after that, NO_HANDLERS. */
       boolean registered = true;
       boolean leaving;
+      /** A ferry deployed again under an id whose ferry left (redeploy). */
+      boolean deployedAgain;
       /** Its leave completed (ClusterNode cancels the give-up timer then). */
       boolean leaveOver;
       boolean gaveUp;
@@ -435,7 +467,7 @@ class RouterSimulationTest {
             // (releases are not traced)
             Node from = Node.this;
             request(from.id, node, 10_000, to -> {
-              to.router.released(from.id, viewId);
+              to.router.released(from.id, from.router.life(), viewId);
               return Future.succeededFuture();
             }, ar -> { }, () -> from.alive);
           }
@@ -673,7 +705,11 @@ class RouterSimulationTest {
                 n.router.close();
                 trace(loop.nowMillis() + " gone " + n.id);
                 n.alive = false;
-                members.remove(n.id);
+                if (redeploy) {
+                  undeployed.add(n.id); // its Vert.x node stays a member
+                } else {
+                  members.remove(n.id);
+                }
                 leavingNodes.remove(n.id);
                 publish();
               })));
@@ -986,7 +1022,8 @@ class RouterSimulationTest {
         bridgeNode = nodes.get("n" + rnd.nextInt(initial));
         bridgeLeaves = 20 + rnd.nextInt(300);
       }
-      for (int step = 0; step < 600; step++) {
+      // Redeploys come after a leave is over, which takes a while: longer runs.
+      for (int step = 0; step < (redeploy ? 2_000 : 600); step++) {
         if (giveUp) {
           dueGiveUps();
           if (step == bridgeLeaves && bridgeNode.alive && !bridgeNode.leaving) {
@@ -1020,6 +1057,15 @@ class RouterSimulationTest {
         } else if ((choice == 88 || storm > 0 && choice < 92) && choice >= 88 && changes > 0) {
           changes--;
           membershipChange();
+        } else if (choice >= 92 && choice < 95 && redeploy && !undeployed.isEmpty() && redeploys < 4) {
+          redeploys++;
+          deployAgain(undeployed.get(rnd.nextInt(undeployed.size())));
+        } else if (choice >= 95 && choice < 97 && redeploy) {
+          // A ferry deployed again leaves in turn: the view may come back to one its predecessor released.
+          List<Node> again = nodes.values().stream().filter(n -> n.deployedAgain && n.alive && !n.leaving).toList();
+          if (!again.isEmpty() && nodes.values().stream().filter(n -> n.alive && !n.leaving).count() > 1) {
+            leave(again.get(rnd.nextInt(again.size())));
+          }
         }
         check();
       }
@@ -1126,6 +1172,18 @@ class RouterSimulationTest {
       }
       loop.advance(Math.max(0, until - loop.nanoTime()));
       return true;
+    }
+
+    /** A new ferry on the Vert.x node of {@code id}, whose ferry left: the same id, a new router. */
+    void deployAgain(String id) {
+      undeployed.remove(id);
+      Node n = new Node(id);
+      n.deployedAgain = true;
+      nodes.put(id, n);
+      announced.add(id);
+      trace(loop.nowMillis() + " deployed again " + id);
+      outcomes.merge("ferries deployed again", 1, Integer::sum);
+      publish();
     }
 
     void membershipChange() {

@@ -199,4 +199,48 @@ class FerryMeterBinderTest {
     assertEquals(2, registry.get("ferry.rejected").tag("reason", "queueing").counter().count(),
         "the meter agrees with the snapshot");
   }
+
+  @Test
+  void aFerryBoundOnceItsVertxIsClosedLeavesNoMeterAndItsNameFree() throws Exception {
+    io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx();
+    dev.ferry.Ferry<String, String> ferry = dev.ferry.Ferry.perKey(vertx.getOrCreateContext(), PerKeyConfig.defaults(),
+        s -> s, null, null, (k, in) -> io.vertx.core.Future.succeededFuture(in), (in, r) -> in);
+    vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    FerryMeterBinder.bind(ferry, registry, "orders");
+    // Its loop is gone: nothing will ever be recorded, and the gauges would hold the closed ferry.
+    assertEquals(List.of(), registry.getMeters().stream().map(m -> m.getId().getName()).toList());
+    FerryMeterBinder.bind(ferry, registry, "orders").close(); // the name is free
+  }
+
+  /**
+   * A registry whose removal fails (a meter-removed listener that throws) still loses every meter
+   * of the ferry and frees its name, whether the binding is closed or the ferry: the close stopped
+   * at the first throw, leaving the meters after it (the gauges holding the ferry) and the name
+   * taken for good.
+   */
+  @Test
+  void aRegistryWhoseRemovalThrowsStillLosesEveryMeterAndFreesTheName() {
+    VirtualLoop loop = new VirtualLoop();
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    registry.config().onMeterRemoved(m -> {
+      if (m.getId().getName().equals("ferry.batches")) {
+        throw new IllegalStateException("the registry's listener is broken");
+      }
+    });
+    FerryMeterBinder meters = FerryMeterBinder.bind(perKey(loop, new RecordingDownstream<>(loop)), registry, "orders");
+    loop.runPending();
+    IllegalStateException told = assertThrows(IllegalStateException.class, meters::close);
+    assertEquals("the registry's listener is broken", told.getMessage());
+    assertEquals(List.of(), registry.getMeters().stream().map(m -> m.getId().getName()).toList());
+
+    PerKeyFerry<String, String, List<String>, String> ferry = perKey(loop, new RecordingDownstream<>(loop));
+    FerryMeterBinder.bind(ferry, registry, "orders"); // the name was freed
+    loop.runPending();
+    ferry.close(); // the ferry's close removes them, its throw reported to the loop
+    loop.runPending();
+    assertEquals(List.of(), registry.getMeters().stream().map(m -> m.getId().getName()).toList());
+    assertEquals(1, loop.reported.size(), loop.reported.toString());
+    FerryMeterBinder.bind(perKey(loop, new RecordingDownstream<>(loop)), registry, "orders"); // free again
+  }
 }

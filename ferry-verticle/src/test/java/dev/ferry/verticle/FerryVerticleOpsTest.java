@@ -28,11 +28,7 @@ import org.junit.jupiter.api.Test;
 class FerryVerticleOpsTest extends VerticleTestBase {
 
   static int freePort() {
-    try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
-    } catch (IOException e) {
-      throw new AssertionError(e);
-    }
+    return TestPorts.free();
   }
 
   @Test

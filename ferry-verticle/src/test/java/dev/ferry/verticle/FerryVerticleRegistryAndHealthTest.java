@@ -14,6 +14,7 @@ import io.vertx.ext.healthchecks.CheckResult;
 import io.vertx.ext.healthchecks.HealthChecks;
 import io.vertx.micrometer.MicrometerMetricsFactory;
 import io.vertx.micrometer.MicrometerMetricsOptions;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** Meters in the registry the application names; health as a procedure in the application's checks. */
@@ -64,6 +65,36 @@ class FerryVerticleRegistryAndHealthTest extends VerticleTestBase {
     } finally {
       await(two.close());
       await(one.close());
+    }
+  }
+
+  /**
+   * A registry that refuses one of the ferry's meters for its own reason (here Prometheus: a meter
+   * of that name and another type exists) fails the deployment with that reason, not with a claim
+   * that a ferry of the same address is bound there: the registry refuses with an
+   * IllegalArgumentException too, which the deployment took for the name being taken.
+   */
+  @Test
+  void aRegistryThatRefusesAMeterFailsTheDeploymentWithItsOwnReason() {
+    io.micrometer.prometheusmetrics.PrometheusMeterRegistry registry =
+        new io.micrometer.prometheusmetrics.PrometheusMeterRegistry(io.micrometer.prometheusmetrics.PrometheusConfig.DEFAULT);
+    registry.throwExceptionOnRegistrationFailure();
+    io.micrometer.core.instrument.Gauge.builder("ferry.batches", () -> 1).register(registry); // the application's own
+    Vertx app = Vertx.builder()
+        .with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true).setRegistryName("strict")))
+        .withMetrics(new MicrometerMetricsFactory(registry))
+        .build();
+    try {
+      JsonObject config = new JsonObject()
+          .put("downstream", new JsonObject().put("type", "eventbus").put("address", "nowhere"))
+          .put("metricsRegistry", "strict");
+      Throwable refused = failure(app.deployVerticle(FerryVerticle.class.getName(), new DeploymentOptions().setConfig(config)));
+      assertTrue(refused.getMessage().contains("same type"), "the registry's own reason: " + refused.getMessage());
+      assertTrue(!refused.getMessage().contains("already has its meters"), "no ferry of that name is bound: " + refused.getMessage());
+      assertEquals(List.of("ferry.batches"), registry.getMeters().stream().map(m -> m.getId().getName()).toList().stream()
+          .filter(n -> n.startsWith("ferry.")).toList(), "the application's meter alone; none of the ferry's is left");
+    } finally {
+      await(app.close());
     }
   }
 

@@ -1,0 +1,267 @@
+package dev.ferry.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.internal.PerKeyFerry;
+import dev.ferry.testing.VirtualLoop;
+import dev.ferry.verticle.Submission;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Membership churn as a careless operator and a flaky network make it, in virtual time, routers
+ * driven step by step: a ferry undeployed and deployed again on the same Vert.x node (the same node
+ * id), views that come back to one seen before, snapshots delivered twice, releases from nodes that
+ * hold nothing, for views never seen, or twice. What must hold: never two calls in flight for one
+ * key (guarantee 2 across an ownership change, ADR 0051), and every input answered once.
+ */
+class ClusterChurnHostileTest {
+  final VirtualLoop loop = new VirtualLoop();
+  /** Routers by node id (a node's current ferry); releases reach whichever router has the id now. */
+  final Map<String, Router> cluster = new HashMap<>();
+  final ArrayDeque<Runnable> wire = new ArrayDeque<>();
+  /** Every downstream call, "node key [bodies]", in call order. */
+  final List<String> calls = new ArrayList<>();
+  /** Calls still open, per key: at most one at any moment. */
+  final Map<String, Integer> openPerKey = new HashMap<>();
+  final List<String> violations = new ArrayList<>();
+  /** Every release sent, "from>to view", in order. */
+  final List<String> released = new ArrayList<>();
+  /** Each release is delivered twice. */
+  boolean releasesTwice;
+  /** The open calls' promises, in call order. */
+  final List<Promise<List<Object>>> open = new ArrayList<>();
+
+  PerKeyFerry<String, Submission, List<Object>, Object> ferry(String node) {
+    return new PerKeyFerry<>(loop, dev.ferry.PerKeyConfig.builder().callTimeout(java.time.Duration.ofMillis(1_000)).build(),
+        (Submission in) -> in.key, null, null, (key, inputs) -> {
+          calls.add(node + " " + key + " " + inputs.stream().map(in -> in.body).toList());
+          if (openPerKey.merge(key, 1, Integer::sum) > 1) {
+            violations.add("two calls in flight for " + key + ": " + calls);
+          }
+          Promise<List<Object>> call = Promise.promise();
+          call.future().onComplete(ar -> openPerKey.merge(key, -1, Integer::sum));
+          open.add(call);
+          return call.future();
+        }, (in, ok) -> in.body);
+  }
+
+  /** A node's ferry (a new router: a new deployment, the same id if {@code self} was used before). */
+  Router router(String self) {
+    Router[] me = new Router[1];
+    Router r = new Router(loop, self, ferry(self), 1_000, ClusterNode.maxHoldMs(1_000, 1_000), new Router.Links() {
+      @Override
+      public void forward(Router.Forward f) {
+        wire.add(() -> RouterTesting.deliver(cluster.get(self), cluster.get(f.target), f));
+      }
+
+      @Override
+      public void release(String node, String viewId) {
+        released.add(self + ">" + node + " " + viewId);
+        for (int i = releasesTwice ? 2 : 1; i > 0; i--) {
+          wire.add(() -> {
+            Router to = cluster.get(node);
+            if (to != null) {
+              to.released(self, me[0].life(), viewId);
+            }
+          });
+        }
+      }
+    });
+    me[0] = r;
+    cluster.put(self, r);
+    return r;
+  }
+
+  /** Delivers every message sent, and those they cause. */
+  void deliver() {
+    loop.runPending();
+    while (!wire.isEmpty()) {
+      wire.poll().run();
+      loop.runPending();
+    }
+  }
+
+  static void snapshot(Set<String> members, Set<String> announced, Set<String> leaving, Router... routers) {
+    for (Router r : routers) {
+      r.snapshot(members, announced, leaving);
+    }
+  }
+
+  /**
+   * b's first ferry leaves (it releases [a] to a) and closes; a ferry deployed again on b's Vert.x
+   * node (the same id) joins, takes key k, has a call in flight for it and leaves in turn. a must
+   * wait for the new ferry's release of [a] before it calls k: the first ferry's release of [a]
+   * said nothing about the second's calls. Before ADR 0131, a counted it (releases were kept per
+   * view id, for ever), adopted [a] as settled and called k while b's call was still in flight.
+   */
+  @Test
+  void aReleaseFromAFerryThatClosedDoesNotReleaseTheFerryDeployedAgainUnderItsId() throws Exception {
+    Set<String> ab = Set.of("a", "b");
+    Router a = router("a");
+    Router b1 = router("b");
+    snapshot(ab, ab, Set.of(), a, b1);
+    deliver();
+    assertTrue(a.settled() && b1.settled(), a.describe() + " / " + b1.describe());
+
+    // b's first ferry leaves: it routes by [a] and releases it to a; then it closes.
+    Future<Void> b1Left = b1.leaving(false);
+    snapshot(ab, Set.of("a"), Set.of("b"), a, b1);
+    deliver();
+    assertTrue(b1Left.succeeded() && a.settled(), a.describe());
+    b1.close();
+    snapshot(ab, Set.of("a"), Set.of(), a);
+    deliver();
+
+    // Deployed again on the same Vert.x node: the same id, a new router.
+    Router b2 = router("b");
+    snapshot(ab, ab, Set.of(), a, b2);
+    deliver();
+    assertTrue(a.settled() && b2.settled(), a.describe() + " / " + b2.describe());
+    String k = RouterTesting.keysOf("b", List.of("a", "b"), 1).get(0);
+    Future<Object> first = RouterTesting.submit(b2, k, "1", 0);
+    deliver();
+    assertEquals(List.of("b " + k + " [1]"), calls, "b calls k, as its owner");
+
+    // b2 leaves while its call for k is in flight: its hand-off of k waits for that call, and so
+    // does its release of [a].
+    Future<Void> b2Left = b2.leaving(false);
+    snapshot(ab, Set.of("a"), Set.of("b"), a, b2);
+    deliver();
+    Future<Object> second = RouterTesting.submit(a, k, "2", 0);
+    deliver();
+    assertEquals(List.of(), violations);
+    assertEquals(List.of("b " + k + " [1]"), calls, "a holds k while b's call for it is in flight");
+    assertEquals(Set.of("b"), a.awaiting(), "a waits for the release of the ferry now at b: " + a.describe());
+    assertFalse(second.isComplete());
+
+    // b's call completes: b hands k over, releases [a], its leave ends; a calls k.
+    open.get(0).complete(List.of("ok"));
+    deliver();
+    assertEquals("1", first.result());
+    assertTrue(b2Left.succeeded(), b2.describe());
+    assertEquals(List.of("b " + k + " [1]", "a " + k + " [2]"), calls);
+    open.get(1).complete(List.of("ok"));
+    deliver();
+    assertEquals("2", second.result());
+    assertEquals(List.of(), violations);
+  }
+  /**
+   * A ferry undeployed and deployed again on b's Vert.x node between two of a's membership reads
+   * (HazelcastMembership reads the state as it is when it looks: the gap is never seen). a's view
+   * stays [a, b] and a already released it to b, to b's first ferry. The new ferry waits for a's
+   * release of [a, b] before it calls any key it owns; a sent it again only on a change it saw, so
+   * every input of b's keys was held until its bound (503) until the next view change
+   * (RouterSimulationTest#ferriesDeployedAgainUnderTheSameId, seed 130 with snapshots skipped).
+   * Now the new ferry's first release tells a that a new ferry is at b, and a releases to it again.
+   */
+  @Test
+  void aFerryDeployedAgainBetweenTwoMembershipReadsGetsTheReleaseAgain() throws Exception {
+    Set<String> ab = Set.of("a", "b");
+    Router a = router("a");
+    Router b1 = router("b");
+    snapshot(ab, ab, Set.of(), a, b1);
+    deliver();
+    assertTrue(a.settled() && b1.settled(), a.describe() + " / " + b1.describe());
+    b1.close(); // its Vert.x node stays; a reads the membership only once the new ferry is in
+    Router b2 = router("b");
+    snapshot(ab, ab, Set.of(), b2, a);
+    deliver();
+    assertTrue(b2.settled(), "b's new ferry still waits for a's release: " + b2.describe());
+    String k = RouterTesting.keysOf("b", List.of("a", "b"), 1).get(0);
+    Future<Object> answer = RouterTesting.submit(b2, k, "1", 0);
+    deliver();
+    assertEquals(List.of("b " + k + " [1]"), calls, "b's key is called, not held");
+    open.get(0).complete(List.of("ok"));
+    deliver();
+    assertEquals("1", answer.result());
+    assertEquals(List.of(), violations);
+  }
+  /**
+   * A routing client told "leaving" (410) by b keeps b out of its routing until b leaves its view.
+   * When b's ferry is deployed again under the same id before the client's membership reads show
+   * b gone (or after they showed it gone and the 410 of a request still in flight at b arrived),
+   * b stays in the view and stayed excluded for good: every input of b's keys went through another
+   * node, and with b the only ferry, the client had no node to send to and answered CLOSED at each
+   * send timeout. Now the exclusion ends a while after the last 410 (a node refuses for its
+   * linger only), at the next membership read.
+   */
+  @Test
+  void aRoutingClientRoutesAgainToAFerryDeployedAgainAfterItSaidItWasLeaving() {
+    List<ClientRouter.Send> sends = new ArrayList<>();
+    ClientRouter client = new ClientRouter(loop, sends::add);
+    Set<String> b = Set.of("b");
+    loop.execute(() -> client.snapshot(b, b));
+    Promise<Object> first = Promise.promise();
+    loop.execute(() -> client.submit(new ClientRouter.Request("k", "x1", Long.MAX_VALUE,
+        loop.nanoTime() + 20_000_000_000L, first)));
+    loop.runPending();
+    assertEquals("b", sends.get(0).target);
+    // b's first ferry is leaving: it refuses x1 (410); then it closes and a new one is deployed.
+    loop.execute(() -> client.sent(sends.get(0), Future.failedFuture(
+        new io.vertx.core.eventbus.ReplyException(io.vertx.core.eventbus.ReplyFailure.NO_HANDLERS, ClientRouter.GONE, "leaving"))));
+    loop.runPending();
+    // The client's membership reads (every second) show b's ferry all along: b is in the view.
+    for (int second = 0; second < 60 && sends.size() == 1; second++) {
+      loop.advanceMillis(1_000);
+      loop.execute(() -> client.snapshot(b, b));
+      loop.runPending();
+    }
+    assertEquals(2, sends.size(), "x1 never sent again to b's new ferry");
+    assertEquals("b", sends.get(1).target);
+    loop.execute(() -> client.sent(sends.get(1), Future.succeededFuture("ok")));
+    loop.runPending();
+    assertEquals("ok", first.future().result());
+    assertEquals(0, client.activeKeys());
+  }
+  /**
+   * A flaky network and membership: every snapshot reaches each node twice, every release is
+   * delivered twice, and releases come from a node that holds nothing, for a view nobody routes
+   * by, and with no view at all, while b leaves with a call for its key in flight. a still holds
+   * the key until b's call is over, each input is answered once, and each node releases a view to
+   * each other node once.
+   */
+  @Test
+  void snapshotsAndReleasesTwiceAndReleasesForNothingChangeNothing() throws Exception {
+    releasesTwice = true;
+    Set<String> ab = Set.of("a", "b");
+    Router a = router("a");
+    Router b = router("b");
+    snapshot(ab, ab, Set.of(), a, b, a, b);
+    deliver();
+    String k = RouterTesting.keysOf("b", List.of("a", "b"), 1).get(0);
+    Future<Object> first = RouterTesting.submit(b, k, "1", 0);
+    deliver();
+    Future<Void> bLeft = b.leaving(false);
+    snapshot(ab, Set.of("a"), Set.of("b"), b, b, a, a);
+    for (String[] h : List.of(new String[] {"zz", "a"}, new String[] {"b", "a,b,zz"}, new String[] {"b", ""},
+        new String[] {null, "a"}, new String[] {"b", null})) {
+      a.released(h[0], h[1]);
+    }
+    deliver();
+    Future<Object> second = RouterTesting.submit(a, k, "2", 0);
+    deliver();
+    assertEquals(List.of("b " + k + " [1]"), calls, "a holds k while b's call is in flight: " + a.describe());
+    open.get(0).complete(List.of("ok"));
+    deliver();
+    snapshot(ab, Set.of("a"), Set.of("b"), a, b);
+    deliver();
+    assertTrue(bLeft.succeeded(), b.describe());
+    open.get(1).complete(List.of("ok"));
+    deliver();
+    assertEquals("1", first.result());
+    assertEquals("2", second.result());
+    assertEquals(List.of("b " + k + " [1]", "a " + k + " [2]"), calls);
+    assertEquals(List.of(), violations);
+    assertEquals(released.stream().distinct().toList(), released, "a view released twice to one node");
+  }
+}
