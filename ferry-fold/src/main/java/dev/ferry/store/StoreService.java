@@ -58,8 +58,9 @@ public final class StoreService {
       if (key == null || inputs == null) {
         throw new IllegalArgumentException("key and inputs are required");
       }
-    } catch (RuntimeException e) {
+    } catch (Throwable e) {
       msg.fail(400, "malformed batch request: " + e.getMessage());
+      rethrowIfFatal(e);
       return;
     }
     // Inputs of the wrong type are answered here, in place; the rest go to the fold in order.
@@ -71,7 +72,11 @@ public final class StoreService {
       if (inputType.isInstance(input)) {
         typed.add(inputType.cast(input));
       } else {
-        replies[i] = new JsonObject().put("error", "expected an input of type " + inputType.getSimpleName() + ", got " + entry);
+        // Named by its type, not quoted: quoting encodes the entry, which throws for one JSON cannot
+        // encode (sent uncopied by a local sender), and a caller's input has no place in the text.
+        String got = !(entry instanceof JsonObject) ? "an entry that is not an object"
+            : input == null ? "null" : input.getClass().getSimpleName();
+        replies[i] = new JsonObject().put("error", "expected an input of type " + inputType.getSimpleName() + ", got " + got);
       }
     }
     Future<? extends FoldOutcomes<I, ?>> done;
@@ -87,11 +92,7 @@ public final class StoreService {
         // Only a write without an answer may have been applied; every other failure wrote nothing.
         msg.fail(502, (ar.cause() instanceof WriteOutcomeUnknownException
             ? "batch may or may not have been written: " : "batch not written: ") + ar.cause().getMessage());
-        if (ar.cause() instanceof VirtualMachineError fatal) {
-          // Answered, but not swallowed: out of memory must reach Vert.x's exception handler (the
-          // context reports what a handler throws), not vanish into a reply's text.
-          throw fatal;
-        }
+        rethrowIfFatal(ar.cause());
         return;
       }
       // Every request gets exactly one answer: a result that cannot travel as JSON fails the batch.
@@ -102,10 +103,24 @@ public final class StoreService {
           outcomes.add(reply != null ? reply : toJson(ar.result().list().get(next++)));
         }
         msg.reply(new JsonObject().put("outcomes", outcomes));
-      } catch (RuntimeException e) {
+      } catch (Throwable e) {
+        // Vert.x copies the reply's JSON as it is sent, and a result may be a user's CharSequence or
+        // Shareable: what its toString() or copy() throws, an Error or a checked exception thrown
+        // sneakily included, must still leave the request its one answer.
         msg.fail(502, "batch written, but its outcomes cannot be sent as JSON: " + e);
+        rethrowIfFatal(e);
       }
     });
+  }
+
+  /**
+   * Answered, but not swallowed: out of memory or stack must reach Vert.x's exception handler (the
+   * context reports what a handler throws), not vanish into a reply's text.
+   */
+  private static void rethrowIfFatal(Throwable e) {
+    if (e instanceof VirtualMachineError fatal) {
+      throw fatal;
+    }
   }
 
   private static JsonObject toJson(FoldOutcome<?> outcome) {

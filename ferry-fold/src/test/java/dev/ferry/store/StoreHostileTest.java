@@ -297,4 +297,133 @@ class StoreHostileTest {
     assertEquals(502, e.failureCode());
     await(service.stop());
   }
+
+  /** A result whose text cannot be had: it throws {@code thrown}, checked or not, from toString(). */
+  private record Unprintable(Throwable thrown) implements CharSequence {
+    @Override
+    public int length() {
+      return 0;
+    }
+
+    @Override
+    public char charAt(int index) {
+      throw new IndexOutOfBoundsException(index);
+    }
+
+    @Override
+    public CharSequence subSequence(int start, int end) {
+      return this;
+    }
+
+    @Override
+    public String toString() {
+      throw Unprintable.<RuntimeException>sneaky(thrown);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T extends Throwable> T sneaky(Throwable t) throws T {
+      throw (T) t;
+    }
+  }
+
+  @Test
+  void storeServiceAnswersWhenAnOutcomeThrowsAnErrorOrACheckedExceptionAsTheReplyIsSent() throws Exception {
+    // Vert.x copies the reply's JSON as it is sent, asking a CharSequence for its text. Only a
+    // RuntimeException there was caught: an Error, or a checked exception thrown sneakily, left the
+    // written batch unanswered until the sender's timeout. Out of stack is answered and reported.
+    java.util.concurrent.CopyOnWriteArrayList<Throwable> reported = new java.util.concurrent.CopyOnWriteArrayList<>();
+    java.util.concurrent.CompletableFuture<Throwable> firstReported = new java.util.concurrent.CompletableFuture<>();
+    vertx.exceptionHandler(t -> {
+      reported.add(t);
+      firstReported.complete(t);
+    });
+    try {
+      int n = 0;
+      for (Throwable thrown : List.of(new AssertionError("a result bug"), new java.io.IOException("checked"),
+          new StackOverflowError("deep"))) {
+        FoldWrite<String, JsonObject, Object, CharSequence> fw = FoldWrite
+            .<String, JsonObject, Object, CharSequence>builder(h2Store,
+                (st, in) -> FoldDecision.accept(new JsonObject().put("balance", 1), new Unprintable(thrown)))
+            .initial(Accounts::opened).build();
+        String address = "hostile.unprintable." + n++;
+        StoreService service = await(StoreService.start(vertx, address, fw, Object.class));
+        JsonObject request = new JsonObject().put("key", "u" + n).put("inputs", new io.vertx.core.json.JsonArray()
+            .add(new JsonObject().put("id", 1).put("input", "x")));
+
+        // Without an answer the request would fail only at its send timeout, as TIMEOUT.
+        Future<Object> reply = settled(vertx.eventBus().request(address, request,
+            new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(10_000)).map(m -> m.body()));
+
+        ReplyException e = assertInstanceOf(ReplyException.class, reply.cause(), thrown.toString());
+        assertEquals(io.vertx.core.eventbus.ReplyFailure.RECIPIENT_FAILURE, e.failureType(), thrown + ": " + e);
+        assertEquals(502, e.failureCode());
+        assertTrue(e.getMessage().startsWith("batch written, but its outcomes cannot be sent as JSON: "
+            + thrown.getClass().getName()), e.getMessage());
+        assertTrue(await(h2Store.read("u" + n)).exists(), "written");
+        await(service.stop());
+      }
+      // Reported by the context once the reply was sent: waited for, not assumed done.
+      assertInstanceOf(StackOverflowError.class, firstReported.get(10, TimeUnit.SECONDS));
+      assertEquals(1, reported.size(), String.valueOf(reported));
+    } finally {
+      vertx.exceptionHandler(null);
+    }
+  }
+
+  @Test
+  void storeServiceAnswersAnInputOfTheWrongTypeThatJsonCannotEncodeNamingItsType() throws Exception {
+    // The wrong type's error quoted the entry, encoding it: for one JSON cannot encode (nested
+    // deeper than Jackson's bound, sent uncopied as a local FerryVerticle sends) that threw outside
+    // any catch, and the batch was never answered.
+    String codec = "hostile.uncopied";
+    vertx.eventBus().registerCodec(new io.vertx.core.eventbus.MessageCodec<JsonObject, JsonObject>() {
+      @Override
+      public void encodeToWire(io.vertx.core.buffer.Buffer buffer, JsonObject o) {
+        throw new UnsupportedOperationException("local only");
+      }
+
+      @Override
+      public JsonObject decodeFromWire(int pos, io.vertx.core.buffer.Buffer buffer) {
+        throw new UnsupportedOperationException("local only");
+      }
+
+      @Override
+      public JsonObject transform(JsonObject o) {
+        return o;
+      }
+
+      @Override
+      public String name() {
+        return codec;
+      }
+
+      @Override
+      public byte systemCodecID() {
+        return -1;
+      }
+    });
+    try {
+      JsonObject deep = new JsonObject().put("leaf", 1);
+      for (int i = 0; i < 1_500; i++) {
+        deep = new JsonObject().put("n", deep);
+      }
+      String address = "hostile.typed";
+      @SuppressWarnings("unchecked")
+      Class<Object> operations = (Class<Object>) (Class<?>) JsonObject.class; // Accounts' operations are objects
+      StoreService service = await(StoreService.start(vertx, address, Accounts.foldWrite(h2Store), operations));
+      JsonObject request = new JsonObject().put("key", "typed").put("inputs", new io.vertx.core.json.JsonArray()
+          .add(new JsonObject().put("id", 1).put("input", new io.vertx.core.json.JsonArray().add(deep)))
+          .add(new JsonObject().put("id", 2).put("input", Accounts.deposit("typed", 3))));
+
+      Object reply = await(vertx.eventBus().request(address, request,
+          new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(10_000).setCodecName(codec)).map(m -> m.body()));
+
+      io.vertx.core.json.JsonArray outcomes = ((JsonObject) reply).getJsonArray("outcomes");
+      assertEquals(new JsonObject().put("error", "expected an input of type JsonObject, got JsonArray"), outcomes.getJsonObject(0));
+      assertEquals(new JsonObject().put("ok", 3L), outcomes.getJsonObject(1));
+      await(service.stop());
+    } finally {
+      vertx.eventBus().unregisterCodec(codec);
+    }
+  }
 }

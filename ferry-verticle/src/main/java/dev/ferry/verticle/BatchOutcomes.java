@@ -131,7 +131,8 @@ public final class BatchOutcomes {
      * The sealed request again, without each input whose body JSON cannot encode (deeper than
      * Jackson's nesting bound, or holding a value of no JSON type): those callers get 400 now, as
      * bad input, and are never sent; the rest of the batch goes as usual. Only after the whole
-     * request failed to encode, so a batch that encodes costs one encoding, as before.
+     * request failed to encode, so a batch that encodes costs one encoding, as before. Bodies are
+     * checked whole on arrival (ADR 0128): this finds one changed since by a sender that kept it.
      */
     private Buffer withoutUnencodable() {
       JsonArray kept = new JsonArray(new java.util.ArrayList<>(sealedSize));
@@ -146,7 +147,7 @@ public final class BatchOutcomes {
           Downstream.request(key, new JsonArray().add(one)).toBuffer();
         } catch (RuntimeException e) {
           s.slot = -1;
-          s.reject("the body cannot be encoded as JSON: " + e.getMessage());
+          s.reject(Submission.UNENCODABLE + e.getMessage());
           continue;
         }
         s.slot = kept.size();

@@ -15,19 +15,26 @@ import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Bounds the frames a TCP bridge client may send (ADR 0104). The bridge's own parser buffers
- * whatever length a frame's 4-byte prefix announces, up to 2 GiB per socket, and offers no hook
- * before it; so the bridge is given a Vert.x whose net servers hand it sockets seen here first:
- * each socket's bytes pass a {@link Guard} that reads only the length prefixes (no copy, no
- * buffering) on their way to the bridge's parser. A frame announced longer than {@code
- * maxFrameBytes} (or negative) is never buffered: the client gets an error frame, nothing from its
- * prefix on reaches the bridge (it is read and dropped), and the socket is closed once that frame
- * is written. Frames before it were delivered
- * as usual; their replies are lost with the socket, as when a client disconnects.
+ * Bounds the frames a TCP bridge client may send (ADR 0104), and answers those the bridge cannot
+ * decode (ADR 0135). The bridge's own parser buffers whatever length a frame's 4-byte prefix
+ * announces, up to 2 GiB per socket, and offers no hook before it; so the bridge is given a Vert.x
+ * whose net servers hand it sockets seen here first: each socket's bytes pass a {@link Guard} that
+ * reads only the length prefixes (no buffering of its own) on their way to the bridge's parser. A
+ * frame announced longer than {@code maxFrameBytes} (or negative) is never buffered: the client
+ * gets an error frame, nothing from its prefix on reaches the bridge (it is read and dropped), and
+ * the socket is closed once that frame is written. Frames before it were delivered as usual; their
+ * replies are lost with the socket, as when a client disconnects.
+ *
+ * <p>The bridge only logs a frame it cannot decode (not JSON, not an object, nested too deep), and
+ * one whose "type" is missing or unknown throws out of its parser, which stays out of step with the
+ * stream for good: no reply, to that frame or any later one. The guard hands the parser one frame
+ * at a time and learns from the bridge's hook (through {@link Framed}, which the sockets it hands
+ * the bridge implement) whether it was decoded; one that was not is refused like a frame too long.
  *
  * <p>Only {@link Vertx#createNetServer}, {@link NetServer#connectHandler} and {@link
  * NetSocket#handler} are intercepted; everything else goes to Vert.x unchanged. A guard runs on its
- * socket's event loop (the verticle's, where the bridge listens), like the parser it feeds.
+ * socket's event loop (the verticle's, where the bridge listens), like the parser it feeds and the
+ * hook that counts its frames.
  */
 final class BridgeFrameLimit {
   private static final System.Logger LOG = System.getLogger(BridgeFrameLimit.class.getName());
@@ -63,18 +70,38 @@ final class BridgeFrameLimit {
     return self[0];
   }
 
+  /**
+   * What the bridge's sockets are, besides NetSocket: the bridge's hook says through it that the
+   * bridge decoded a frame of that socket (the hook sees the socket it was given, this wrapper).
+   */
+  interface Framed {
+    /** The bridge decoded one more of this socket's frames (it reached the bridge's hook). */
+    void frameDecoded();
+  }
+
   private static NetSocket socket(NetSocket socket, int maxFrameBytes) {
     NetSocket[] self = new NetSocket[1];
-    self[0] = proxy(NetSocket.class, socket, (method, args) -> {
+    Guard[] guard = new Guard[1];
+    InvocationHandler h = handler(socket, (method, args) -> {
+      if (method.getDeclaringClass() == Framed.class) {
+        if (guard[0] != null) {
+          guard[0].frameDecoded();
+        }
+        return null;
+      }
       if ("handler".equals(method.getName()) && args != null && args.length == 1) {
         @SuppressWarnings("unchecked")
         Handler<Buffer> parser = (Handler<Buffer>) args[0];
-        socket.handler(parser == null ? null : new Guard(socket, parser, maxFrameBytes));
+        guard[0] = parser == null ? null : new Guard(socket, parser, maxFrameBytes);
+        socket.handler(guard[0]);
         return self[0];
       }
       Object result = method.invoke(socket, args);
       return result == socket ? self[0] : result;
     });
+    // Defined by this class's loader, which sees Framed and Vert.x's NetSocket alike.
+    self[0] = (NetSocket) Proxy.newProxyInstance(Framed.class.getClassLoader(),
+        new Class<?>[] {NetSocket.class, Framed.class}, h);
     return self[0];
   }
 
@@ -84,7 +111,11 @@ final class BridgeFrameLimit {
   }
 
   private static <T> T proxy(Class<T> type, T target, Call call) {
-    InvocationHandler h = (proxy, method, args) -> {
+    return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type}, handler(target, call)));
+  }
+
+  private static InvocationHandler handler(Object target, Call call) {
+    return (proxy, method, args) -> {
       switch (method.getName()) {
         case "equals":
           if (method.getParameterCount() == 1) {
@@ -110,12 +141,16 @@ final class BridgeFrameLimit {
         throw e.getCause();
       }
     };
-    return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type}, h));
   }
 
   /**
    * Reads a socket's length prefixes as its bytes go by to the bridge's parser, which still does
-   * all the parsing: constant memory, whatever the frames. On the socket's event loop.
+   * all the parsing: constant memory, whatever the frames. Hands the parser each frame as soon as
+   * its last byte is here, so that it decodes one frame per call, and checks that the bridge took
+   * it: a frame the bridge's hook never saw was not decoded (the bridge only logs that), and one it
+   * failed on threw out of the parser, which is left out of step with the stream. Either way the
+   * client gets an error frame and the socket is closed, nothing after the frame delivered (ADR
+   * 0135). On the socket's event loop.
    */
   static final class Guard implements Handler<Buffer> {
     private final NetSocket socket;
@@ -126,12 +161,19 @@ final class BridgeFrameLimit {
     private int prefix;
     /** Bytes of the current frame's JSON still to come. */
     private long remaining;
+    /** Frames of this socket the bridge decoded ({@link #frameDecoded}), counted by its hook. */
+    private long decoded;
     private boolean refused;
 
     Guard(NetSocket socket, Handler<Buffer> parser, int maxFrameBytes) {
       this.socket = socket;
       this.parser = parser;
       this.maxFrameBytes = maxFrameBytes;
+    }
+
+    /** The bridge decoded one of this socket's frames: its hook runs while the parser is fed. */
+    void frameDecoded() {
+      decoded++;
     }
 
     @Override
@@ -142,41 +184,82 @@ final class BridgeFrameLimit {
       }
       int n = data.length();
       int i = 0;
+      int fed = 0; // data[0, fed) went to the parser: whole frames, or their ends
       while (i < n) {
         if (remaining > 0) {
           int skip = (int) Math.min(remaining, n - i);
           i += skip;
           remaining -= skip;
+          if (remaining == 0) {
+            if (!frameEnds(data.slice(fed, i))) {
+              return;
+            }
+            fed = i;
+          }
           continue;
         }
-        int frameStart = i - prefixRead; // negative when its prefix began in an earlier buffer
         prefix = (prefix << 8) | (data.getByte(i++) & 0xff);
         if (++prefixRead == 4) {
           int length = prefix;
           prefixRead = 0;
           prefix = 0;
           if (length < 0 || length > maxFrameBytes) {
-            if (frameStart > 0) {
-              parser.handle(data.slice(0, frameStart)); // the whole frames before it go as usual
-            }
-            refuse(length);
+            // Every whole frame before it went to the parser as it ended.
+            refuse((length < 0 ? "a frame length of " + Integer.toUnsignedString(length) + " bytes"
+                : "a frame of " + length + " bytes") + " is over the bridge's maxFrameBytes (" + maxFrameBytes + ")");
             return;
           }
           remaining = length;
+          if (length == 0) {
+            if (!frameEnds(data.slice(fed, i))) {
+              return;
+            }
+            fed = i;
+          }
         }
       }
-      parser.handle(data);
+      if (fed < n) {
+        // The start of a frame: the parser keeps it until the frame ends, and appends the rest of
+        // it to what it was given, which a slice cannot take: the whole buffer, or a copy of its end.
+        parser.handle(fed == 0 ? data : data.getBuffer(fed, n));
+      }
     }
 
-    private void refuse(int length) {
+    /**
+     * Hands the parser {@code chunk}, which ends a frame (all of it, or the rest of one begun in an
+     * earlier buffer): the parser decodes that one frame and uses up the chunk, which therefore
+     * may be a slice. False, and the socket refused, when the bridge did not take it.
+     */
+    private boolean frameEnds(Buffer chunk) {
+      long before = decoded;
+      try {
+        parser.handle(chunk);
+      } catch (RuntimeException e) {
+        // The bridge's own exception, thrown past its parser: a frame whose "type" is missing or
+        // not one it knows, say. Its text may quote the client's; it goes back to that client only.
+        refuse("a frame the bridge cannot take (" + abridged(String.valueOf(e.getMessage()))
+            + "; a frame's \"type\" is send, publish, register, unregister or ping)");
+        return false;
+      }
+      if (decoded == before) {
+        refuse("a frame that is not a JSON object the bridge can read");
+        return false;
+      }
+      return true;
+    }
+
+    private static String abridged(String text) {
+      return text.length() <= 200 ? text : text.substring(0, 200) + "...";
+    }
+
+    private void refuse(String what) {
       // What still arrives is read and dropped until the socket is closed (not paused: unread
       // bytes at the close would make the kernel reset the connection, which may cost the client
       // its error frame).
       refused = true;
-      String why = (length < 0 ? "a frame length of " + Integer.toUnsignedString(length) + " bytes"
-          : "a frame of " + length + " bytes") + " is over the bridge's maxFrameBytes (" + maxFrameBytes
-          + "); the connection is closed";
-      LOG.log(Level.WARNING, "ferry: bridge client {0}: {1}", LogText.escape(String.valueOf(socket.remoteAddress())), why);
+      String why = what + "; the connection is closed";
+      LOG.log(Level.WARNING, "ferry: bridge client {0}: {1}", LogText.escape(String.valueOf(socket.remoteAddress())),
+          LogText.escape(why));
       byte[] json = new JsonObject().put("type", "err").put("message", why).encode().getBytes(StandardCharsets.UTF_8);
       socket.write(Buffer.buffer(4 + json.length).appendInt(json.length).appendBytes(json))
           .onComplete(ar -> socket.close());

@@ -32,10 +32,11 @@ import java.util.function.Supplier;
  * <p>A frame longer than {@code maxFrameBytes} is never buffered: an error frame, then the socket is
  * closed ({@link BridgeFrameLimit}, ADR 0104).
  *
- * <p>A send to the submit address that the bridge itself would fail on after the hook (headers
- * that are not an object, a null header value, a non-numeric {@code timeout}, a {@code
- * codecName}) and any publish to it (clustered, each node's consumer would apply it) are refused
- * with an error frame at once.
+ * <p>A frame that the bridge itself would fail on after the hook (headers that are not an object,
+ * a null header value, a non-numeric {@code timeout}, a {@code codecName}), whatever its address,
+ * and any publish to the submit address (clustered, each node's consumer would apply it) are
+ * refused with an error frame at once. A frame the bridge cannot decode, or fails on before the
+ * hook, gets an error frame and its socket is closed ({@link BridgeFrameLimit}, ADR 0135).
  *
  * <p>Vert.x hands a local send to every local consumer of its address in turn, the verticle's
  * public consumer included, and other senders on this node reach the local consumer too: the hook
@@ -177,8 +178,23 @@ final class BridgeSupport {
     // The bridge reads the headers after this handler ran, and completes the send at once when
     // the event is completed inline: the socket's order is kept.
     Handler<io.vertx.ext.eventbus.bridge.tcp.BridgeEvent> hook = event -> {
+      if (event.type() != BridgeEventType.REGISTERED && event.socket() instanceof BridgeFrameLimit.Framed framed) {
+        // The bridge decoded this frame: its socket's guard counts it (a frame that never gets here
+        // was not decoded; ADR 0135). REGISTERED follows a REGISTER frame already counted.
+        framed.frameDecoded();
+      }
       JsonObject raw = event.getRawMessage();
-      if (raw == null || !submit.equals(raw.getValue("address"))) {
+      if (raw == null) {
+        event.complete(true);
+        return;
+      }
+      if (!deliverable(raw)) {
+        // Whatever its address and type: the bridge reads every frame's headers before it looks
+        // at either, and throws on these. An error frame at once; nothing delivered, nothing counted.
+        event.complete(false);
+        return;
+      }
+      if (!submit.equals(raw.getValue("address"))) {
         event.complete(true);
         return;
       }
@@ -190,10 +206,6 @@ final class BridgeSupport {
       }
       if (event.type() != BridgeEventType.SEND) {
         event.complete(true);
-        return;
-      }
-      if (!deliverable(raw)) {
-        event.complete(false); // an error frame at once; nothing delivered, nothing counted
         return;
       }
       // Closing: an error frame at once, nothing delivered.

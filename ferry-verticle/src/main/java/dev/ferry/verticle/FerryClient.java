@@ -125,11 +125,14 @@ public final class FerryClient {
       delivery.addHeader(ORDER_HEADER, Long.toString(options.order));
     }
     delivery.setSendTimeout(options.sendTimeoutMs());
+    // Checked here too, as the node will (ADR 0128): clustered, a body the event bus cannot write
+    // to another node is not failed by the event bus, only never delivered, so the caller would
+    // learn of it only at its send timeout, as an outcome unknown.
+    String why = Submission.notJson(body);
+    if (why != null) {
+      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, why));
+    }
     if (routing != null) {
-      if (!Submission.isJson(body)) {
-        return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
-            "the body is not a JSON value: " + body.getClass().getSimpleName()));
-      }
       long timeoutMs = options.timeout == null ? 0 : options.timeout.toMillis();
       @SuppressWarnings("unchecked")
       Future<T> routed = (Future<T>) routing.submit(key, body, delivery, timeoutMs, delivery.getSendTimeout());
@@ -146,8 +149,9 @@ public final class FerryClient {
       if (!(body instanceof io.vertx.core.json.JsonObject || body instanceof io.vertx.core.json.JsonArray)) {
         throw notJson;
       }
-      // A JsonObject or JsonArray holding a value of no JSON type: Vert.x copies the body as it is
-      // sent, and refuses ("Illegal type in Json"). Nothing was sent; a Future, like every failure.
+      // A JsonObject or JsonArray holding a value of no JSON type (checked above, so put there by
+      // another thread meanwhile): Vert.x copies the body as it is sent, and refuses ("Illegal type
+      // in Json"). Nothing was sent; a Future, like every failure.
       return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
           "the body is not a JSON value: " + notJson.getMessage()));
     } catch (java.util.concurrent.RejectedExecutionException closed) {

@@ -213,6 +213,47 @@ class ClusterForwardingTest {
   }
 
   @Test
+  void aBodyJsonCannotEncodeIs400AtTheNodeItEntersWhereverItsKeyIsOwnedAndTheOthersAreServed() {
+    // A JsonObject crosses the local bus as an object and is encoded only when written to another
+    // node: a forward to the key's owner, or the owner's call to a downstream on another node
+    // (nodes 1 and 2 call node 0). Nested beyond Jackson's bound, its forward was never answered
+    // (the caller's send timeout ended it), its batch call failed with 502 at the call timeout,
+    // and what was queued behind it on a new connection between the two nodes was lost with it.
+    // NaN was written as the string "NaN". Refused where it enters now (ADR 0128).
+    String key = keyOwnedBy(1, "unencodable-");
+    JsonObject deep = new JsonObject().put("leaf", 1);
+    for (int i = 0; i < 1_500; i++) {
+      deep = new JsonObject().put("n", deep);
+    }
+    JsonObject nan = new JsonObject().put("x", new io.vertx.core.json.JsonArray().add(Double.NaN));
+    // Entering at node 0 (forwarded to the owner) and at the owner (its call goes to node 0).
+    for (int entry : new int[] {0, 1}) {
+      Future<Message<Object>> tooDeep = cluster.send(entry, cluster.entry(entry), key, deep);
+      Future<Message<Object>> notANumber = cluster.send(entry, cluster.entry(entry), key, nan);
+      Future<Message<Object>> mate = cluster.send(entry, cluster.entry(entry), key, "mate-" + entry);
+      ReplyException e = failure(tooDeep);
+      assertEquals(400, e.failureCode(), e.getMessage());
+      assertTrue(e.getMessage().startsWith("the body cannot be encoded as JSON: it is nested deeper than 997 levels"),
+          e.getMessage());
+      e = failure(notANumber);
+      assertEquals(400, e.failureCode(), e.getMessage());
+      assertTrue(e.getMessage().startsWith("the body cannot be encoded as JSON: it holds NaN"), e.getMessage());
+      assertEquals("mate-" + entry, await(mate).body());
+    }
+    // A routing client sends from its own node to the owner's: refused before anything is sent.
+    FerryClient routing = FerryClient.routing(cluster.nodes.get(0));
+    try {
+      Throwable t = ClusterHarness.failure(routing.submit(key, deep));
+      assertTrue(t instanceof dev.ferry.FerryException f && f.kind() == dev.ferry.FerryError.BAD_INPUT, String.valueOf(t));
+    } finally {
+      await(routing.close());
+    }
+    List<Object> sent = downstream.calls().stream().filter(c -> c.key().equals(key))
+        .flatMap(c -> c.bodies().stream()).collect(Collectors.toList());
+    assertEquals(List.of("mate-0", "mate-1"), sent);
+  }
+
+  @Test
   void theCallersDeadlineTravelsWithTheForward() {
     String key = keyOwnedBy(2, "deadline-");
     downstream.slow(2, 4_000);

@@ -43,12 +43,27 @@ class BridgeFrameLimitTest {
         });
   }
 
+  /** A frame of {@code length} bytes (at least 2) whose JSON is an object: {@code {"p": "abc..."}}. */
   private static Buffer frame(int length) {
-    Buffer b = Buffer.buffer().appendInt(length);
-    for (int i = 0; i < length; i++) {
-      b.appendByte((byte) ('a' + i % 26));
+    Buffer b = Buffer.buffer().appendInt(length).appendString("{");
+    if (length >= 8) {
+      b.appendString("\"p\":\"");
+      for (int i = 0; i < length - 8; i++) {
+        b.appendByte((byte) ('a' + i % 26));
+      }
+      b.appendString("\"");
+    } else {
+      for (int i = 0; i < length - 2; i++) {
+        b.appendString(" ");
+      }
     }
-    return b;
+    return b.appendString("}");
+  }
+
+  /** A frame whose bytes are {@code json} as is. */
+  private static Buffer raw(String json) {
+    byte[] bytes = json.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    return Buffer.buffer().appendInt(bytes.length).appendBytes(bytes);
   }
 
   private static Vertx vertx;
@@ -65,15 +80,30 @@ class BridgeFrameLimitTest {
 
   /**
    * Feeds {@code stream} to a guard in pieces of {@code piece} bytes, on an event loop as a
-   * socket would; returns what the parser got.
+   * socket would; returns what the parser got. The parser is the bridge's own ({@code
+   * FrameParser}), and what it decodes is counted for the guard as the bridge's hook counts it; a
+   * decoded object whose "type" is "boom" throws, as the bridge does for a type it does not know.
    */
   private static Buffer feed(Buffer stream, int piece, int max, FakeSocket socket) {
     CompletableFuture<Buffer> done = new CompletableFuture<>();
     vertx.getOrCreateContext().runOnContext(v -> {
       Buffer parsed = Buffer.buffer();
-      BridgeFrameLimit.Guard guard = new BridgeFrameLimit.Guard(socket.socket, parsed::appendBuffer, max);
+      BridgeFrameLimit.Guard[] guard = new BridgeFrameLimit.Guard[1];
+      io.vertx.ext.eventbus.bridge.tcp.impl.protocol.FrameParser bridge =
+          new io.vertx.ext.eventbus.bridge.tcp.impl.protocol.FrameParser(ar -> {
+            if (ar.succeeded()) {
+              if ("boom".equals(ar.result().getValue("type"))) {
+                throw new IllegalArgumentException("Invalid frame type boom");
+              }
+              guard[0].frameDecoded();
+            }
+          });
+      guard[0] = new BridgeFrameLimit.Guard(socket.socket, b -> {
+        parsed.appendBuffer(b);
+        bridge.handle(b);
+      }, max);
       for (int i = 0; i < stream.length(); i += piece) {
-        guard.handle(stream.getBuffer(i, Math.min(stream.length(), i + piece)));
+        guard[0].handle(stream.getBuffer(i, Math.min(stream.length(), i + piece)));
       }
       done.complete(parsed);
     });
@@ -86,8 +116,8 @@ class BridgeFrameLimitTest {
 
   @Test
   void framesWithinTheBoundPassUnchangedHoweverTheStreamIsCut() {
-    Buffer stream = Buffer.buffer().appendBuffer(frame(10)).appendBuffer(frame(0)).appendBuffer(frame(100))
-        .appendBuffer(frame(1));
+    Buffer stream = Buffer.buffer().appendBuffer(frame(10)).appendBuffer(frame(2)).appendBuffer(frame(100))
+        .appendBuffer(frame(3));
     for (int piece = 1; piece <= stream.length(); piece++) {
       FakeSocket socket = new FakeSocket();
       Buffer parsed = feed(stream, piece, 100, socket);
@@ -126,5 +156,32 @@ class BridgeFrameLimitTest {
     assertEquals(0, parsed.length());
     assertTrue(socket.closed);
     assertTrue(socket.written.get(0).toString().contains("4294967295 bytes"), socket.written.get(0).toString());
+  }
+
+  @Test
+  void aFrameTheBridgeCannotDecodeOrTakeStopsTheStreamAfterItWhereverTheCutsFall() {
+    // The bridge logged a frame it could not decode and answered nothing; one whose type it did not
+    // know threw out of its parser, which then read the rest of the stream out of step.
+    Buffer before = Buffer.buffer().appendBuffer(frame(10)).appendBuffer(frame(100));
+    for (String bad : List.of("{bad", "[1]", "", "{\"type\":\"boom\"}")) {
+      Buffer stream = before.copy().appendBuffer(raw(bad)).appendBuffer(frame(20));
+      for (int piece = 1; piece <= stream.length(); piece++) {
+        FakeSocket socket = new FakeSocket();
+        Buffer parsed = feed(stream, piece, 100, socket);
+        String at = "\"" + bad + "\" in pieces of " + piece;
+        // The frames before it and the bad one itself, never the frame after it.
+        assertEquals(before.copy().appendBuffer(raw(bad)), parsed, at);
+        assertEquals(1, socket.written.size(), at);
+        Buffer err = socket.written.get(0);
+        JsonObject json = new JsonObject(err.getBuffer(4, err.length()));
+        assertEquals("err", json.getString("type"), at);
+        String expected = bad.contains("boom")
+            ? "a frame the bridge cannot take (Invalid frame type boom; a frame's \"type\" is send, publish, register,"
+                + " unregister or ping); the connection is closed"
+            : "a frame that is not a JSON object the bridge can read; the connection is closed";
+        assertEquals(expected, json.getString("message"), at);
+        assertTrue(socket.closed, at);
+      }
+    }
   }
 }

@@ -83,33 +83,42 @@ class SubmitHostileTest extends VerticleTestBase {
     return o;
   }
 
-  @Test
-  void aBodyJsonCannotEncodeIs400AtOnceAndItsBatchMatesAreSent() {
-    // A body nested deeper than Jackson's write bound (1000) is a JsonObject on the local bus but
-    // cannot be written as JSON. The HTTP downstream's encoding threw inside the client's callback:
-    // the call stayed open, holding the key, until timeoutMs, then every caller of the batch got 502.
-    Promise<Void> release = Promise.promise();
-    Promise<Void> firstArrived = Promise.promise();
+  /**
+   * An HTTP downstream on 127.0.0.1 that echoes as {@link #httpEcho} does, but holds its first
+   * call's answer until {@code release} completes ({@code firstArrived} says it came): what is
+   * submitted meanwhile waits behind it, and leaves in the key's next batch.
+   */
+  private String heldHttpEcho(Promise<Void> firstArrived, Future<Void> release) {
     HttpServer server = await(vertx.createHttpServer()
         .requestHandler(req -> req.body().onSuccess(body -> {
           Buffer answer = echo(body);
           if (firstArrived.tryComplete()) {
-            release.future().onComplete(v -> req.response().end(answer)); // held: the rest queue behind it
+            release.onComplete(v -> req.response().end(answer)); // held: the rest queue behind it
           } else {
             req.response().end(answer);
           }
         }))
         .listen(0, "127.0.0.1"));
-    deploy(new JsonObject().put("downstream", http("http://127.0.0.1:" + server.actualPort() + "/batch")
-        .put("timeoutMs", 60_000)));
+    return "http://127.0.0.1:" + server.actualPort() + "/batch";
+  }
+
+  @Test
+  void aBodyJsonCannotEncodeIs400AtOnceAndItsBatchMatesAreSent() {
+    // A body nested deeper than Jackson's write bound (1000) is a JsonObject on the local bus but
+    // cannot be written as JSON. The HTTP downstream's encoding threw inside the client's callback:
+    // the call stayed open, holding the key, until timeoutMs, then every caller of the batch got 502.
+    // Refused on arrival now, whatever the downstream (ADR 0128): never admitted.
+    Promise<Void> release = Promise.promise();
+    Promise<Void> firstArrived = Promise.promise();
+    deploy(new JsonObject().put("downstream", http(heldHttpEcho(firstArrived, release.future())).put("timeoutMs", 60_000)));
     Future<Message<Object>> first = send("k", "first");
     await(firstArrived.future());
     Future<Message<Object>> deep = send("k", nested(1_500));
     Future<Message<Object>> before = send("k", "before");
     Future<Message<Object>> deepToo = send("k", nested(1_000)); // within the bound alone, not inside a request
     Future<Message<Object>> after = send("k", "after");
-    admitted(5);
-    release.complete(); // the key's next batch: the four waiting inputs
+    admitted(3);
+    release.complete(); // the key's next batch: the two waiting inputs
     ReplyException bad = (ReplyException) failure(deep);
     assertEquals(400, bad.failureCode());
     assertTrue(bad.getMessage().startsWith("the body cannot be encoded as JSON: "), bad.getMessage());
@@ -120,6 +129,56 @@ class SubmitHostileTest extends VerticleTestBase {
     assertEquals(new JsonArray().add(new JsonObject().put("id", null).put("input", "before"))
         .add(new JsonObject().put("id", null).put("input", "after")), posted.get(1).getJsonArray("inputs"));
     assertEquals(2, posted.size());
+  }
+
+  @Test
+  void nanOrAnInfinityInsideABodyIs400AtOnceForEitherDownstreamAndItsBatchMatesAreSent() {
+    // A body built in Java may hold Double.NaN: the top was checked, not what is inside. JSON has
+    // no NaN; Jackson wrote it as the string "NaN", so an HTTP downstream got {"x": "NaN"} for the
+    // number the caller sent, and a local event-bus downstream got the Double itself.
+    List<Object> bad = List.of(new JsonObject().put("x", Double.NaN),
+        new JsonArray().add(1).add(new JsonObject().put("y", new JsonArray().add(Float.NEGATIVE_INFINITY))),
+        new JsonObject().put("z", new JsonObject().put("deeper", Double.POSITIVE_INFINITY)));
+    for (String kind : List.of("http", "eventbus")) {
+      Promise<Void> release = Promise.promise();
+      Promise<Void> firstArrived = Promise.promise();
+      JsonObject down = "http".equals(kind) ? http(heldHttpEcho(firstArrived, release.future()))
+          : new JsonObject().put("type", "eventbus").put("address", DOWN);
+      String id = deploy(new JsonObject().put("downstream", down));
+      Future<Message<Object>> first = send("k", "first");
+      if ("http".equals(kind)) {
+        await(firstArrived.future());
+      } else {
+        await(downstream.call(0)); // held by the recorder until answered
+      }
+      List<Future<Message<Object>>> refused = new java.util.ArrayList<>();
+      Future<Message<Object>> before = send("k", "before");
+      bad.forEach(body -> refused.add(send("k", body)));
+      Future<Message<Object>> after = send("k", "after");
+      for (Future<Message<Object>> r : refused) {
+        ReplyException e = (ReplyException) failure(r);
+        assertEquals(400, e.failureCode(), kind);
+        assertTrue(e.getMessage().equals("the body cannot be encoded as JSON: it holds NaN or an infinite number,"
+            + " which JSON cannot carry (Jackson would write a string)"), kind + ": " + e.getMessage());
+      }
+      admitted(3); // "after" too: it leaves with "before"
+      if ("http".equals(kind)) {
+        release.complete();
+      } else {
+        await(downstream.call(0)).echo();
+        EbRecorder.Call next = await(downstream.call(1));
+        assertEquals(List.of("before", "after"), next.bodies(), kind);
+        next.echo();
+      }
+      assertEquals("first", body(first), kind);
+      assertEquals("before", body(before), kind);
+      assertEquals("after", body(after), kind);
+      await(vertx.undeploy(id));
+    }
+    assertEquals(2, posted.size());
+    assertEquals(List.of("before", "after"), posted.get(1).getJsonArray("inputs").stream()
+        .map(i -> ((JsonObject) i).getValue("input")).toList());
+    assertEquals(2, downstream.count());
   }
 
   @Test
@@ -246,7 +305,7 @@ class SubmitHostileTest extends VerticleTestBase {
     for (Object body : new Object[] {new JsonObject().put("x", new Object()), new JsonArray().add(new Object())}) {
       Throwable t = failure(client.submit("k", body));
       assertTrue(t instanceof FerryException e && e.kind() == FerryError.BAD_INPUT
-          && e.getMessage().startsWith("the body is not a JSON value: "), String.valueOf(t));
+          && e.getMessage().startsWith("the body cannot be encoded as JSON: it holds a value of type Object"), String.valueOf(t));
     }
     assertEquals("fine", await(client.submit("k", "fine")));
     assertEquals(1, downstream.count());
@@ -296,19 +355,71 @@ class SubmitHostileTest extends VerticleTestBase {
       java.io.DataInputStream in = new java.io.DataInputStream(socket.getInputStream());
       for (JsonObject frame : List.of(
           bridgeSend(new JsonObject().put("key", "k").put("id", null), "nulled", "r-1"),
+          // At any address: the bridge reads the headers before it looks at the address.
+          bridgeSend(new JsonObject().put("key", "k").put("id", null), "nulled", "r-0").put("address", METRICS),
           bridgeSend(new JsonObject().put("key", "k"), "fine", "r-2"))) {
         byte[] bytes = frame.encode().getBytes(java.nio.charset.StandardCharsets.UTF_8);
         out.writeInt(bytes.length);
         out.write(bytes);
       }
       out.flush();
-      JsonObject refused = readFrame(in);
-      assertEquals("err", refused.getString("type"), refused.encode());
+      for (int i = 0; i < 2; i++) {
+        JsonObject refused = readFrame(in);
+        assertEquals("err", refused.getString("type"), refused.encode());
+      }
       JsonObject served = readFrame(in);
       assertEquals("r-2", served.getString("address"), served.encode());
       assertEquals("fine", served.getValue("body"), served.encode());
     }
     assertEquals(1, downstream.count());
+  }
+
+  @Test
+  void aBridgeFrameTheBridgeCannotDecodeOrTakeGetsAnErrorFrameAndItsConnectionCloses() throws Exception {
+    // The bridge logged a frame that is not a JSON object and answered nothing, its sender waiting
+    // for ever; one whose type it does not know threw out of its parser, and the socket answered
+    // nothing more, that frame or any after it, while it stayed open.
+    int port = FerryVerticleOpsTest.freePort();
+    downstream.auto(EbRecorder.Call::echo);
+    deploy(config(new JsonObject().put("bridge", new JsonObject().put("port", port))));
+    java.util.Map<String, String> cases = new java.util.LinkedHashMap<>();
+    cases.put("{\"type\": \"send\", \"address\": \"ferry.submit\", \"replyAddress\": \"r-x\", \"body\": NaN}",
+        "a frame that is not a JSON object the bridge can read; the connection is closed");
+    cases.put("[\"not\", \"an\", \"object\"]", "a frame that is not a JSON object the bridge can read; the connection is closed");
+    cases.put(bridgeSend(new JsonObject().put("key", "k"), "x", "r-x").put("type", "sned").encode(),
+        "a frame the bridge cannot take (Invalid frame type sned; a frame's \"type\" is send, publish, register,"
+            + " unregister or ping); the connection is closed");
+    JsonObject untyped = bridgeSend(new JsonObject().put("key", "k"), "x", "r-x");
+    untyped.remove("type");
+    cases.put(untyped.encode(),
+        "a frame the bridge cannot take (Invalid frame type message; a frame's \"type\" is send, publish, register,"
+            + " unregister or ping); the connection is closed");
+    int served = 0;
+    for (java.util.Map.Entry<String, String> c : cases.entrySet()) {
+      try (java.net.Socket socket = new java.net.Socket("127.0.0.1", port)) {
+        socket.setSoTimeout(10_000);
+        java.io.DataOutputStream out = new java.io.DataOutputStream(socket.getOutputStream());
+        java.io.DataInputStream in = new java.io.DataInputStream(socket.getInputStream());
+        writeFrame(out, bridgeSend(new JsonObject().put("key", "k"), "before", "r-1").encode());
+        assertEquals("before", readFrame(in).getValue("body"), c.getKey());
+        served++;
+        writeFrame(out, c.getKey());
+        writeFrame(out, bridgeSend(new JsonObject().put("key", "k"), "after", "r-2").encode());
+        JsonObject refused = readFrame(in);
+        assertEquals(new JsonObject().put("type", "err").put("message", c.getValue()), refused, c.getKey());
+        assertEquals(-1, in.read(), c.getKey() + ": the connection is closed");
+      }
+    }
+    // "after" never reached the ferry: only the "before" of each connection was sent.
+    assertEquals(served, downstream.count());
+    assertEquals(served, metrics().getLong("submitted"));
+  }
+
+  private static void writeFrame(java.io.DataOutputStream out, String json) throws java.io.IOException {
+    byte[] bytes = json.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    out.writeInt(bytes.length);
+    out.write(bytes);
+    out.flush();
   }
 
   private static JsonObject bridgeSend(JsonObject headers, Object body, String replyAddress) {
