@@ -95,16 +95,21 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
       probes.add(added);
       if (closed.future().isComplete()) {
         // Closed already: told at once, as it would have been at the close.
-        Probe.all(java.util.List.of(added), loop::report).closed();
+        tellClosed(added);
       }
     });
     if (!accepted) {
       // The loop is gone (its Vert.x closed): nothing more will ever be reported, so the probe is
       // told now, on this thread. Dropped silently, a FerryMeterBinder bound then kept its meters
       // in the registry for good, holding the closed ferry and its name (ADR 0130).
-      Probe.all(java.util.List.of(added), loop::report).closed();
+      tellClosed(added);
     }
     return () -> onLoop(() -> probes.remove(added));
+  }
+
+  /** Tells one probe the ferry is closed, shielded as every report to probes is. */
+  private void tellClosed(Probe probe) {
+    Probe.all(java.util.List.of(probe), loop::report).closed();
   }
 
   /**

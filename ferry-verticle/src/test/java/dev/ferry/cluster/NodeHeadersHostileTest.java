@@ -20,7 +20,6 @@ import io.vertx.core.json.JsonObject;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -262,24 +261,5 @@ class NodeHeadersHostileTest {
     JsonObject v = view();
     assertEquals(0, v.getInteger("held"), v.encode());
     assertEquals(0, v.getInteger("openForwards"), v.encode());
-  }
-
-  /** A membership that delivers one snapshot: every node of {@code view} live and announced. */
-  private record FixedView(String self, Set<String> view) implements Membership {
-    @Override
-    public Future<Void> start(Consumer<Snapshot> listener) {
-      listener.accept(new Snapshot(view, view, Set.of()));
-      return Future.succeededFuture();
-    }
-
-    @Override
-    public Future<Void> withdraw() {
-      return Future.succeededFuture();
-    }
-
-    @Override
-    public Future<Void> close() {
-      return Future.succeededFuture();
-    }
   }
 }

@@ -17,7 +17,6 @@ import io.vertx.core.json.JsonObject;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -48,7 +47,7 @@ class RoutingClientHostileTest {
     }).completion());
     context = vertx.getOrCreateContext();
     Promise<RoutingClient> made = Promise.promise();
-    context.runOnContext(v -> made.complete(RoutingClient.create(vertx, SUBMIT, new FixedView(Set.of("n0")))));
+    context.runOnContext(v -> made.complete(RoutingClient.create(vertx, SUBMIT, new FixedView("client", Set.of("n0")))));
     client = await(made.future());
     await(client.started());
   }
@@ -166,7 +165,7 @@ class RoutingClientHostileTest {
   @Test
   void aClusterWithNoFerryNodeAnswersClosedAtTheSendTimeout() {
     Promise<RoutingClient> made = Promise.promise();
-    context.runOnContext(v -> made.complete(RoutingClient.create(vertx, SUBMIT, new FixedView(Set.of()))));
+    context.runOnContext(v -> made.complete(RoutingClient.create(vertx, SUBMIT, new FixedView("client", Set.of()))));
     RoutingClient none = await(made.future());
     await(none.started());
     Future<Object> answer = none.submit("k", "x", new DeliveryOptions().addHeader(FerryClient.KEY_HEADER, "k"), 0, 50);
@@ -176,27 +175,4 @@ class RoutingClientHostileTest {
     assertEquals(List.of(), atN0);
   }
 
-  /** A membership that delivers one snapshot: the given nodes live and announced. */
-  private record FixedView(Set<String> view) implements Membership {
-    @Override
-    public String self() {
-      return "client";
-    }
-
-    @Override
-    public Future<Void> start(Consumer<Snapshot> listener) {
-      listener.accept(new Snapshot(view, view, Set.of()));
-      return Future.succeededFuture();
-    }
-
-    @Override
-    public Future<Void> withdraw() {
-      return Future.succeededFuture();
-    }
-
-    @Override
-    public Future<Void> close() {
-      return Future.succeededFuture();
-    }
-  }
 }

@@ -20,13 +20,18 @@ import org.junit.jupiter.api.Test;
 /** Meters in the registry the application names; health as a procedure in the application's checks. */
 class FerryVerticleRegistryAndHealthTest extends VerticleTestBase {
 
+  /** A Vert.x whose meters go to {@code registry}, shared by that name with the verticles it runs. */
+  private static Vertx vertxWithRegistry(MeterRegistry registry, String name) {
+    return Vertx.builder()
+        .with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true).setRegistryName(name)))
+        .withMetrics(new MicrometerMetricsFactory(registry))
+        .build();
+  }
+
   @Test
   void theMetersLandInTheRegistryTheApplicationNamed() {
     MeterRegistry registry = new SimpleMeterRegistry();
-    Vertx app = Vertx.builder()
-        .with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true).setRegistryName("app")))
-        .withMetrics(new MicrometerMetricsFactory(registry))
-        .build();
+    Vertx app = vertxWithRegistry(registry, "app");
     try {
       JsonObject config = new JsonObject()
           .put("downstream", new JsonObject().put("type", "eventbus").put("address", "nowhere"))
@@ -44,10 +49,7 @@ class FerryVerticleRegistryAndHealthTest extends VerticleTestBase {
     MeterRegistry registry = new SimpleMeterRegistry();
     // Vert.x's registries are JVM-wide by name: two instances naming one share it (as the default
     // registry is shared by every instance that does not name one).
-    java.util.function.Supplier<Vertx> node = () -> Vertx.builder()
-        .with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true).setRegistryName("shared")))
-        .withMetrics(new MicrometerMetricsFactory(registry))
-        .build();
+    java.util.function.Supplier<Vertx> node = () -> vertxWithRegistry(registry, "shared");
     Vertx one = node.get();
     Vertx two = node.get();
     try {
@@ -80,10 +82,7 @@ class FerryVerticleRegistryAndHealthTest extends VerticleTestBase {
         new io.micrometer.prometheusmetrics.PrometheusMeterRegistry(io.micrometer.prometheusmetrics.PrometheusConfig.DEFAULT);
     registry.throwExceptionOnRegistrationFailure();
     io.micrometer.core.instrument.Gauge.builder("ferry.batches", () -> 1).register(registry); // the application's own
-    Vertx app = Vertx.builder()
-        .with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true).setRegistryName("strict")))
-        .withMetrics(new MicrometerMetricsFactory(registry))
-        .build();
+    Vertx app = vertxWithRegistry(registry, "strict");
     try {
       JsonObject config = new JsonObject()
           .put("downstream", new JsonObject().put("type", "eventbus").put("address", "nowhere"))
