@@ -1,6 +1,7 @@
 package dev.ferry;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -270,6 +271,8 @@ class MakeTest {
     Future<String> b = ferry.submit("b");
     loop.advanceMillis(100);
     assertEquals(FerryError.FAILED, kind(a));
+    assertInstanceOf(java.util.concurrent.TimeoutException.class, a.cause().getCause(),
+        "FAILED carries its cause: a timeout, the outcome unknown");
     assertEquals(1, down.calls.size(), "the slot is still held by the overdue call");
     assertEquals(1, ferry.metrics().inFlightBatches());
     assertEquals(1, ferry.metrics().failedBatches());

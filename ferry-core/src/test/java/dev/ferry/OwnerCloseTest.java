@@ -1,6 +1,7 @@
 package dev.ferry;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vertx.core.Future;
@@ -84,6 +85,8 @@ class OwnerCloseTest {
     // Sent, then given up: FAILED (may have been applied), as the verticle's call timeout answers;
     // CLOSED only for an input never sent (ADR 0064).
     assertEquals(FerryError.FAILED, kind(inFlight), "a call that never completes is not waited for");
+    assertInstanceOf(java.util.concurrent.CancellationException.class, inFlight.cause().getCause(),
+        "FAILED carries its cause: the call given up, its outcome unknown");
     assertEquals(FerryError.CLOSED, kind(waiting));
   }
 

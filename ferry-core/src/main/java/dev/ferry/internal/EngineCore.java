@@ -2,7 +2,9 @@ package dev.ferry.internal;
 
 import dev.ferry.FerryError;
 import java.util.List;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * What the per-key and the stream engines share: the lifecycle (open, draining, closed),
@@ -194,8 +196,11 @@ abstract class EngineCore<K, I> {
     failedBatches++;
     String message = "the batch call did not complete within "
         + TimeUnit.NANOSECONDS.toMillis(callTimeoutNanos) + " ms";
+    // FAILED carries its cause (the contract): a timeout, which says the outcome is unknown, so a
+    // caller can tell it from a call that failed. One per batch: its callers share the one call.
+    TimeoutException cause = new TimeoutException(message + " (it may still be applied)");
     for (Entry<K, I> e : batch.entries) {
-      settle(e, FerryError.FAILED, message);
+      settle(e, FerryError.FAILED, message, cause);
     }
   }
 
@@ -241,12 +246,17 @@ abstract class EngineCore<K, I> {
 
   /** Fails one entry, once: a settled entry stays settled. */
   final void settle(Entry<K, I> e, FerryError kind, String message) {
+    settle(e, kind, message, null);
+  }
+
+  /** As {@link #settle(Entry, FerryError, String)}, with the failure's cause (FAILED's). */
+  final void settle(Entry<K, I> e, FerryError kind, String message, Throwable cause) {
     if (e.state == Entry.State.SETTLED) {
       return;
     }
     e.state = Entry.State.SETTLED;
     cancelDeadline(e);
-    out.fail(e, kind, message, null);
+    out.fail(e, kind, message, cause);
   }
 
   private void cancelDeadline(Entry<K, I> e) {
@@ -315,11 +325,14 @@ abstract class EngineCore<K, I> {
     if (phase == Phase.CLOSED && !closedSignalled && (inFlight() == 0 || ownerClosing)) {
       if (ownerClosing) {
         callTimeouts.abandonAll(batch -> {
+          String message = "the ferry's owner closed while this input's call was in flight"
+              + " (it may have been applied)";
+          // Its outcome can no longer be learned: a cancellation, as the cause FAILED carries.
+          CancellationException cause = new CancellationException(message);
           for (Entry<K, I> e : batch.entries) {
             // Sent, then given up: FAILED (502), as for a call timeout; CLOSED (503) is only ever
             // the answer for an input that was never sent (ADR 0064).
-            settle(e, FerryError.FAILED, "the ferry's owner closed while this input's call was in flight"
-                + " (it may have been applied)");
+            settle(e, FerryError.FAILED, message, cause);
           }
         });
         callsForgotten = true;

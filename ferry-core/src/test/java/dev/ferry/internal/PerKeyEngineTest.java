@@ -2,6 +2,7 @@ package dev.ferry.internal;
 
 import static dev.ferry.internal.PerKeyHarness.failure;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -575,6 +576,8 @@ class PerKeyEngineTest {
       h.loop.advanceMillis(100);
       FerryException e = failure(a1);
       assertEquals(FerryError.FAILED, e.kind());
+      // FAILED carries its cause, as the contract says; a timeout says the outcome is unknown.
+      assertInstanceOf(java.util.concurrent.TimeoutException.class, e.getCause(), "the cause of a call timeout");
       assertFalse(a2.isComplete(), "a2 still waits: the call for a1 may still be on the wire");
       assertEquals(1, h.down.calls.size());
       h.succeed(0); // late completion: a1 keeps its FAILED, a2 now leaves
