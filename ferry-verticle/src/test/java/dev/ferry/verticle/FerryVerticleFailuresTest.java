@@ -58,6 +58,17 @@ class FerryVerticleFailuresTest extends VerticleTestBase {
   }
 
   @Test
+  void aNullBodyIsTheJsonNullInputNotBadInput() {
+    // JSON null is a JSON value: it is sent as {"input": null} and its outcome comes back as is.
+    deploy(config(new JsonObject()));
+    Future<Message<Object>> nothing = send("k", null);
+    EbRecorder.Call call = await(downstream.call(0));
+    assertEquals(java.util.Arrays.asList((Object) null), call.bodies());
+    call.echo();
+    assertEquals(null, body(nothing));
+  }
+
+  @Test
   void aRejectedInputIs422WithItsReasonAndTheRestSucceed() {
     deploy(config(new JsonObject()));
     send("k", "hold");
