@@ -251,8 +251,7 @@ final class ClientRouter {
           ks.givenUpUntil = Math.max(ks.givenUpUntil, loop.nanoTime() + waitMs * 1_000_000);
           givenUpWait(ks); // its timer ends the wait, and forgets the key if nothing else came
         }
-        Promise<Object> answer = r.answer;
-        effects.add(() -> answer.handle(ar));
+        effects.add(() -> answer(r.answer, ar));
       }
       sendWaiting(ks, false);
     });
@@ -329,14 +328,7 @@ final class ClientRouter {
       fail(s.request, new FerryException(FerryError.CLOSED, "not delivered to " + s.target
           + ", and the routing client closed before it could send it again: never applied", re));
     } else {
-      Promise<Object> answer = s.request.answer; // already answered if abandoned: the first answer stands
-      effects.add(() -> {
-        if (ar.succeeded()) {
-          answer.tryComplete(ar.result());
-        } else {
-          answer.tryFail(ar.cause());
-        }
-      });
+      effects.add(() -> answer(s.request.answer, ar)); // already answered if abandoned: the first stands
     }
     forget(ks);
   }
@@ -464,7 +456,25 @@ final class ClientRouter {
   }
 
   private void fail(Request r, Throwable failure) {
-    effects.add(() -> r.answer.tryFail(failure));
+    effects.add(() -> answer(r.answer, io.vertx.core.Future.failedFuture(failure)));
+  }
+
+  /**
+   * Answers a caller unless it was answered already, shielded as the ferries answer theirs (ADR
+   * 0122): a caller off Vert.x threads has a promise with no context, whose callbacks run inline
+   * here and whose throw Vert.x lets out. Let out, it ended the step's effects halfway: the other
+   * callers answered in that step, and its sends, waited for some later step.
+   */
+  private void answer(Promise<Object> answer, AsyncResult<Object> ar) {
+    try {
+      if (ar.succeeded()) {
+        answer.tryComplete(ar.result());
+      } else {
+        answer.tryFail(ar.cause());
+      }
+    } catch (Throwable callbackThrew) {
+      loop.report(callbackThrew);
+    }
   }
 
   private void step(Runnable transition) {

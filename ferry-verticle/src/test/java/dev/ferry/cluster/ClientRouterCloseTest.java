@@ -21,6 +21,8 @@ import org.junit.jupiter.api.Test;
  * A routing client's decisions once it is closed (ADR 0136), driven by hand on a virtual loop; the
  * test answers every send. Before the fix the client had no closed state: it went on routing by
  * the last view it had read, sent waiting requests again, and took views read while it closed.
+ * Also: a caller's callback that throws, at close or not, is reported and costs no one else their
+ * answer or send (ADR 0122, which the client did not follow).
  */
 class ClientRouterCloseTest {
   private static final Set<String> NODES = Set.of("a", "b");
@@ -165,5 +167,46 @@ class ClientRouterCloseTest {
     assertEquals(FerryError.FAILED, ((FerryException) x1.cause()).kind(), "the first answer stands");
     assertEquals(2, sends.size());
     assertEquals(0, keyStates());
+  }
+
+  /**
+   * A caller whose handler throws as it is answered CLOSED at close: the other callers answered in
+   * the same close are answered too.
+   */
+  @Test
+  void aHandlerThatThrowsAtCloseDoesNotStrandTheOthers() throws Exception {
+    Future<Object> first = request("k1", "a", 10_000);
+    Future<Object> second = request("k2", "b", 10_000);
+    first.onComplete(ar -> {
+      throw new IllegalStateException("the caller's handler throws");
+    });
+    close();
+    assertTrue(closed(first), "first: " + first);
+    assertTrue(closed(second), "second: " + second);
+    assertEquals(1, loop.reported.size(), "the throw is reported: " + loop.reported);
+  }
+
+  /**
+   * The same while open: x1 and x2 of a key are on the wire; x2 comes back not delivered and waits
+   * for x1; x1's answer, whose handler throws, is the step that sends x2 again. Before the fix
+   * the throw ended that step's effects: x2 was not sent (until some later step ran them) and the
+   * throw surfaced in the event bus's reply handler.
+   */
+  @Test
+  void aHandlerThatThrowsDoesNotHoldBackTheSendsOfItsStep() throws Exception {
+    view(NODES);
+    Future<Object> x1 = request("k", "x1", 10_000);
+    request("k", "x2", 10_000);
+    x1.onComplete(ar -> {
+      throw new IllegalStateException("the caller's handler throws");
+    });
+    client.sent(sends.get(1), Future.failedFuture(NOT_DELIVERED));
+    loop.runPending();
+    view(Set.of("a", "b", "c")); // a new view: the node that refused may be tried again
+    assertEquals(2, sends.size(), "x2 waits for x1");
+    client.sent(sends.get(0), Future.succeededFuture("x1 ok"));
+    assertEquals(3, sends.size(), "x2 sent again in the step that answered x1");
+    assertEquals("x2", sends.get(2).request.payload);
+    assertEquals(1, loop.reported.size(), "the throw is reported: " + loop.reported);
   }
 }
