@@ -309,6 +309,11 @@ final class ClientRouter {
     });
   }
 
+  /** Requests sent and not answered yet. */
+  public int onTheWire() {
+    return onTheWire.size();
+  }
+
   /** Whether {@link #close} was called. */
   public boolean closed() {
     return closed;

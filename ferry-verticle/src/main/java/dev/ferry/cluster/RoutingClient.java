@@ -126,8 +126,8 @@ public final class RoutingClient {
     closing = true;
     try {
       loop.execute(() -> {
-        unhook.run();
         closeOnLoop();
+        unhookWhenQuiet();
       });
     } catch (RejectedExecutionException gone) {
       // The Vert.x instance is closed: its timers and listeners went with it, nothing to stop.
@@ -148,6 +148,17 @@ public final class RoutingClient {
     } catch (RejectedExecutionException gone) {
       closed.tryComplete();
       done.run();
+    }
+  }
+
+  /**
+   * Once closed, the owner's close hook is dropped (a closed client is not kept by a long-lived
+   * Vert.x) when nothing is on the wire any more: until then the hook still answers what is, should
+   * the Vert.x close before their replies come. On the loop.
+   */
+  private void unhookWhenQuiet() {
+    if (router.closed() && router.onTheWire() == 0) {
+      unhook.run();
     }
   }
 
@@ -178,6 +189,9 @@ public final class RoutingClient {
       o.addHeader(FerryClient.TIMEOUT_MS_HEADER, Long.toString(s.timeoutMs));
     }
     vertx.eventBus().request(FerryClient.nodeAddress(address, s.target), p.body(), o)
-        .onComplete(ar -> router.sent(s, ar.map(Message::body)));
+        .onComplete(ar -> {
+          router.sent(s, ar.map(Message::body));
+          unhookWhenQuiet();
+        });
   }
 }
