@@ -119,10 +119,12 @@ public final class RoutingClient {
    * Closes the client (ADR 0136): a later submit is answered CLOSED at once, nothing sent; a request
    * not sent yet is answered CLOSED now; a request on the wire gets its own answer (it may have
    * been applied), or CLOSED if it comes back not delivered. Stops watching the view. Any thread,
-   * any number of times: every call returns the same Future, completed once the view's listeners
-   * are removed.
+   * any number of times: each call's Future completes once the view's listeners are removed, on
+   * its caller's context when it has one (as the answers of {@link #submit} do).
    */
   public Future<Void> close() {
+    Promise<Void> mine = Driver.callerPromise();
+    closed.future().onComplete(mine);
     closing = true;
     try {
       loop.execute(() -> {
@@ -133,7 +135,7 @@ public final class RoutingClient {
       // The Vert.x instance is closed: its timers and listeners went with it, nothing to stop.
       closed.tryComplete();
     }
-    return closed.future();
+    return mine.future();
   }
 
   /** The owner of the loop closes: so does this client, and the owner waits for it. */
