@@ -37,7 +37,7 @@ public final class RoutingClient {
    * loop is answered CLOSED there by the router (ADR 0136).
    */
   private volatile boolean closing;
-  /** What every {@link #close} returns; completed once the membership stopped. */
+  /** Completed once the membership stopped; each {@link #close} returns a Future that follows it. */
   private final Promise<Void> closed = Promise.promise();
   /** Removes the hook that closes this client with its context's owner (see the constructor). */
   private final Runnable unhook;
