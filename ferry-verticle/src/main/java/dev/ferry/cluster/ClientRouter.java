@@ -126,7 +126,11 @@ final class ClientRouter {
    * so a node still leaving is seldom tried again (one more 410 if it is).
    */
   static final long LEAVING_FORGOTTEN_MS = 10_000;
+  /** The sends not answered yet: answered FAILED if the client's Vert.x goes ({@link #abandon}). */
+  private final Set<Send> onTheWire = new HashSet<>();
   private boolean known;
+  /** Closed (ADR 0136): nothing is sent any more, whatever the view says. */
+  private boolean closed;
   private long arrivals;
   private final EffectQueue effects = new EffectQueue();
 
@@ -156,6 +160,10 @@ final class ClientRouter {
 
   public void submit(Request r) {
     step(() -> {
+      if (closed) {
+        fail(r, new FerryException(FerryError.CLOSED, CLOSED_TEXT));
+        return;
+      }
       r.seq = ++arrivals;
       KeyState ks = keys.computeIfAbsent(r.key, KeyState::new);
       String owner = owner(r.key);
@@ -180,6 +188,9 @@ final class ClientRouter {
   /** A membership snapshot: live members and announced Ferry nodes. */
   public void snapshot(Set<String> members, Set<String> announced) {
     step(() -> {
+      if (closed) {
+        return; // a view read as the membership was closing: nothing is routed by it
+      }
       TreeSet<String> live = new TreeSet<>(announced);
       live.retainAll(members);
       List<String> next = List.copyOf(live);
@@ -215,6 +226,11 @@ final class ClientRouter {
       Request r = s.request;
       KeyState ks = keys.get(r.key);
       ks.inFlight--;
+      onTheWire.remove(s);
+      if (closed) {
+        sentAfterClose(ks, s, ar);
+        return;
+      }
       if (!ar.succeeded() && ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS) {
         // Not delivered: sent again, before the key's later requests, once nothing is in flight.
         unreachable.add(s.target);
@@ -235,14 +251,92 @@ final class ClientRouter {
           ks.givenUpUntil = Math.max(ks.givenUpUntil, loop.nanoTime() + waitMs * 1_000_000);
           givenUpWait(ks); // its timer ends the wait, and forgets the key if nothing else came
         }
-        Promise<Object> answer = r.answer;
-        effects.add(() -> answer.handle(ar));
+        effects.add(() -> answer(r.answer, ar));
       }
       sendWaiting(ks, false);
     });
   }
 
+  /**
+   * Closes (ADR 0136): from now on a request is answered CLOSED and nothing is sent. Requests
+   * waiting to be sent (for a view, after a NO_HANDLERS, behind a give-up) are answered CLOSED now,
+   * never sent; those on the wire get their own answer when it comes, since they may have been
+   * applied. A second close does nothing.
+   */
+  public void close() {
+    step(() -> {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      for (KeyState ks : List.copyOf(keys.values())) {
+        for (Request r = ks.waiting.poll(); r != null; r = ks.waiting.poll()) {
+          if (r.timer >= 0) {
+            loop.cancel(r.timer);
+            r.timer = -1;
+          }
+          fail(r, new FerryException(FerryError.CLOSED, CLOSED_TEXT));
+        }
+        // Nothing of the key will be sent again: no retry, and no later request to keep behind one
+        // given up. Keys with requests on the wire stay until those are answered.
+        if (ks.retryTimer >= 0) {
+          loop.cancel(ks.retryTimer);
+          ks.retryTimer = -1;
+        }
+        if (ks.givenUpTimer >= 0) {
+          loop.cancel(ks.givenUpTimer);
+          ks.givenUpTimer = -1;
+        }
+        ks.givenUpUntil = 0;
+        forget(ks);
+      }
+    });
+  }
+
+  /**
+   * Closes because the client's Vert.x (or the verticle it was made in) is closing: as {@link
+   * #close}, and the requests on the wire are answered FAILED now, "may or may not have been
+   * applied", since their replies and send timeouts go with the event bus (Vert.x fails no pending
+   * request when it closes: they would never be answered). A reply that still comes first wins.
+   */
+  public void abandon() {
+    close();
+    step(() -> {
+      for (Send s : onTheWire) {
+        fail(s.request, new FerryException(FerryError.FAILED, "the routing client's Vert.x closed before the reply"
+            + " came from " + s.target + ": the input may or may not have been applied"));
+      }
+    });
+  }
+
+  /** Requests sent and not answered yet. */
+  public int onTheWire() {
+    return onTheWire.size();
+  }
+
+  /** Whether {@link #close} was called. */
+  public boolean closed() {
+    return closed;
+  }
+
+  /** What a request that the closed client never sent is answered, CLOSED. */
+  static final String CLOSED_TEXT = "the routing client is closed: nothing was sent";
+
   // ---------------------------------------------------------------- inside transitions
+
+  /**
+   * The answer of a send that was on the wire when the client closed: the caller's own, but for a
+   * NO_HANDLERS (never delivered), which the closed client does not send again: CLOSED.
+   */
+  private void sentAfterClose(KeyState ks, Send s, AsyncResult<Object> ar) {
+    if (!ar.succeeded() && ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS) {
+      fail(s.request, new FerryException(FerryError.CLOSED, "not delivered to " + s.target
+          + ", and the routing client closed before it could send it again: never applied", re));
+    } else {
+      effects.add(() -> answer(s.request.answer, ar)); // already answered if abandoned: the first stands
+    }
+    forget(ks);
+  }
 
   private String owner(String key) {
     return known ? Rendezvous.owner(key, routable) : null;
@@ -269,6 +363,7 @@ final class ClientRouter {
     ks.target = target;
     ks.inFlight++;
     Send s = new Send(target, r, timeoutMs, sendTimeoutMs);
+    onTheWire.add(s);
     effects.add(() -> links.send(s));
   }
 
@@ -366,7 +461,25 @@ final class ClientRouter {
   }
 
   private void fail(Request r, Throwable failure) {
-    effects.add(() -> r.answer.tryFail(failure));
+    effects.add(() -> answer(r.answer, io.vertx.core.Future.failedFuture(failure)));
+  }
+
+  /**
+   * Answers a caller unless it was answered already, shielded as the ferries answer theirs (ADR
+   * 0122): a caller off Vert.x threads has a promise with no context, whose callbacks run inline
+   * here and whose throw Vert.x lets out. Let out, it ended the step's effects halfway: the other
+   * callers answered in that step, and its sends, waited for some later step.
+   */
+  private void answer(Promise<Object> answer, AsyncResult<Object> ar) {
+    try {
+      if (ar.succeeded()) {
+        answer.tryComplete(ar.result());
+      } else {
+        answer.tryFail(ar.cause());
+      }
+    } catch (Throwable callbackThrew) {
+      loop.report(callbackThrew);
+    }
   }
 
   private void step(Runnable transition) {

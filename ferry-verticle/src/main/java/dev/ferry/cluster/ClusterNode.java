@@ -84,6 +84,11 @@ public final class ClusterNode implements Router.Links {
     this.router = new Router(new VertxLoop(context), self, ferry, callTimeoutMs, maxHoldMs, maxHeld, this);
   }
 
+  /** This node's id: the Vert.x node id the cluster routes by ({@code address.node.<id>}). */
+  public String self() {
+    return self;
+  }
+
   /**
    * How long a node holds an input (within its caller's deadline) waiting for another node: a key's
    * release, or the answers of earlier inputs of the key forwarded there. In a graceful leave the

@@ -31,6 +31,16 @@ public final class RoutingClient {
   /** This client's name in its requests' origin header (ADR 0098), and their count so far. */
   private final String origin = java.util.UUID.randomUUID() + "#";
   private long submitted;
+  /**
+   * Set by the first {@link #close} on its caller's thread, so that a submit after close (on any
+   * thread that saw it) is answered CLOSED at once, without a hop; a submit that raced it to the
+   * loop is answered CLOSED there by the router (ADR 0136).
+   */
+  private volatile boolean closing;
+  /** Completed once the membership stopped; each {@link #close} returns a Future that follows it. */
+  private final Promise<Void> closed = Promise.promise();
+  /** Removes the hook that closes this client with its context's owner (see the constructor). */
+  private final Runnable unhook;
 
   private RoutingClient(Vertx vertx, String address, java.util.function.Function<io.vertx.core.Context, Membership> makeMembership) {
     this.vertx = vertx;
@@ -41,6 +51,10 @@ public final class RoutingClient {
     Promise<Void> up = Promise.promise();
     loop.execute(() -> this.membership.start(s -> router.snapshot(s.members(), s.announced())).onComplete(up));
     this.started = up.future();
+    // Closed with the owner of its loop (the verticle it was made in, else the Vert.x instance):
+    // that takes its timers and event loop with it, and a request waiting for a node would never
+    // be answered (ADR 0136).
+    this.unhook = loop.onOwnerClose(this::ownerClosed);
   }
 
   /** A routing client for the ferry at {@code address} on a clustered Vert.x (Hazelcast). */
@@ -71,6 +85,9 @@ public final class RoutingClient {
    * sendTimeoutMs} how long the caller waits for a reply.
    */
   public Future<Object> submit(String key, Object body, DeliveryOptions headers, long timeoutMs, long sendTimeoutMs) {
+    if (closing) {
+      return Future.failedFuture(new FerryException(FerryError.CLOSED, ClientRouter.CLOSED_TEXT));
+    }
     Object taken;
     try {
       // Taken as it is now, on the caller's thread: it is sent later, from the loop, and again
@@ -98,14 +115,65 @@ public final class RoutingClient {
     return answer.future();
   }
 
-  /** Stops watching the view; requests in flight still get their replies. */
+  /**
+   * Closes the client (ADR 0136): a later submit is answered CLOSED at once, nothing sent; a request
+   * not sent yet is answered CLOSED now; a request on the wire gets its own answer (it may have
+   * been applied), or CLOSED if it comes back not delivered. Stops watching the view. Any thread,
+   * any number of times: each call's Future completes once the view's listeners are removed, on
+   * its caller's context when it has one (as the answers of {@link #submit} do).
+   */
   public Future<Void> close() {
-    Promise<Void> closed = Promise.promise();
+    Promise<Void> mine = Driver.callerPromise();
+    closed.future().onComplete(mine);
+    closing = true;
     try {
-      loop.execute(() -> membership.close().onComplete(closed));
+      loop.execute(() -> {
+        closeOnLoop();
+        unhookWhenQuiet();
+      });
     } catch (RejectedExecutionException gone) {
       // The Vert.x instance is closed: its timers and listeners went with it, nothing to stop.
-      closed.complete();
+      closed.tryComplete();
+    }
+    return mine.future();
+  }
+
+  /** The owner of the loop closes: so does this client, and the owner waits for it. */
+  private void ownerClosed(Runnable done) {
+    closing = true;
+    try {
+      loop.execute(() -> {
+        Future<Void> stopped = closeOnLoop();
+        router.abandon();
+        stopped.onComplete(ar -> done.run());
+      });
+    } catch (RejectedExecutionException gone) {
+      closed.tryComplete();
+      done.run();
+    }
+  }
+
+  /**
+   * Once closed, the owner's close hook is dropped (a closed client is not kept by a long-lived
+   * Vert.x) when nothing is on the wire any more: until then the hook still answers what is, should
+   * the Vert.x close before their replies come. On the loop.
+   */
+  private void unhookWhenQuiet() {
+    if (router.closed() && router.onTheWire() == 0) {
+      unhook.run();
+    }
+  }
+
+  private Future<Void> closeOnLoop() {
+    if (!router.closed()) {
+      router.close();
+      membership.close().onComplete(ar -> {
+        if (ar.succeeded()) {
+          closed.tryComplete();
+        } else {
+          closed.tryFail(ar.cause());
+        }
+      });
     }
     return closed.future();
   }
@@ -123,6 +191,9 @@ public final class RoutingClient {
       o.addHeader(FerryClient.TIMEOUT_MS_HEADER, Long.toString(s.timeoutMs));
     }
     vertx.eventBus().request(FerryClient.nodeAddress(address, s.target), p.body(), o)
-        .onComplete(ar -> router.sent(s, ar.map(Message::body)));
+        .onComplete(ar -> {
+          router.sent(s, ar.map(Message::body));
+          unhookWhenQuiet();
+        });
   }
 }

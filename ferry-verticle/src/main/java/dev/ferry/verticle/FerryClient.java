@@ -58,7 +58,8 @@ public final class FerryClient {
    * flight at once, through joins, leaves and rolling restarts: a key's inputs follow the node
    * its earlier ones are still in flight at, and an input answered NO_HANDLERS (never delivered)
    * is sent again, in its place, within its deadline. Nothing that may have been delivered is
-   * sent twice. Not clustered: a plain client. {@link #close()} stops watching the view.
+   * sent twice. Not clustered: a plain client. {@link #close()} stops watching the view; made in a
+   * verticle, the client closes with it (ADR 0136).
    * (docs/guide/clustering.md, ADR 0057)
    */
   public static FerryClient routing(Vertx vertx, String address) {
@@ -68,7 +69,11 @@ public final class FerryClient {
     return new FerryClient(vertx, address, dev.ferry.cluster.RoutingClient.create(vertx, address));
   }
 
-  /** Stops a routing client's view watching (nothing to do for a plain client). */
+  /**
+   * Closes a routing client (nothing to do for a plain client): later submits fail CLOSED at once,
+   * inputs not sent yet are answered CLOSED, inputs already sent keep their own answer (ADR 0136).
+   * Any thread, any number of times.
+   */
   public Future<Void> close() {
     return routing == null ? Future.succeededFuture() : routing.close();
   }

@@ -60,6 +60,11 @@ public class FerryVerticle extends VerticleBase {
   private DeliveryOptions localReply;
   /** Set iff Vert.x is clustered: routes each input to its key's owner (docs/guide/clustering.md). */
   private ClusterNode cluster;
+  /**
+   * {@code cluster}'s node id, named in the health and metrics answers (null standalone); volatile:
+   * {@link #healthProcedure} may read it on any thread once the event loop is gone.
+   */
+  private volatile String node;
   /** This instance's claim on its address in this Vert.x (ADR 0054); null until claimed. */
   private String claim;
 
@@ -156,6 +161,7 @@ public class FerryVerticle extends VerticleBase {
         cluster = ClusterNode.create(vertx, context, settings.address(), ferry,
             settings.perKey().callTimeout().toMillis(), settings.drainTimeoutMs(), settings.perKey().maxQueueing(),
             FerryVerticle::reply);
+        node = cluster.self();
       } catch (RuntimeException unsupported) {
         // A cluster manager other than Hazelcast, say: release what was built, fail the deploy.
         abandon();
@@ -168,7 +174,7 @@ public class FerryVerticle extends VerticleBase {
         ? settings.downstream().httpSettings().unreadableTlsFiles(vertx) : Future.succeededFuture(List.of());
     return tlsFiles.compose(bad -> bad.isEmpty() ? Future.succeededFuture()
         : Future.failedFuture(new InvalidConfigException("FerryVerticle config", bad)))
-        .compose(v -> Operations.start(vertx, settings, ferry, this::onSubmit)).compose(ops -> {
+        .compose(v -> Operations.start(vertx, settings, ferry, this::onSubmit, node())).compose(ops -> {
       operations = ops;
       if (cluster != null) {
         cluster.dropPublishes(ops::droppedPublish);
@@ -176,10 +182,15 @@ public class FerryVerticle extends VerticleBase {
       submissions = vertx.eventBus().consumer(settings.address(), ops.entry());
       answerDiscarded(submissions);
       metrics = vertx.eventBus().consumer(settings.metricsAddress(),
-          m -> m.reply(ferry.metrics().toJson()));
+          m -> m.reply(Operations.named(ferry.metrics().toJson(), node())));
       return Future.all(submissions.completion(), metrics.completion(),
           cluster == null ? Future.succeededFuture() : cluster.start());
     }).onFailure(e -> abandon());
+  }
+
+  /** This node's id when clustered (the one the cluster routes by), else null. */
+  private String node() {
+    return node;
   }
 
   /** Releases whatever a failed start built (Vert.x does not call stop() after one), claim last. */
@@ -306,11 +317,11 @@ public class FerryVerticle extends VerticleBase {
       }
       try {
         owner.runOnContext(v -> promise.tryComplete(operations == null
-            ? Status.KO(new JsonObject().put("state", "starting"))
+            ? Status.KO(Operations.named(new JsonObject().put("state", "starting"), node()))
             : operations.status(ferry)));
       } catch (java.util.concurrent.RejectedExecutionException gone) {
         // The node's Vert.x is closed, its event loop gone: so is the ferry (it undeployed with it).
-        promise.tryComplete(Status.KO(new JsonObject().put("state", "closed")));
+        promise.tryComplete(Status.KO(Operations.named(new JsonObject().put("state", "closed"), node())));
       }
     };
   }

@@ -36,6 +36,8 @@ public final class Operations {
   private final Vertx vertx;
   private final VerticleConfig settings;
   private final HealthChecks health;
+  /** The node id put in each answer when clustered (docs/operations.md#health), else null. */
+  private final String node;
   private final List<Runnable> meters = new ArrayList<>(2);
   private final List<Supplier<Future<?>>> stops = new ArrayList<>();
   private String phase = "up";
@@ -49,19 +51,21 @@ public final class Operations {
   /** The addresses a dropped publish was already logged for: each is logged once. */
   private final Set<String> publishLogged = new HashSet<>(2);
 
-  private Operations(Vertx vertx, VerticleConfig settings) {
+  private Operations(Vertx vertx, VerticleConfig settings, String node) {
     this.vertx = vertx;
     this.settings = settings;
+    this.node = node;
     this.health = HealthChecks.create(vertx);
   }
 
   /**
    * Starts everything the config asks for; fails if an endpoint cannot listen. {@code submitEntry}
-   * handles the bridge's inputs of the submit address when clustered (they enter at this node).
+   * handles the bridge's inputs of the submit address when clustered (they enter at this node);
+   * {@code node} is this node's id when clustered, put in the health data, else null.
    */
   public static Future<Operations> start(Vertx vertx, VerticleConfig settings, Ferry<?, ?> ferry,
-      Handler<Message<Object>> submitEntry) {
-    Operations ops = new Operations(vertx, settings);
+      Handler<Message<Object>> submitEntry, String node) {
+    Operations ops = new Operations(vertx, settings, node);
     ops.entry = submitEntry;
     // A port already taken fails the start: undo whatever did start.
     Future<Void> begun;
@@ -101,7 +105,7 @@ public final class Operations {
     MessageConsumer<Object> healthConsumer = vertx.eventBus().consumer(settings.ops().healthAddress(),
         msg -> health.checkStatus().onComplete(ar -> msg.reply(ar.succeeded()
             ? ar.result().toJson()
-            : new JsonObject().put("status", "DOWN").put("error", String.valueOf(ar.cause())))));
+            : named(new JsonObject().put("status", "DOWN").put("error", String.valueOf(ar.cause())), node))));
     stops.add(healthConsumer::unregister);
     List<Future<?>> started = new ArrayList<>();
     started.add(healthConsumer.completion());
@@ -167,9 +171,18 @@ public final class Operations {
     return !failed ? 0 : inARow == Integer.MAX_VALUE ? inARow : inARow + 1;
   }
 
+  /**
+   * {@code answer} with field {@code node} set to {@code node} when clustered: every node serves the
+   * same health and metrics addresses, and an answer must say whose figures it holds. Standalone
+   * ({@code node} null) the field is left out: there is one node, and no id to give.
+   */
+  public static JsonObject named(JsonObject answer, String node) {
+    return node == null ? answer : answer.put("node", node);
+  }
+
   /** This node's health; on the verticle's context. */
   Status status(Ferry<?, ?> ferry) {
-    JsonObject data = new JsonObject().put("address", settings.address());
+    JsonObject data = named(new JsonObject().put("address", settings.address()), node);
     if (publishesDropped > 0) {
       data.put("publishesDropped", publishesDropped);
     }

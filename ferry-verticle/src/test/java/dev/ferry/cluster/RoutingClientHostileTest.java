@@ -175,4 +175,34 @@ class RoutingClientHostileTest {
     assertEquals(List.of(), atN0);
   }
 
+  /**
+   * Bodies of odd shapes, each a JSON value: null, empty and long strings, the extremes of long and
+   * double, nesting near the bound, binary and instant values (JSON strings), an object reused and
+   * emptied after submit. Each reaches the node as it was submitted, in order, and is answered.
+   */
+  @Test
+  void bodiesOfOddShapesArriveAsSubmitted() {
+    Object deep = "leaf";
+    for (int i = 0; i < 900; i++) {
+      deep = new JsonArray().add(deep);
+    }
+    JsonObject emptied = new JsonObject().put("a", new JsonObject().put("b", 1));
+    List<Object> bodies = java.util.Arrays.asList(null, "", "x".repeat(100_000), Long.MAX_VALUE, Long.MIN_VALUE,
+        Double.MAX_VALUE, -0.0, true, new JsonObject(), new JsonArray(), deep,
+        new JsonObject().put("bytes", new byte[] {0, 1, 2}).put("at", java.time.Instant.EPOCH).putNull("none"),
+        emptied);
+    List<String> expected = bodies.stream().map(b -> b instanceof JsonObject o ? o.encode()
+        : b instanceof JsonArray a ? a.encode() : String.valueOf(b)).toList();
+    List<Future<Object>> answers = new java.util.ArrayList<>();
+    for (Object body : bodies) {
+      answers.add(submit("k", body));
+    }
+    emptied.getJsonObject("a").clear();
+    emptied.clear();
+    for (Future<Object> answer : answers) {
+      assertEquals("ok", await(answer));
+    }
+    assertEquals(expected, atN0);
+    assertEquals(0, await(client.activeKeys()));
+  }
 }

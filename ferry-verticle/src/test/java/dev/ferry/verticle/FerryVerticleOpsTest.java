@@ -58,6 +58,21 @@ class FerryVerticleOpsTest extends VerticleTestBase {
     assertThrows(java.net.ConnectException.class, () -> new Socket("127.0.0.1", port).close());
   }
 
+  /**
+   * Standalone, the metrics and health answers carry no {@code node}: there is one node and no
+   * cluster id to give (clustered, they name it: ClusterNamedAnswersTest).
+   */
+  @Test
+  void standaloneAnswersNameNoNode() {
+    deploy(config(new JsonObject()));
+    JsonObject m = metrics();
+    assertFalse(m.containsKey("node"), m.encode());
+    assertTrue(m.containsKey("submitted"), m.encode());
+    JsonObject h = health();
+    assertFalse(h.encode().contains("\"node\""), h.encode());
+    assertTrue(h.encode().contains("\"state\":\"up\""), h.encode());
+  }
+
   @Test
   void healthIsUpThenDegradedWhenBatchesKeepFailingThenUpAgain() {
     int port = freePort();
