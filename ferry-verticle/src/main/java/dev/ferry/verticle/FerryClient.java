@@ -35,6 +35,11 @@ public final class FerryClient {
   private final String address;
   /** Set for a routing client: sends each input to its key's owner (docs/adr/0057). */
   private final dev.ferry.cluster.RoutingClient routing;
+  /**
+   * Set by {@link #close()} on a plain client: a later submit fails CLOSED at once, as a routing
+   * client's does (ADR 0136). Volatile: submits come from any thread.
+   */
+  private volatile boolean closed;
 
   private FerryClient(Vertx vertx, String address) {
     this(vertx, address, null);
@@ -70,11 +75,12 @@ public final class FerryClient {
   }
 
   /**
-   * Closes a routing client (nothing to do for a plain client): later submits fail CLOSED at once,
-   * inputs not sent yet are answered CLOSED, inputs already sent keep their own answer (ADR 0136).
-   * Any thread, any number of times.
+   * Closes the client: later submits fail CLOSED at once, nothing sent; inputs already sent keep
+   * their own answer. A routing client also answers CLOSED the inputs it has not sent yet and stops
+   * watching the view (ADR 0136). Any thread, any number of times.
    */
   public Future<Void> close() {
+    closed = true;
     return routing == null ? Future.succeededFuture() : routing.close();
   }
 
@@ -114,6 +120,9 @@ public final class FerryClient {
 
   public <T> Future<T> submit(String key, Object body, SubmitOptions options) {
     Objects.requireNonNull(options, "options");
+    if (closed && routing == null) {
+      return Future.failedFuture(new FerryException(FerryError.CLOSED, "the client is closed, nothing was sent"));
+    }
     if (key == null || key.isEmpty() || key.length() > MAX_KEY_LENGTH) {
       // Checked here too, so an obviously bad key costs no round trip.
       return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,

@@ -37,4 +37,20 @@ class FerryClientHostileTest extends VerticleTestBase {
     assertEquals("x", await(client.submit("k", "x", new FerryClient.SubmitOptions().timeout(longest).sendTimeout(longest))));
     assertEquals("y", await(client.submit("k", "y", new FerryClient.SubmitOptions().timeout(null).sendTimeout(null))));
   }
+
+  @Test
+  void aClosedPlainClientSendsNothingAndAnswersClosedWhileWhatItSentKeepsItsAnswer() {
+    // As a closed routing client does (ADR 0136): a later submit is CLOSED at once, nothing sent.
+    deploy(config(new JsonObject()));
+    FerryClient client = FerryClient.create(vertx);
+    io.vertx.core.Future<Object> sent = client.submit("k", "before");
+    EbRecorder.Call call = await(downstream.call(0));
+    await(client.close());
+    await(client.close()); // again: nothing more to do
+    dev.ferry.FerryException e = (dev.ferry.FerryException) failure(client.submit("k", "after"));
+    assertEquals(dev.ferry.FerryError.CLOSED, e.kind());
+    call.echo();
+    assertEquals("before", await(sent), "an input sent before the close keeps its own answer");
+    assertEquals(1, downstream.count(), "nothing sent after the close");
+  }
 }
