@@ -79,6 +79,9 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
 
   @Override
   public Future<Versioned<JsonObject>> read(String key) {
+    if (key == null) {
+      return Future.failedFuture(SqlStores.nullKey());
+    }
     return tx(conn -> conn.preparedQuery("SELECT version, state FROM " + table + " WHERE \"key\" = ?")
         .execute(Tuple.of(key)))
         .map(SqlStores::versioned);
@@ -93,6 +96,7 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
    */
   @Override
   public Future<Boolean> write(String key, JsonObject state, long expectedVersion, List<?> applied) {
+    SqlStores.requireKey(key);
     String stateText = state.encode();
     List<String> toAppend = new ArrayList<>(applied.size());
     for (Object event : applied) {
@@ -134,6 +138,9 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
 
   /** The events recorded for {@code key}, oldest first (empty without an events table). */
   public Future<List<Object>> events(String key) {
+    if (key == null) {
+      return Future.failedFuture(SqlStores.nullKey());
+    }
     if (events == null) {
       return Future.succeededFuture(List.of());
     }

@@ -86,7 +86,7 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
   public Future<Versioned<JsonObject>> read(String key) {
     String bad = illFormed("key", key);
     if (bad != null) {
-      return Future.failedFuture(new IllegalArgumentException(bad));
+      return Future.failedFuture(refused(key, bad));
     }
     return pool.preparedQuery(readSql).execute(Tuple.of(key)).map(SqlStores::versioned);
   }
@@ -102,6 +102,7 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
    */
   @Override
   public Future<Boolean> write(String key, JsonObject state, long expectedVersion, List<?> applied) {
+    SqlStores.requireKey(key);
     String sql = expectedVersion == 0 ? insertSql : updateSql;
     String stateText = state.encode();
     String eventsText = events == null ? null : new JsonArray(new ArrayList<>(applied)).encode();
@@ -125,7 +126,7 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
     }
     String bad = illFormed("key", key);
     if (bad != null) {
-      return Future.failedFuture(new IllegalArgumentException(bad));
+      return Future.failedFuture(refused(key, bad));
     }
     return pool.preparedQuery("SELECT event::text FROM " + events + " WHERE key = $1 ORDER BY version, seq")
         .execute(Tuple.of(key))
@@ -134,6 +135,9 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
 
   /** Why {@code text} cannot travel to PostgreSQL unchanged, or null when it can. */
   private static String illFormed(String what, String text) {
+    if (text == null) {
+      return what + " is null";
+    }
     for (int i = 0; i < text.length(); i++) {
       char c = text.charAt(i);
       if (!Character.isSurrogate(c)) {
@@ -147,6 +151,10 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
           + " PostgreSQL would store it altered, so nothing was sent";
     }
     return null;
+  }
+
+  private static RuntimeException refused(String key, String why) {
+    return key == null ? SqlStores.nullKey() : new IllegalArgumentException(why);
   }
 
   private static boolean countIsOne(RowSet<Row> rows) {

@@ -23,6 +23,20 @@ import java.util.List;
 final class SqlStores {
   private SqlStores() {}
 
+  /**
+   * Refuses a null key before anything is sent. Sent, the database refused it (H2) and the failed
+   * write read as "may have been written"; read, it was an absent entity.
+   */
+  static void requireKey(String key) {
+    if (key == null) {
+      throw nullKey();
+    }
+  }
+
+  static NullPointerException nullKey() {
+    return new NullPointerException("key must not be null: a store's entity has a key");
+  }
+
   /** Creates the entity table, then the events table when there is one ({@code eventsDdl} null: none). */
   static Future<Void> createTables(SqlClient client, String tableDdl, String eventsDdl) {
     Future<?> done = client.query(tableDdl).execute();

@@ -170,6 +170,36 @@ class StoreHostileTest {
   }
 
   @Test
+  void aTableNamedLikeAPostgreSqlCatalogIsRefusedWhenTheStoreIsMade() throws Exception {
+    // pg_catalog comes first in every search path: "pg_class" or "pg_settings" named the system
+    // relation, so CREATE TABLE IF NOT EXISTS passed and every write failed, reported as unknown.
+    for (String name : List.of("pg_class", "PG_TYPE", "pg_settings", "pg_accounts")) {
+      assertThrows(IllegalArgumentException.class, () -> PgStore.of(pg, name), name);
+      assertThrows(IllegalArgumentException.class, () -> PgStore.withEvents(pg, "t", name), name);
+    }
+    Future<?> created = settled(pg.query("CREATE TABLE IF NOT EXISTS pg_class (key text)").execute());
+    Future<?> used = settled(pg.query("INSERT INTO pg_class (key) VALUES ('k')").execute());
+    assertTrue(created.succeeded() && used.failed(), "the catalog name names a usable table after all");
+    // H2 has no such prefix: the name works there.
+    JdbcStore h2Pg = JdbcStore.of(h2, "pg_accounts");
+    await(h2Pg.createTables());
+    assertTrue(await(h2Pg.write("k", new JsonObject(), 0, List.of())));
+  }
+
+  @Test
+  void aNullKeyIsRefusedBeforeAnythingIsSentNotReportedAsMaybeWritten() throws Exception {
+    // JdbcStore sent it: H2 refused the NULL, and FoldWrite told the callers it may have been written.
+    for (var store : List.of(new PgFixture(pgStore), new JdbcFixture(h2Store))) {
+      VersionedStore<String, JsonObject, Object> s = store.store();
+      Future<FoldOutcomes<Object, Long>> folded = settled(Accounts.foldWrite(s).call(null, List.of(Accounts.deposit("x", 1))));
+      assertTrue(folded.failed(), store + ": a null key was read as an absent entity");
+      assertInstanceOf(NullPointerException.class, folded.cause(), store.toString());
+      assertTrue(folded.cause().getMessage().contains("key"), store + ": " + folded.cause());
+      assertThrows(NullPointerException.class, () -> s.write(null, new JsonObject(), 0, List.of()), store.toString());
+    }
+  }
+
+  @Test
   void anEventsTableThatIsTheTableItselfIsRefused() {
     // Unquoted names fold case: "Accounts" is the table "accounts", and the events insert then
     // failed at every write.
