@@ -113,6 +113,23 @@ class StoreHostileTest {
   }
 
   @Test
+  void aNulCharacterIsRefusedByPgStoreBeforeSendingNotReportedAsMaybeWritten() throws Exception {
+    // PostgreSQL holds no NUL in text or jsonb: it refused the statement, and FoldWrite told every
+    // caller of the batch that it may have been written.
+    Future<FoldOutcomes<Object, Long>> inKey = settled(Accounts.foldWrite(pgStore).call("a\u0000b", List.of(Accounts.deposit("a", 1))));
+    assertInstanceOf(IllegalArgumentException.class, inKey.cause(), String.valueOf(inKey.cause()));
+    assertThrows(IllegalArgumentException.class, () -> pgStore.write("s", new JsonObject().put("x", "a\u0000b"), 0, List.of()));
+    assertThrows(IllegalArgumentException.class,
+        () -> pgStore.write("e", new JsonObject(), 0, List.of(new JsonObject().put("note", "\u0000"))));
+    // Only the character: the six characters of its escape are text like any other.
+    List<Object> literal = List.of("\\u0000", new JsonObject().put("\\u0000", "\\\\u0000"));
+    assertTrue(await(pgStore.write("l", new JsonObject().put("x", "\\u0000"), 0, literal)));
+    assertEquals(literal, await(pgStore.events("l")));
+    assertFalse(await(pgStore.read("s")).exists());
+    assertFalse(await(pgStore.read("e")).exists());
+  }
+
+  @Test
   void wellFormedNonAsciiKeysStatesAndEventsComeBackExactly() throws Exception {
     String key = "κλειδί-鍵-\uD83D\uDD11"; // the last is one character outside the BMP, a surrogate pair
     JsonObject state = new JsonObject().put("name", "\uD83D\uDE00 ü ß 漢字").put("balance", 1);
