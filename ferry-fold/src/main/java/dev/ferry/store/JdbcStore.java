@@ -109,6 +109,12 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
     return written.recover(e -> e instanceof LostCreation ? Future.succeededFuture(false) : Future.failedFuture(e));
   }
 
+  /** {@inheritDoc} With an events table: an event JSON cannot encode. */
+  @Override
+  public String refusal(Object event) {
+    return events == null ? null : SqlStores.unencodable(event, text -> null);
+  }
+
   private Future<Boolean> bump(SqlConnection conn, String key, String state, long expectedVersion) {
     if (expectedVersion == 0) {
       // Only this insert's key violation is a lost creation race. One in the events insert (rows left

@@ -120,6 +120,17 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
     return pool.preparedQuery(sql).execute(params).map(PgStore::countIsOne);
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>With an events table: an event JSON cannot encode, or whose text holds a lone surrogate or
+   * NUL (see {@link #write}). Without one nothing is recorded, so nothing is refused.
+   */
+  @Override
+  public String refusal(Object event) {
+    return events == null ? null : SqlStores.unencodable(event, text -> illFormed("event", text, true));
+  }
+
   /** The events recorded for {@code key}, oldest first (empty without an events table). */
   public Future<List<Object>> events(String key) {
     if (events == null) {

@@ -37,6 +37,20 @@ final class SqlStores {
     return new NullPointerException("key must not be null: a store's entity has a key");
   }
 
+  /**
+   * Why {@code event} cannot be stored as JSON text: it cannot be encoded, or {@code illFormed}
+   * says why its text cannot travel; null when it can.
+   */
+  static String unencodable(Object event, java.util.function.Function<String, String> illFormed) {
+    String text;
+    try {
+      text = io.vertx.core.json.Json.encode(event);
+    } catch (RuntimeException e) {
+      return "the event cannot be encoded as JSON: " + e.getMessage();
+    }
+    return illFormed.apply(text);
+  }
+
   /** Creates the entity table, then the events table when there is one ({@code eventsDdl} null: none). */
   static Future<Void> createTables(SqlClient client, String tableDdl, String eventsDdl) {
     Future<?> done = client.query(tableDdl).execute();

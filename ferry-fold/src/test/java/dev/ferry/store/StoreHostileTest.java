@@ -130,6 +130,33 @@ class StoreHostileTest {
   }
 
   @Test
+  void anInputTheStoreCannotHoldIsRejectedAloneAndTheRestOfItsBatchIsWritten() throws Exception {
+    // A caller's note with NUL or a lone surrogate (PgStore), or a value JSON cannot encode (both):
+    // refused at the write, it failed every caller of its batch, and every later batch it joined.
+    Object unencodable = new Object();
+    for (var store : List.of(new PgFixture(pgStore), new JdbcFixture(h2Store))) {
+      boolean pg = store.store() == pgStore;
+      List<Object> batch = new ArrayList<>(List.of(Accounts.deposit("p", 1)));
+      if (pg) {
+        batch.add(Accounts.deposit("p", 10).put("note", "\u0000"));
+        batch.add(Accounts.deposit("p", 20).put("note", "x\uD800"));
+      }
+      batch.add(new JsonObject().put("account", "p").put("deposit", 40).put("note", unencodable));
+      batch.add(Accounts.deposit("p", 2));
+
+      FoldOutcomes<Object, Long> out = await(Accounts.foldWrite(store.store()).call("p", batch));
+
+      List<dev.ferry.FoldOutcome<Long>> list = out.list();
+      assertEquals(new dev.ferry.FoldOutcome.Applied<>(1L), list.get(0), store.toString());
+      for (int i = 1; i < batch.size() - 1; i++) {
+        assertInstanceOf(dev.ferry.FoldOutcome.Rejected.class, list.get(i), store + ": " + list.get(i));
+      }
+      assertEquals(new dev.ferry.FoldOutcome.Applied<>(3L), list.get(batch.size() - 1), store.toString());
+      assertEquals(List.of(Accounts.deposit("p", 1), Accounts.deposit("p", 2)), await(store.events("p")), store.toString());
+    }
+  }
+
+  @Test
   void wellFormedNonAsciiKeysStatesAndEventsComeBackExactly() throws Exception {
     String key = "κλειδί-鍵-\uD83D\uDD11"; // the last is one character outside the BMP, a surrogate pair
     JsonObject state = new JsonObject().put("name", "\uD83D\uDE00 ü ß 漢字").put("balance", 1);
