@@ -77,11 +77,18 @@ final class SqlStores {
       return Versioned.absent();
     }
     Row row = rows.iterator().next();
+    long version = row.getLong(0);
+    if (version < 1) {
+      // Written outside the store: version 0 is "no entity" to a conditional write, so it would
+      // insert against the row, lose every time and call it a conflict, ignoring the stored state.
+      throw new IllegalStateException("the stored row is at version " + version
+          + " (written outside the store), which a conditional write cannot tell from no row: give it a version of 1 or more");
+    }
     Object state = decode(row.getString(1));
     if (!(state instanceof JsonObject object)) {
       throw new DecodeException("a stored state is not a JSON object");
     }
-    return new Versioned<>(object, row.getLong(0));
+    return new Versioned<>(object, version);
   }
 
   /** The rows of {@code SELECT event}, in their order, each decoded from its JSON text. */

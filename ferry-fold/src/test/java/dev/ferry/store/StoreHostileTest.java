@@ -301,6 +301,28 @@ class StoreHostileTest {
   }
 
   @Test
+  void aRowAtVersionZeroWrittenOutsideFailsTheReadInsteadOfPassingForConflicts() throws Exception {
+    // An operator's row at version 0 read as no entity: its state was ignored and every batch
+    // inserted against it, lost, and failed with WriteConflictException ("nothing written, retry")
+    // after every attempt, for ever.
+    for (StoreFixture store : List.of(new PgFixture(pgStore), new JdbcFixture(h2Store))) {
+      if (store instanceof PgFixture) {
+        await(pg.query("INSERT INTO hostile (key, version, state) VALUES ('zero', 0, '{\"balance\": 7}')").execute());
+      } else {
+        await(h2Store.tx(conn -> conn.query("INSERT INTO hostile (\"key\", version, state) VALUES ('zero', 0, '{\"balance\": 7}')").execute()));
+      }
+      HookedStore<String, JsonObject, Object> hooked = new HookedStore<>(store.store());
+
+      Future<FoldOutcomes<Object, Long>> done = settled(Accounts.foldWrite(hooked).call("zero", List.of(Accounts.deposit("zero", 2))));
+
+      assertTrue(done.failed(), store.toString());
+      assertFalse(done.cause() instanceof WriteConflictException, store + ": reported as a conflict: " + done.cause());
+      assertTrue(done.cause().getMessage().contains("version 0"), store + ": " + done.cause());
+      assertEquals(0, hooked.writes.get(), store + ": written against a row it did not read");
+    }
+  }
+
+  @Test
   void aStateOrEventOverJacksonsReadLimitsIsReadBackNotLockedAway() throws Exception {
     // Written and acknowledged, then unreadable: every later batch of the key failed on its read.
     JsonObject state = new JsonObject()
