@@ -14,7 +14,8 @@ import java.util.function.Supplier;
  *
  * <p>For one key's batch it reads the entity once, folds the apply function over the inputs in
  * order (a rejected input leaves the state as it was), and writes the final state and the accepted
- * inputs with one conditional write. When another writer got in between (a version conflict), it
+ * inputs with one conditional write; an input the store says it cannot record ({@link
+ * VersionedStore#refusal}) is rejected like one apply rejects. When another writer got in between (a version conflict), it
  * reads again and folds the whole batch again, up to {@code maxAttempts} rounds; then the batch
  * fails and nothing of it was written. A batch whose inputs were all rejected writes nothing. A
  * write that fails without an answer fails the batch with {@link WriteOutcomeUnknownException}: it
@@ -123,7 +124,12 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
     fold.state = current.exists() ? current.state() : initial.get();
     for (I input : inputs) {
       FoldDecision<S, R> d = decide(fold.state, input);
-      if (d instanceof FoldDecision.Accepted<S, R> a) {
+      String refused = d instanceof FoldDecision.Accepted ? refusal(input) : null;
+      if (refused != null) {
+        // Accepted by apply, but the store cannot record it: refused here it fails only itself, as
+        // a rejection; found at the write it would fail every input of the batch (ADR 0139).
+        fold.outcomes.add(new FoldOutcome.Rejected<>(refused));
+      } else if (d instanceof FoldDecision.Accepted<S, R> a) {
         fold.state = a.state();
         fold.accepted.add(input);
         fold.outcomes.add(new FoldOutcome.Applied<>(a.result()));
@@ -151,6 +157,18 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
         throw (VirtualMachineError) e;
       }
       return FoldDecision.reject("apply failed: " + describe(e));
+    }
+  }
+
+  // Asking the store is guarded as apply is: what its check throws refuses that input alone.
+  private String refusal(I input) {
+    try {
+      return store.refusal(input);
+    } catch (Throwable e) {
+      if (e instanceof VirtualMachineError && !(e instanceof StackOverflowError)) {
+        throw (VirtualMachineError) e;
+      }
+      return "the store cannot record it: " + describe(e);
     }
   }
 

@@ -28,4 +28,15 @@ public interface VersionedStore<K, S, E> {
    *     {@link IllegalArgumentException} for a state it cannot hold): nothing was written.
    */
   Future<Boolean> write(K key, S state, long expectedVersion, List<? extends E> events);
+
+  /**
+   * Why this store cannot record {@code event} as it is, or {@code null} when it can. {@link
+   * FoldWrite} asks for each input that apply accepted, and rejects one the store refuses on its
+   * own (its caller gets INPUT_REJECTED with this reason), so that it cannot fail its whole batch
+   * at {@link #write}. Must be quick and must not block: it runs as the batch is folded. The
+   * default refuses nothing.
+   */
+  default String refusal(E event) {
+    return null;
+  }
 }

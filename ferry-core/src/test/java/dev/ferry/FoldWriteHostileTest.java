@@ -54,6 +54,48 @@ class FoldWriteHostileTest {
     assertEquals(List.of(List.of(1L, 2L, 3L)), store.writes);
   }
 
+  @Test
+  void anInputTheStoreCannotRecordIsRejectedAloneAndTheRestIsWritten() {
+    // The store records the inputs as events, and says which it cannot hold (100), or throws asking
+    // (200). Found at the write, either one failed every input of its batch.
+    VersionedStore<String, Long, Long> picky = new VersionedStore<>() {
+      @Override
+      public Future<Versioned<Long>> read(String key) {
+        return store.read(key);
+      }
+
+      @Override
+      public Future<Boolean> write(String key, Long state, long expected, List<? extends Long> events) {
+        if (events.contains(100L) || events.contains(200L)) {
+          throw new IllegalArgumentException("cannot hold " + events);
+        }
+        return store.write(key, state, expected, events);
+      }
+
+      @Override
+      public String refusal(Long event) {
+        if (event == 200L) {
+          throw new IllegalStateException("asked about 200");
+        }
+        return event == 100L ? "100 does not fit" : null;
+      }
+    };
+    FoldWrite<String, Long, Long, Long> fw =
+        FoldWrite.<String, Long, Long, Long>builder(picky, FoldWriteTest::add).initial(() -> 0L).build();
+
+    Future<FoldOutcomes<Long, Long>> done = fw.call("k", List.of(1L, 100L, 2L, 200L, -1L));
+
+    assertTrue(done.succeeded(), "one input the store cannot hold failed the whole batch: " + done.cause());
+    List<FoldOutcome<Long>> out = done.result().list();
+    assertEquals(new FoldOutcome.Applied<>(1L), out.get(0));
+    assertEquals(new FoldOutcome.Rejected<>("100 does not fit"), out.get(1));
+    assertEquals(new FoldOutcome.Applied<>(3L), out.get(2), "the state went on from a refused input's");
+    assertTrue(out.get(3).toString().contains("asked about 200"), out.get(3).toString());
+    assertEquals(new FoldOutcome.Rejected<>("not positive: -1"), out.get(4), "apply's own reason comes first");
+    assertEquals(new Versioned<>(3L, 1), store.rows.get("k"));
+    assertEquals(List.of(List.of(1L, 2L)), store.writes);
+  }
+
   /** The memory store, but each write is applied and then answered by {@code answer}. */
   private VersionedStore<String, Long, Long> answering(java.util.function.Supplier<Future<Boolean>> answer) {
     return TestStores.of(store::read, (key, state, expected, events) -> {

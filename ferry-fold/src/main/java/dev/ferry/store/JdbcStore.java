@@ -79,6 +79,9 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
 
   @Override
   public Future<Versioned<JsonObject>> read(String key) {
+    if (key == null) {
+      return Future.failedFuture(SqlStores.nullKey());
+    }
     return tx(conn -> conn.preparedQuery("SELECT version, state FROM " + table + " WHERE \"key\" = ?")
         .execute(Tuple.of(key)))
         .map(SqlStores::versioned);
@@ -93,6 +96,7 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
    */
   @Override
   public Future<Boolean> write(String key, JsonObject state, long expectedVersion, List<?> applied) {
+    SqlStores.requireKey(key);
     String stateText = state.encode();
     List<String> toAppend = new ArrayList<>(applied.size());
     for (Object event : applied) {
@@ -103,6 +107,12 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
     // Two creators of one new entity: the loser's insert breaks the primary key. That is a version
     // conflict (its transaction rolled back, nothing written), not a store failure.
     return written.recover(e -> e instanceof LostCreation ? Future.succeededFuture(false) : Future.failedFuture(e));
+  }
+
+  /** {@inheritDoc} With an events table: an event JSON cannot encode. */
+  @Override
+  public String refusal(Object event) {
+    return events == null ? null : SqlStores.unencodable(event, text -> null);
   }
 
   private Future<Boolean> bump(SqlConnection conn, String key, String state, long expectedVersion) {
@@ -134,6 +144,9 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
 
   /** The events recorded for {@code key}, oldest first (empty without an events table). */
   public Future<List<Object>> events(String key) {
+    if (key == null) {
+      return Future.failedFuture(SqlStores.nullKey());
+    }
     if (events == null) {
       return Future.succeededFuture(List.of());
     }

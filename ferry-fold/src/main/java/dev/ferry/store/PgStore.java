@@ -80,13 +80,13 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
   /**
    * {@inheritDoc}
    *
-   * <p>Fails, reading nothing, for a key that is not well-formed UTF-16 (see {@link #write}).
+   * <p>Fails, reading nothing, for a key PostgreSQL cannot hold unchanged (see {@link #write}).
    */
   @Override
   public Future<Versioned<JsonObject>> read(String key) {
     String bad = illFormed("key", key);
     if (bad != null) {
-      return Future.failedFuture(new IllegalArgumentException(bad));
+      return Future.failedFuture(refused(key, bad));
     }
     return pool.preparedQuery(readSql).execute(Tuple.of(key)).map(SqlStores::versioned);
   }
@@ -97,17 +97,19 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
    * <p>Throws {@link IllegalArgumentException}, sending nothing, when the key, the state or an
    * event holds a lone surrogate (text that is not well-formed UTF-16): PostgreSQL keeps text as
    * UTF-8, into which the client encodes a lone surrogate as {@code ?}, so the row would silently
-   * differ from what was written and two different keys would share one row. Thrown, not a failed
+   * differ from what was written and two different keys would share one row; likewise when one
+   * holds the NUL character, which PostgreSQL refuses in text and jsonb. Thrown, not a failed
    * Future, because nothing was sent: a failed Future would mean the outcome is unknown.
    */
   @Override
   public Future<Boolean> write(String key, JsonObject state, long expectedVersion, List<?> applied) {
+    SqlStores.requireKey(key);
     String sql = expectedVersion == 0 ? insertSql : updateSql;
     String stateText = state.encode();
     String eventsText = events == null ? null : new JsonArray(new ArrayList<>(applied)).encode();
     String bad = illFormed("key", key);
-    bad = bad != null ? bad : illFormed("state", stateText);
-    bad = bad != null || eventsText == null ? bad : illFormed("events", eventsText);
+    bad = bad != null ? bad : illFormed("state", stateText, true);
+    bad = bad != null || eventsText == null ? bad : illFormed("events", eventsText, true);
     if (bad != null) {
       throw new IllegalArgumentException(bad);
     }
@@ -118,6 +120,17 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
     return pool.preparedQuery(sql).execute(params).map(PgStore::countIsOne);
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>With an events table: an event JSON cannot encode, or whose text holds a lone surrogate or
+   * NUL (see {@link #write}). Without one nothing is recorded, so nothing is refused.
+   */
+  @Override
+  public String refusal(Object event) {
+    return events == null ? null : SqlStores.unencodable(event, text -> illFormed("event", text, true));
+  }
+
   /** The events recorded for {@code key}, oldest first (empty without an events table). */
   public Future<List<Object>> events(String key) {
     if (events == null) {
@@ -125,7 +138,7 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
     }
     String bad = illFormed("key", key);
     if (bad != null) {
-      return Future.failedFuture(new IllegalArgumentException(bad));
+      return Future.failedFuture(refused(key, bad));
     }
     return pool.preparedQuery("SELECT event::text FROM " + events + " WHERE key = $1 ORDER BY version, seq")
         .execute(Tuple.of(key))
@@ -134,8 +147,31 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
 
   /** Why {@code text} cannot travel to PostgreSQL unchanged, or null when it can. */
   private static String illFormed(String what, String text) {
+    return illFormed(what, text, false);
+  }
+
+  /**
+   * Why {@code text} cannot travel to PostgreSQL unchanged, or null when it can: a lone surrogate,
+   * or the NUL character, which neither text nor jsonb holds (PostgreSQL refuses the statement). In
+   * JSON text ({@code json}) NUL is a backslash, "u0000"; after an escaped backslash, "u0000" is text,
+   * not NUL.
+   */
+  private static String illFormed(String what, String text, boolean json) {
+    if (text == null) {
+      return what + " is null";
+    }
     for (int i = 0; i < text.length(); i++) {
       char c = text.charAt(i);
+      if (c == '\\' && json && i + 1 < text.length()) {
+        i++; // the escaped character: only a unicode escape can spell NUL
+        if (text.charAt(i) == 'u' && text.startsWith("0000", i + 1)) {
+          return nul(what);
+        }
+        continue;
+      }
+      if (c == 0) {
+        return nul(what);
+      }
       if (!Character.isSurrogate(c)) {
         continue;
       }
@@ -147,6 +183,14 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
           + " PostgreSQL would store it altered, so nothing was sent";
     }
     return null;
+  }
+
+  private static String nul(String what) {
+    return what + " holds the NUL character, which PostgreSQL text and jsonb cannot hold, so nothing was sent";
+  }
+
+  private static RuntimeException refused(String key, String why) {
+    return key == null ? SqlStores.nullKey() : new IllegalArgumentException(why);
   }
 
   private static boolean countIsOne(RowSet<Row> rows) {

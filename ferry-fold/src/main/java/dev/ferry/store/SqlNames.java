@@ -8,7 +8,9 @@ import java.util.regex.Pattern;
  * Table names are spliced into SQL text (they cannot be parameters), so only plain names pass: no
  * quoting, no schema, and no reserved word of the store's dialect. A reserved word is a plain name
  * the parser refuses as a table name ({@code order}, {@code user}), so it would only fail later, at
- * every statement; refused here, the mistake shows when the store is made.
+ * every statement; refused here, the mistake shows when the store is made. So is, on PostgreSQL, a
+ * name starting with {@code pg_}: every system catalog has one, and {@code pg_catalog} is searched
+ * before any other schema, so {@code pg_class} named the catalog, not the store's table.
  */
 final class SqlNames {
   private static final Pattern PLAIN = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
@@ -47,8 +49,13 @@ final class SqlNames {
     if (name == null || !PLAIN.matcher(name).matches()) {
       throw new IllegalArgumentException(what + " must be a plain SQL name ([A-Za-z_][A-Za-z0-9_]*), got " + name);
     }
-    if (reserved.contains(name.toLowerCase(Locale.ROOT))) {
+    String folded = name.toLowerCase(Locale.ROOT);
+    if (reserved.contains(folded)) {
       throw new IllegalArgumentException(what + " must not be a reserved SQL word, got " + name);
+    }
+    if (reserved == POSTGRESQL_RESERVED && folded.startsWith("pg_")) {
+      throw new IllegalArgumentException(what + " must not start with pg_, PostgreSQL's prefix for its"
+          + " system catalogs (searched before any other schema), got " + name);
     }
     return name;
   }

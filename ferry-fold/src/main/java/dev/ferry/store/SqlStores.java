@@ -23,6 +23,34 @@ import java.util.List;
 final class SqlStores {
   private SqlStores() {}
 
+  /**
+   * Refuses a null key before anything is sent. Sent, the database refused it (H2) and the failed
+   * write read as "may have been written"; read, it was an absent entity.
+   */
+  static void requireKey(String key) {
+    if (key == null) {
+      throw nullKey();
+    }
+  }
+
+  static NullPointerException nullKey() {
+    return new NullPointerException("key must not be null: a store's entity has a key");
+  }
+
+  /**
+   * Why {@code event} cannot be stored as JSON text: it cannot be encoded, or {@code illFormed}
+   * says why its text cannot travel; null when it can.
+   */
+  static String unencodable(Object event, java.util.function.Function<String, String> illFormed) {
+    String text;
+    try {
+      text = io.vertx.core.json.Json.encode(event);
+    } catch (RuntimeException e) {
+      return "the event cannot be encoded as JSON: " + e.getMessage();
+    }
+    return illFormed.apply(text);
+  }
+
   /** Creates the entity table, then the events table when there is one ({@code eventsDdl} null: none). */
   static Future<Void> createTables(SqlClient client, String tableDdl, String eventsDdl) {
     Future<?> done = client.query(tableDdl).execute();
@@ -49,11 +77,18 @@ final class SqlStores {
       return Versioned.absent();
     }
     Row row = rows.iterator().next();
+    long version = row.getLong(0);
+    if (version < 1) {
+      // Written outside the store: version 0 is "no entity" to a conditional write, so it would
+      // insert against the row, lose every time and call it a conflict, ignoring the stored state.
+      throw new IllegalStateException("the stored row is at version " + version
+          + " (written outside the store), which a conditional write cannot tell from no row: give it a version of 1 or more");
+    }
     Object state = decode(row.getString(1));
     if (!(state instanceof JsonObject object)) {
       throw new DecodeException("a stored state is not a JSON object");
     }
-    return new Versioned<>(object, row.getLong(0));
+    return new Versioned<>(object, version);
   }
 
   /** The rows of {@code SELECT event}, in their order, each decoded from its JSON text. */

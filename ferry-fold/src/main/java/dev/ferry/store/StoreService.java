@@ -4,14 +4,19 @@ import dev.ferry.FoldOutcome;
 import dev.ferry.FoldOutcomes;
 import dev.ferry.FoldWrite;
 import dev.ferry.WriteOutcomeUnknownException;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * A downstream on the event bus that runs a {@link FoldWrite} over a store: it answers Ferry's
@@ -24,12 +29,21 @@ import java.util.List;
  * every caller of that batch gets FAILED; its text says "may or may not have been written" when the
  * write failed without an answer. Inputs that are not of the FoldWrite's input type are
  * rejected one by one and never reach the fold.
+ *
+ * <p>One batch per key at a time: a batch for a key whose previous batch is still being written
+ * waits for it. A sender that gave up on a batch (the verticle's call timeout) sends the key's next
+ * one at once, while the first may still be written: run side by side, the later batch could land
+ * first and the earlier one be folded again over it (ADR 0138). The waiting batches and the keys
+ * being written are touched on the service's context only.
  */
 public final class StoreService {
-  private final MessageConsumer<Object> consumer;
+  private final Context context;
+  private final Map<String, ArrayDeque<Message<Object>>> writing = new HashMap<>();
+  private MessageConsumer<Object> consumer;
+  private boolean stopped;
 
-  private StoreService(MessageConsumer<Object> consumer) {
-    this.consumer = consumer;
+  private StoreService(Context context) {
+    this.context = context;
   }
 
   /**
@@ -39,16 +53,84 @@ public final class StoreService {
    */
   public static <I> Future<StoreService> start(
       Vertx vertx, String address, FoldWrite<String, ?, I, ?> foldWrite, Class<I> inputType) {
-    MessageConsumer<Object> consumer = vertx.eventBus().consumer(address, msg -> handle(msg, foldWrite, inputType));
-    return consumer.completion().map(v -> new StoreService(consumer));
+    // Captured once and registered on: the consumer's handler then runs where the service's state
+    // lives (from a non-Vert.x thread, each getOrCreateContext() would be a new context).
+    StoreService service = new StoreService(vertx.getOrCreateContext());
+    Promise<StoreService> started = Promise.promise();
+    service.onContext(() -> {
+      service.consumer = vertx.eventBus().consumer(address, msg -> service.arrived(msg, foldWrite, inputType));
+      service.consumer.completion().map(service).onComplete(started);
+    });
+    return started.future();
   }
 
-  /** Unregisters the service; batches already running still reply. */
+  /**
+   * Unregisters the service. Batches being written still reply; batches waiting behind one of
+   * their key are failed with 503, nothing of them written.
+   */
   public Future<Void> stop() {
-    return consumer.unregister();
+    Promise<Void> stopped = Promise.promise();
+    onContext(() -> {
+      this.stopped = true;
+      for (ArrayDeque<Message<Object>> waiting : writing.values()) {
+        for (Message<Object> msg; (msg = waiting.poll()) != null; ) {
+          msg.fail(503, "batch not written: the store service stopped before its turn");
+        }
+      }
+      consumer.unregister().onComplete(stopped);
+    });
+    return stopped.future();
   }
 
-  private static <I> void handle(Message<Object> msg, FoldWrite<String, ?, I, ?> foldWrite, Class<I> inputType) {
+  private <I> void arrived(Message<Object> msg, FoldWrite<String, ?, I, ?> foldWrite, Class<I> inputType) {
+    String key = msg.body() instanceof JsonObject body && body.getValue("key") instanceof String k ? k : null;
+    if (key == null) {
+      handle(msg, foldWrite, inputType); // malformed: answered at once, writes nothing
+      return;
+    }
+    ArrayDeque<Message<Object>> waiting = writing.get(key);
+    if (waiting != null) {
+      waiting.add(msg);
+      return;
+    }
+    writing.put(key, new ArrayDeque<>());
+    run(key, msg, foldWrite, inputType);
+  }
+
+  private <I> void run(String key, Message<Object> msg, FoldWrite<String, ?, I, ?> foldWrite, Class<I> inputType) {
+    Future<Void> over;
+    try {
+      over = handle(msg, foldWrite, inputType);
+    } catch (Throwable e) {
+      next(key, foldWrite, inputType);
+      throw e; // only what rethrowIfFatal rethrows: the request was answered
+    }
+    // The store's futures may complete on any thread: the key moves on back on the context, always
+    // a turn later, so that batches answered at once do not nest one call per waiting batch.
+    over.onComplete(ar -> context.runOnContext(v -> next(key, foldWrite, inputType)));
+  }
+
+  /** The key's write is over: its next waiting batch runs, or the key is free. */
+  private <I> void next(String key, FoldWrite<String, ?, I, ?> foldWrite, Class<I> inputType) {
+    ArrayDeque<Message<Object>> waiting = writing.get(key);
+    Message<Object> msg = waiting == null ? null : waiting.poll();
+    if (msg == null || stopped) {
+      writing.remove(key);
+      return;
+    }
+    run(key, msg, foldWrite, inputType);
+  }
+
+  private void onContext(Runnable action) {
+    if (Vertx.currentContext() == context) {
+      action.run();
+    } else {
+      context.runOnContext(v -> action.run());
+    }
+  }
+
+  /** Answers one batch request; the returned Future completes (either way) once its write is over. */
+  private static <I> Future<Void> handle(Message<Object> msg, FoldWrite<String, ?, I, ?> foldWrite, Class<I> inputType) {
     String key;
     JsonArray inputs;
     try {
@@ -61,7 +143,7 @@ public final class StoreService {
     } catch (Throwable e) {
       msg.fail(400, "malformed batch request: " + e.getMessage());
       rethrowIfFatal(e);
-      return;
+      return Future.succeededFuture();
     }
     // Inputs of the wrong type are answered here, in place; the rest go to the fold in order.
     List<I> typed = new ArrayList<>();
@@ -111,6 +193,7 @@ public final class StoreService {
         rethrowIfFatal(e);
       }
     });
+    return done.mapEmpty();
   }
 
   /**

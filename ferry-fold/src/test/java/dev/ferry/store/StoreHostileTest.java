@@ -113,6 +113,50 @@ class StoreHostileTest {
   }
 
   @Test
+  void aNulCharacterIsRefusedByPgStoreBeforeSendingNotReportedAsMaybeWritten() throws Exception {
+    // PostgreSQL holds no NUL in text or jsonb: it refused the statement, and FoldWrite told every
+    // caller of the batch that it may have been written.
+    Future<FoldOutcomes<Object, Long>> inKey = settled(Accounts.foldWrite(pgStore).call("a\u0000b", List.of(Accounts.deposit("a", 1))));
+    assertInstanceOf(IllegalArgumentException.class, inKey.cause(), String.valueOf(inKey.cause()));
+    assertThrows(IllegalArgumentException.class, () -> pgStore.write("s", new JsonObject().put("x", "a\u0000b"), 0, List.of()));
+    assertThrows(IllegalArgumentException.class,
+        () -> pgStore.write("e", new JsonObject(), 0, List.of(new JsonObject().put("note", "\u0000"))));
+    // Only the character: the six characters of its escape are text like any other.
+    List<Object> literal = List.of("\\u0000", new JsonObject().put("\\u0000", "\\\\u0000"));
+    assertTrue(await(pgStore.write("l", new JsonObject().put("x", "\\u0000"), 0, literal)));
+    assertEquals(literal, await(pgStore.events("l")));
+    assertFalse(await(pgStore.read("s")).exists());
+    assertFalse(await(pgStore.read("e")).exists());
+  }
+
+  @Test
+  void anInputTheStoreCannotHoldIsRejectedAloneAndTheRestOfItsBatchIsWritten() throws Exception {
+    // A caller's note with NUL or a lone surrogate (PgStore), or a value JSON cannot encode (both):
+    // refused at the write, it failed every caller of its batch, and every later batch it joined.
+    Object unencodable = new Object();
+    for (var store : List.of(new PgFixture(pgStore), new JdbcFixture(h2Store))) {
+      boolean pg = store.store() == pgStore;
+      List<Object> batch = new ArrayList<>(List.of(Accounts.deposit("p", 1)));
+      if (pg) {
+        batch.add(Accounts.deposit("p", 10).put("note", "\u0000"));
+        batch.add(Accounts.deposit("p", 20).put("note", "x\uD800"));
+      }
+      batch.add(new JsonObject().put("account", "p").put("deposit", 40).put("note", unencodable));
+      batch.add(Accounts.deposit("p", 2));
+
+      FoldOutcomes<Object, Long> out = await(Accounts.foldWrite(store.store()).call("p", batch));
+
+      List<dev.ferry.FoldOutcome<Long>> list = out.list();
+      assertEquals(new dev.ferry.FoldOutcome.Applied<>(1L), list.get(0), store.toString());
+      for (int i = 1; i < batch.size() - 1; i++) {
+        assertInstanceOf(dev.ferry.FoldOutcome.Rejected.class, list.get(i), store + ": " + list.get(i));
+      }
+      assertEquals(new dev.ferry.FoldOutcome.Applied<>(3L), list.get(batch.size() - 1), store.toString());
+      assertEquals(List.of(Accounts.deposit("p", 1), Accounts.deposit("p", 2)), await(store.events("p")), store.toString());
+    }
+  }
+
+  @Test
   void wellFormedNonAsciiKeysStatesAndEventsComeBackExactly() throws Exception {
     String key = "κλειδί-鍵-\uD83D\uDD11"; // the last is one character outside the BMP, a surrogate pair
     JsonObject state = new JsonObject().put("name", "\uD83D\uDE00 ü ß 漢字").put("balance", 1);
@@ -170,6 +214,36 @@ class StoreHostileTest {
   }
 
   @Test
+  void aTableNamedLikeAPostgreSqlCatalogIsRefusedWhenTheStoreIsMade() throws Exception {
+    // pg_catalog comes first in every search path: "pg_class" or "pg_settings" named the system
+    // relation, so CREATE TABLE IF NOT EXISTS passed and every write failed, reported as unknown.
+    for (String name : List.of("pg_class", "PG_TYPE", "pg_settings", "pg_accounts")) {
+      assertThrows(IllegalArgumentException.class, () -> PgStore.of(pg, name), name);
+      assertThrows(IllegalArgumentException.class, () -> PgStore.withEvents(pg, "t", name), name);
+    }
+    Future<?> created = settled(pg.query("CREATE TABLE IF NOT EXISTS pg_class (key text)").execute());
+    Future<?> used = settled(pg.query("INSERT INTO pg_class (key) VALUES ('k')").execute());
+    assertTrue(created.succeeded() && used.failed(), "the catalog name names a usable table after all");
+    // H2 has no such prefix: the name works there.
+    JdbcStore h2Pg = JdbcStore.of(h2, "pg_accounts");
+    await(h2Pg.createTables());
+    assertTrue(await(h2Pg.write("k", new JsonObject(), 0, List.of())));
+  }
+
+  @Test
+  void aNullKeyIsRefusedBeforeAnythingIsSentNotReportedAsMaybeWritten() throws Exception {
+    // JdbcStore sent it: H2 refused the NULL, and FoldWrite told the callers it may have been written.
+    for (var store : List.of(new PgFixture(pgStore), new JdbcFixture(h2Store))) {
+      VersionedStore<String, JsonObject, Object> s = store.store();
+      Future<FoldOutcomes<Object, Long>> folded = settled(Accounts.foldWrite(s).call(null, List.of(Accounts.deposit("x", 1))));
+      assertTrue(folded.failed(), store + ": a null key was read as an absent entity");
+      assertInstanceOf(NullPointerException.class, folded.cause(), store.toString());
+      assertTrue(folded.cause().getMessage().contains("key"), store + ": " + folded.cause());
+      assertThrows(NullPointerException.class, () -> s.write(null, new JsonObject(), 0, List.of()), store.toString());
+    }
+  }
+
+  @Test
   void anEventsTableThatIsTheTableItselfIsRefused() {
     // Unquoted names fold case: "Accounts" is the table "accounts", and the events insert then
     // failed at every write.
@@ -223,6 +297,28 @@ class StoreHostileTest {
       assertFalse(done.cause() instanceof WriteConflictException, store + ": reported as a conflict: " + done.cause());
       assertEquals(1, hooked.writes.get(), store + ": retried as if another writer had got in");
       assertFalse(await(store.store().read("gone")).exists(), store.toString());
+    }
+  }
+
+  @Test
+  void aRowAtVersionZeroWrittenOutsideFailsTheReadInsteadOfPassingForConflicts() throws Exception {
+    // An operator's row at version 0 read as no entity: its state was ignored and every batch
+    // inserted against it, lost, and failed with WriteConflictException ("nothing written, retry")
+    // after every attempt, for ever.
+    for (StoreFixture store : List.of(new PgFixture(pgStore), new JdbcFixture(h2Store))) {
+      if (store instanceof PgFixture) {
+        await(pg.query("INSERT INTO hostile (key, version, state) VALUES ('zero', 0, '{\"balance\": 7}')").execute());
+      } else {
+        await(h2Store.tx(conn -> conn.query("INSERT INTO hostile (\"key\", version, state) VALUES ('zero', 0, '{\"balance\": 7}')").execute()));
+      }
+      HookedStore<String, JsonObject, Object> hooked = new HookedStore<>(store.store());
+
+      Future<FoldOutcomes<Object, Long>> done = settled(Accounts.foldWrite(hooked).call("zero", List.of(Accounts.deposit("zero", 2))));
+
+      assertTrue(done.failed(), store.toString());
+      assertFalse(done.cause() instanceof WriteConflictException, store + ": reported as a conflict: " + done.cause());
+      assertTrue(done.cause().getMessage().contains("version 0"), store + ": " + done.cause());
+      assertEquals(0, hooked.writes.get(), store + ": written against a row it did not read");
     }
   }
 

@@ -1,0 +1,166 @@
+package dev.ferry.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.Ferry;
+import dev.ferry.FerryError;
+import dev.ferry.FerryException;
+import dev.ferry.PerKeyConfig;
+import dev.ferry.examples.Accounts;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A batch whose caller gave up (the ferry's call timeout, or the event-bus send timeout that the
+ * verticle's downstream sets to it) while its write still runs: the key's next batch must not
+ * reach the store before that write is over, or two writers race for one key and the later batch
+ * can land first. Each test holds the first write until a read of another key, sent after the
+ * second batch, shows that the second batch has had its chance to reach the store: the log then
+ * says whether it did. Timeouts here end waits; nothing is asserted about time.
+ */
+class TimedOutBatchTest {
+  private static final String ADDRESS = "test.timed-out";
+  private Vertx vertx;
+  private HookedStore<String, JsonObject, Object> hooked;
+  private final List<String> log = Collections.synchronizedList(new ArrayList<>());
+  private final Promise<Void> releaseFirstWrite = Promise.promise();
+  private volatile boolean probeReleases = true;
+  private final AtomicInteger writesOfK = new AtomicInteger();
+
+  @BeforeEach
+  void start() throws Exception {
+    vertx = Vertx.vertx();
+    Pool pool = JdbcStore.h2Pool(vertx, "jdbc:h2:mem:timed-out-" + System.nanoTime() + ";DB_CLOSE_DELAY=-1", 4);
+    JdbcStore store = JdbcStore.withEvents(pool, "accounts", "account_events");
+    store.createTables().await(10, TimeUnit.SECONDS);
+    hooked = new HookedStore<>(store)
+        .onRead((key, read) -> {
+          log.add("read " + key);
+          if (key.equals("probe") && probeReleases) {
+            releaseFirstWrite.tryComplete();
+          }
+          return read.get();
+        })
+        .onWrite((key, expected, write) -> {
+          if (!key.equals("k")) {
+            return write.get();
+          }
+          log.add("write k at " + expected);
+          boolean first = writesOfK.incrementAndGet() == 1;
+          Future<Boolean> done = first ? releaseFirstWrite.future().compose(v -> write.get()) : write.get();
+          return done.andThen(ar -> log.add("wrote k at " + expected + ": " + (ar.succeeded() ? ar.result() : ar.cause())));
+        });
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    releaseFirstWrite.tryComplete();
+    vertx.close().await(10, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void inProcessTheKeysNextBatchWaitsForTheTimedOutWrite() throws Exception {
+    Ferry<Object, Long> ferry = Accounts.ferry(vertx,
+        PerKeyConfig.builder().callTimeout(Duration.ofMillis(100)).pinnedLimit(4).build(), hooked);
+
+    assertFailed(failure(ferry.submit(Accounts.deposit("k", 10))));
+    Future<Long> second = ferry.submit(Accounts.deposit("k", 5));
+    Future<Long> probe = ferry.submit(Accounts.deposit("probe", 1));
+
+    assertEquals(15L, second.await(10, TimeUnit.SECONDS), "the later batch applies after the earlier one: " + log);
+    probe.await(10, TimeUnit.SECONDS);
+    assertOneWriterAtATime();
+  }
+
+  @Test
+  void throughStoreServiceTheKeysNextBatchWaitsForTheTimedOutWrite() throws Exception {
+    StoreService.start(vertx, ADDRESS, Accounts.foldWrite(hooked), Object.class).await(10, TimeUnit.SECONDS);
+
+    Future<Message<JsonObject>> first = vertx.eventBus().request(ADDRESS, request("k", Accounts.deposit("k", 10)),
+        new DeliveryOptions().setSendTimeout(100));
+    ReplyException gaveUp = assertInstanceOf(ReplyException.class, failure(first));
+    assertEquals(ReplyFailure.TIMEOUT, gaveUp.failureType());
+
+    // What the verticle's lane does once its call timed out: the key's next batch, at once.
+    Future<Message<JsonObject>> second = vertx.eventBus().request(ADDRESS, request("k", Accounts.deposit("k", 5)));
+    Future<Message<JsonObject>> probe = vertx.eventBus().request(ADDRESS, request("probe", Accounts.deposit("probe", 1)));
+
+    JsonArray outcomes = second.await(10, TimeUnit.SECONDS).body().getJsonArray("outcomes");
+    probe.await(10, TimeUnit.SECONDS);
+    assertOneWriterAtATime();
+    assertEquals(new JsonObject().put("ok", 15L), outcomes.getJsonObject(0),
+        "the later batch must apply after the earlier one, which its caller gave up on: " + log);
+  }
+
+  @Test
+  void stoppingTheServiceAnswersTheBatchesWaitingForTheirKeyAndLetsTheRunningOneFinish() throws Exception {
+    probeReleases = false;
+    StoreService service = StoreService.start(vertx, ADDRESS, Accounts.foldWrite(hooked), Object.class)
+        .await(10, TimeUnit.SECONDS);
+    Future<Message<JsonObject>> first = vertx.eventBus().request(ADDRESS, request("k", Accounts.deposit("k", 10)));
+    Future<Message<JsonObject>> waiting = vertx.eventBus().request(ADDRESS, request("k", Accounts.deposit("k", 5)));
+    Future<Message<JsonObject>> probe = vertx.eventBus().request(ADDRESS, request("probe", Accounts.deposit("probe", 1)));
+    probe.await(10, TimeUnit.SECONDS); // answered after both k batches arrived
+    service.stop().await(10, TimeUnit.SECONDS); // while the first batch is still writing
+    releaseFirstWrite.complete();
+
+    ReplyException refused = assertInstanceOf(ReplyException.class, failure(waiting));
+    assertEquals(503, refused.failureCode(), refused.getMessage());
+    assertEquals(new JsonObject().put("ok", 10L), first.await(10, TimeUnit.SECONDS).body().getJsonArray("outcomes").getJsonObject(0));
+    assertEquals(1, List.copyOf(log).stream().filter(e -> e.equals("read k")).count(), "the waiting batch was run: " + log);
+  }
+
+  /** The key's second read (its next batch's) comes only after its first write is over. */
+  private void assertOneWriterAtATime() {
+    List<String> k = List.copyOf(log);
+    int secondRead = -1;
+    for (int i = k.indexOf("read k") + 1; i > 0 && i < k.size() && secondRead < 0; i++) {
+      secondRead = k.get(i).equals("read k") ? i : -1;
+    }
+    int firstWritten = k.indexOf("wrote k at 0: true");
+    assertTrue(firstWritten >= 0 && firstWritten < secondRead,
+        "the key's next batch reached the store while its timed-out write still ran: " + log);
+  }
+
+  private static JsonObject request(String key, Object... inputs) {
+    JsonArray list = new JsonArray();
+    for (int i = 0; i < inputs.length; i++) {
+      list.add(new JsonObject().put("id", "i" + i).put("input", inputs[i]));
+    }
+    return new JsonObject().put("key", key).put("inputs", list);
+  }
+
+  /** How {@code f} failed, once it did. */
+  private static Throwable failure(Future<?> f) throws Exception {
+    f.otherwiseEmpty().await(10, TimeUnit.SECONDS);
+    assertTrue(f.failed(), "succeeded: " + f.result());
+    return f.cause();
+  }
+
+  private static FerryException ferryFailure(Throwable e) {
+    return assertInstanceOf(FerryException.class, e);
+  }
+
+  private static void assertFailed(Throwable e) {
+    assertEquals(FerryError.FAILED, ferryFailure(e).kind(), String.valueOf(e));
+  }
+}
