@@ -8,9 +8,7 @@ import io.vertx.core.json.JsonObject;
  * @param inFlightBatches calls on the wire now, direct calls included
  * @param queuedInputs inputs waiting (not in flight)
  * @param queuedWeight total weight of the waiting inputs
- * @param activeLanes keys with inputs waiting or a call in flight; for {@code keyed}, the distinct
- *     keys waiting or in a call whose callers are not answered yet (a call past its timeout no
- *     longer counts); always 0 for {@code make}, whose inputs have no keys
+ * @param activeLanes keys with inputs waiting or a call in flight (always 0 for {@code make} and {@code keyed}, which have no lanes)
  * @param submitted inputs submitted so far (accepted or not)
  * @param rejected inputs refused with {@link FerryError#REJECTED}
  * @param batches calls started, direct calls included

@@ -116,23 +116,6 @@ class KeyedTest {
   }
 
   @Test
-  void activeLanesCountsTheDistinctKeysWaitingOrInACall() {
-    Ferry<String, Optional<Integer>> ferry = keyed(oneSlot());
-    ferry.submit("x"); // leaves at once
-    ferry.submit("a");
-    ferry.submit("bb");
-    ferry.submit("a");
-    assertEquals(3, ferry.metrics().activeLanes(), "x in flight, a and bb waiting");
-    ferry.submit("x"); // waits behind its own call in flight: still one key
-    assertEquals(3, ferry.metrics().activeLanes());
-    answer(0);
-    assertEquals(List.of("a", "bb", "x"), calls.get(1));
-    assertEquals(3, ferry.metrics().activeLanes(), "all three in the second call");
-    answer(1);
-    assertEquals(0, ferry.metrics().activeLanes());
-  }
-
-  @Test
   void nothingIsCachedAcrossBatchesAndAKeyInFlightIsNotJoined() {
     Ferry<String, Optional<Integer>> ferry = keyed(oneSlot());
     Future<Optional<Integer>> first = ferry.submit("a"); // leaves at once

@@ -62,12 +62,6 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
   private final StreamEngine<K> engine;
   private final HashMap<K, Shared<K, V>> waiting = new HashMap<>();
   /**
-   * Per key, its entries not yet answered (waiting, or in a call not yet answered): the keys of
-   * {@code activeLanes}, which the contract counts as keys with inputs waiting or a call in flight.
-   * A key can have two (one in flight, one waiting behind it). Only on the loop.
-   */
-  private final HashMap<K, Integer> unanswered = new HashMap<>();
-  /**
    * On the loop only: published with the queue's figures at the end of each transition
    * ({@link #view}), so that a read from another thread sees them and the queue's at one moment.
    */
@@ -175,10 +169,6 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
       // Never null: the key is not null and keys are not weighed.
       Entry<Void, K> entry = queue.admitEntry(key, Long.MAX_VALUE, outcome);
       shared = new Shared<>(key, entry, outcome.future());
-      if (!outcome.future().isComplete() && count(key, 1)) {
-        // Completed on the loop: the engine answers its entries in its transitions' effects.
-        outcome.future().onComplete(ar -> count(key, -1));
-      }
       if (entry.waiting()) {
         Shared<K, V> placed = shared;
         waiting.put(key, placed);
@@ -186,21 +176,6 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
       }
     }
     attach(shared, deadline, mine, shares);
-  }
-
-  /**
-   * Counts one entry of {@code key} in or out of {@link #unanswered}. A key whose equals throws
-   * here (it passed at submit and in {@code join}) only goes uncounted: the count is a metric,
-   * and a throw let out would end the transition with its caller unanswered.
-   */
-  private boolean count(K key, int delta) {
-    try {
-      unanswered.merge(key, delta, (n, d) -> n + d == 0 ? null : n + d);
-      return true;
-    } catch (Throwable e) {
-      loop.report(e);
-      return false;
-    }
   }
 
   private void attach(Shared<K, V> shared, long deadline, Promise<Optional<V>> mine, boolean shares) {
@@ -271,13 +246,12 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
 
   /**
    * The queue's snapshot, except that {@code submitted} and {@code timedOut} count callers (a
-   * caller who shared a waiting key is a submission too), {@code queuedInputs} counts the
-   * distinct keys waiting, and {@code activeLanes} the distinct keys waiting or in a call whose
-   * callers are not answered yet. On the loop.
+   * caller who shared a waiting key is a submission too), while {@code queuedInputs} counts the
+   * distinct keys waiting. On the loop.
    */
   private FerryMetrics view(FerryMetrics m) {
     // The queue's call-limit figures pass through: a keyed ferry's ferry.call.limit meter must not read 0.
-    return new FerryMetrics(m.inFlightBatches(), m.queuedInputs(), m.queuedWeight(), unanswered.size(),
+    return new FerryMetrics(m.inFlightBatches(), m.queuedInputs(), m.queuedWeight(), 0,
         m.submitted() + joined, m.rejected() + rejectedJoins, m.batches(), 0, m.failedBatches(), callersTimedOut,
         m.callLimit(), m.callsWaiting(), m.seenLatencyMicros(), m.seenFloorMicros(), m.seenLoopLagMicros());
   }
