@@ -28,6 +28,14 @@
  *   REJOIN  a second view change while the first hand-off is under way: S0 =
  *           {A} (A owns), S1 = {A, B} (B owns), then B leaves gracefully:
  *           S2 = members {A, B}, announced {A} (A owns again).
+ *   REJOIN -DLIVES  the same, B's ferry deployed again (ADR 0131): a ferry
+ *           under B's node id released view {A} and closed before the run,
+ *           and A still has that release; the ferry B of the run is a new
+ *           life (Router#life), whose releases carry it (`ferry-life`).
+ *   REDEPLOY B's ferry deployed again between two of A's membership reads
+ *           (ADR 0131's other case): S0 = S1 = {A, B} (B owns), A settled on
+ *           S0 and released it to B's closed ferry; the ferry B of the run
+ *           is a new life that knows no view yet and waits for A's release.
  *   TRIO    three nodes A, B, C (C = 2); snapshots S0..S2 as bit sets of
  *           members and announced nodes (-DS<i>M, -DS<i>A, -DNS), the
  *           ranking -DRANK0, -DRANK1. A member that is gone crashed, an
@@ -46,8 +54,14 @@
  * (leaveEnds: its leave ended, ADR 0099); an input that came back to a node
  * not delivered (410 or 408) is never applied after a later input of its
  * client (backOrder: per-sender order across a hand-back, ADR 0115; keyOrder
- * restricted to those inputs, checked first). modelBound guards the model's
- * own sizes.
+ * restricted to those inputs, checked first); once nothing can move, every
+ * live node that knows a view is settled: no release it waits for is missing
+ * (settles, Views#settled). modelBound guards the model's own sizes.
+ *
+ * Ferry lives (ADR 0131, Router#released, Views#newLife): every release
+ * carries its ferry's life; a node keeps the last life it heard from each node
+ * id, and the first release of another life voids every release recorded from
+ * that id and sends that node this node's release again (Router#releasedTo).
  *
  * Hand-backs (ADRs 0109, 0112): a forwarded input's hold ends at its
  * sender's allowance (Pending#giveUpAt) and it goes back unapplied (408,
@@ -160,7 +174,7 @@ byte pub;                 /* last published snapshot */
 hidden byte oneCallPerKey PID(1), keyOrder PID(2), exactlyOnce PID(3),
   stranded PID(4), noCallWhileHanding PID(5), handOffAfterCall PID(6),
   nothingOpen PID(7), modelBound PID(8), sentOnce PID(9), handOffsFirst PID(10),
-  leaveEnds PID(11), backOrder PID(12);
+  leaveEnds PID(11), backOrder PID(12), settles PID(13);
 
 /* ---- pendings: an input accepted at a node (Pending), slot (n, x, d) ---- */
 #ifndef D
@@ -228,6 +242,16 @@ byte gvp[NN];             /* Router#givenUp: the first place given up here, plus
 byte mk[NN];              /* Router#handBackMarks: the client's places handed back (bits) */
 byte mks[NN * N];         /* ... and the node each went back to (HandBackMark#sender) */
 bool dead[NN];
+/* ferry lives (ADR 0131): the life of each node's ferry in the run, sent with
+ * its releases (ClusterNode.LIFE); 1 unless B's ferry is one deployed again
+ * (2, its predecessor's 1); and per node, the last life it heard from each
+ * node (Views#lives; 0: none) */
+#if defined(LIVES) || defined(REDEPLOY)
+#define LIFE(n) ((n) == B -> 2 : 1)
+#else
+#define LIFE(n) 1
+#endif
+byte heard[NN * NN];
 
 #define known(n) kn[n]
 #define gated(n) (aw[n] != 0 && (unsO[n] & ~(1 << (n))) != 0)
@@ -809,7 +833,7 @@ inline maybeRelease(n) {
      do
      :: ztt < NN ->
         if
-        :: (zmt >> ztt) & 1 -> netSend(n, ztt, REL, vw[n], 0)
+        :: (zmt >> ztt) & 1 -> netSend(n, ztt, REL, vw[n], LIFE(n))   /* with ferry-life */
         :: else -> skip
         fi;
         ztt++
@@ -1019,6 +1043,23 @@ end:
           netSend(n, m, REP, a, GONE)
        :: k == FWD && !refusing[n] -> accept(n, pinput(a), m, a, b)
        :: k == REL ->
+          /* Router#released: the first release of another life at m's id
+           * (Views#newLife) voids every release recorded from m, and m is
+           * sent this node's release again (releasedTo.remove, maybeRelease);
+           * awaiting is not recomputed there (ADR 0131) */
+          if
+          :: heard[n * NN + m] != 0 && heard[n * NN + m] != b ->
+             zx = 0;
+             do
+             :: zx < 8 -> rel[n * 8 + zx] = rel[n * 8 + zx] & ~(1 << m); zx++
+             :: else -> break
+             od;
+             zx = 0;
+             relTo[n] = relTo[n] & ~(1 << m); relSent[n] = 0;
+             maybeRelease(n)
+          :: else -> skip
+          fi;
+          heard[n * NN + m] = b;
           rel[n * 8 + a] = rel[n * 8 + a] | (1 << m);
           if
           :: known(n) && a == vw[n] -> recompute(n); flushAll(n); checkLeft(n)  /* ADR 0099 */
@@ -1529,6 +1570,13 @@ proctype Env() {
   atomic { leaving[A] = 1; pub = 1 }          /* A withdraws its announcement */
 #elif defined(CRASH)
   atomic { dead[A] = 1; crashed = 1; pub = 1 }
+#elif defined(REDEPLOY)
+  pub = 1                                      /* the same nodes: B's new ferry reads it */
+#elif defined(REJOIN) && defined(LIFEHEARD)
+  /* ADR 0131's premise: B's first release, which carries its life, reaches A
+   * before A adopts the view B leaves in (published here only then) */
+  pub = 1;
+  atomic { kn[B] && vi[B] == 1 && heard[A * NN + B] == LIFE(B) -> leaving[B] = 1; pub = 2 }
 #elif defined(REJOIN)
   pub = 1;
   atomic { kn[B] && vi[B] == 1 -> leaving[B] = 1; pub = 2 }   /* B leaves again */
@@ -1555,6 +1603,12 @@ proctype Auditor() {
     /* a leave ends: every leaving node refuses in the end (ADR 0056, 0099) */
     do
     :: x < NN -> PROP(leaveEnds, !leaving[x] || dead[x] || refusing[x]); x++
+    :: else -> break
+    od;
+    x = 0;
+    /* no node waits for ever for a release (Views#settled) */
+    do
+    :: x < NN -> PROP(settles, dead[x] || !known(x) || aw[x] == 0); x++
     :: else -> break
     od;
     x = 0
@@ -1604,12 +1658,27 @@ init {
     kn[B] = 1; vw[B] = 3; mb[B] = 3; unsN[B] = 3; unsO[B] = 1;
     relSent[A] = 1; relSent[B] = 1; relTo[A] = RELTO(A); relTo[B] = RELTO(B);
     ckn = 1; cvw = 3;
+#elif defined(REDEPLOY)
+    /* S0 = S1 = {A, B}, B owns; A settled on S0, its release sent to B's
+     * closed ferry (relTo), whose release of S0 (life 1) it has; B's ferry
+     * of the run (life 2) reads S1 first. B's Vert.x node stays a member. */
+    rank0 = B; rank1 = A;
+    mem[0] = 3; ann[0] = 3; mem[1] = 3; ann[1] = 3;
+    kn[A] = 1; vw[A] = 3; mb[A] = 3; unsN[A] = 3; unsO[A] = 2; relSent[A] = 1; relTo[A] = 2;
+    rel[A * 8 + 3] = 2; heard[A * NN + B] = 1;
+    ckn = 1; cvw = 3;
 #else
     rank0 = B; rank1 = A;
     mem[0] = 1; ann[0] = 1;
     mem[1] = 3; ann[1] = 3;
 #if defined(REJOIN)
     mem[2] = 3; ann[2] = 1;
+#endif
+#if defined(LIVES)
+    /* B's closed ferry (life 1) released view {A} to A before the run: its
+     * Vert.x node had no open ferry in S0, which Views counts as no member
+     * (Views#recompute and #releaseTargets keep only open ferries) */
+    rel[A * 8 + 1] = 2; heard[A * NN + B] = 1;
 #endif
     kn[A] = 1; vw[A] = 1; mb[A] = 1; unsN[A] = 1; unsO[A] = 1; relSent[A] = 1;
     ckn = 1; cvw = 1;
