@@ -127,13 +127,14 @@
 #ifndef NS
 #define NS 3
 #endif
-#elif defined(REJOIN)
+#elif defined(REJOIN) || (defined(LEAVE) && defined(CLOSE))
 #define NS 3
 #else
 #define NS 2
 #endif
 byte mem[NS];             /* live members (bitmask of nodes) */
 byte ann[NS];             /* announced nodes */
+byte fer[NS];             /* members whose ferry is open (announced or leaving): all but a closed one */
 byte rank0, rank1;        /* the key's ranking of the nodes: owner = first in view */
 #define VIEW(s) (ann[s] & mem[s])
 #if NN == 3
@@ -242,6 +243,10 @@ byte gvp[NN];             /* Router#givenUp: the first place given up here, plus
 byte mk[NN];              /* Router#handBackMarks: the client's places handed back (bits) */
 byte mks[NN * N];         /* ... and the node each went back to (HandBackMark#sender) */
 bool dead[NN];
+bool closed[NN];          /* Router#closed (-DCLOSE): ClusterNode#close after the leave */
+/* the node's loop still runs its timers and membership: not crashed, not
+ * closed (after Router#close its Vert.x may close too: no timer, no snapshot) */
+#define UP(n) (!dead[n] && !closed[n])
 /* ferry lives (ADR 0131): the life of each node's ferry in the run, sent with
  * its releases (ClusterNode.LIFE); 1 unless B's ferry is one deployed again
  * (2, its predecessor's 1); and per node, the last life it heard from each
@@ -302,9 +307,9 @@ hidden short zov;
 hidden int zdm;
 
 #if NN == 3
-#define conv ((dead[A] || vi[A] == pub) && (dead[B] || vi[B] == pub) && (dead[C] || vi[C] == pub) && cvi == pub)
+#define conv ((!UP(A) || vi[A] == pub) && (!UP(B) || vi[B] == pub) && (!UP(C) || vi[C] == pub) && cvi == pub)
 #else
-#define conv ((dead[A] || vi[A] == pub) && (dead[B] || vi[B] == pub) && cvi == pub)
+#define conv ((!UP(A) || vi[A] == pub) && (!UP(B) || vi[B] == pub) && cvi == pub)
 #endif
 
 /* guards that say exactly when an event can do something (N * D <= 12) */
@@ -501,6 +506,9 @@ inline behindHeld(n, p) {
 #define KEPTBEFORE(n, p) (KAT(n, 0, p) || KAT(n, 1, p) || KAT(n, 2, p) || KAT(n, 3, p) || KAT(n, 4, p) || \
   KAT(n, 5, p) || KAT(n, 6, p) || KAT(n, 7, p) || KAT(n, 8, p) || KAT(n, 9, p) || KAT(n, 10, p) || KAT(n, 11, p))
 #define KET(n, i) ((i) < N * D && pst[(n) * N * D + (i)] == KEPT)
+#define FAT(n, i) ((i) < N * D && pst[(n) * N * D + (i)] == FWDD)
+#define ANYFWD(n) (FAT(n, 0) || FAT(n, 1) || FAT(n, 2) || FAT(n, 3) || FAT(n, 4) || FAT(n, 5) || \
+  FAT(n, 6) || FAT(n, 7) || FAT(n, 8) || FAT(n, 9) || FAT(n, 10) || FAT(n, 11))
 #define ANYKEPT(n) (KET(n, 0) || KET(n, 1) || KET(n, 2) || KET(n, 3) || KET(n, 4) || KET(n, 5) || \
   KET(n, 6) || KET(n, 7) || KET(n, 8) || KET(n, 9) || KET(n, 10) || KET(n, 11))
 
@@ -796,7 +804,7 @@ inline flushAll(n) {
 
 /* Views: awaiting, and settling (the unsettled views collapse to the view) */
 inline recompute(n) {
-  aw[n] = unsN[n] & mb[n] & ~(1 << (n)) & ~rel[(n) * 8 + vw[n]];
+  aw[n] = unsN[n] & mb[n] & fer[vi[n]] & ~(1 << (n)) & ~rel[(n) * 8 + vw[n]];   /* a closed ferry holds nothing */
   if
   :: aw[n] == 0 -> unsN[n] = vw[n]; unsO[n] = obit(owner(vw[n]))
   :: else -> skip
@@ -1066,9 +1074,10 @@ end:
           :: else -> skip
           fi
        :: k == REP ->
-          /* Router#forwarded: ignored unless its forward is still open */
+          /* Router#forwarded: ignored unless its forward is still open; at a
+           * closed node lost (its Vert.x may have closed: Router#close) */
           if
-          :: pst[a] == FWDD && pft[a] == m ->
+          :: !closed[n] && pst[a] == FWDD && pft[a] == m ->
              zbk = pback[a]; zov = 0;
              if
              :: b == GONE || b == BACK ->
@@ -1117,7 +1126,7 @@ end:
      }
   /* the next membership snapshot reaches this node */
   :: atomic {
-       !dead[n] && vi[n] < pub ->
+       UP(n) && vi[n] < pub ->
        if
        :: true -> zss = vi[n] + 1
        :: vi[n] + 1 < pub -> zss = pub                    /* an intermediate one skipped */
@@ -1132,7 +1141,7 @@ end:
    * here behind a given-up input of its client (CLOSED), then the keys routed
    * again; the leave completes, the node refuses (ClusterNode#leave) */
   :: atomic {
-       !dead[n] && leaving[n] && !abandoned[n] ->
+       UP(n) && leaving[n] && !abandoned[n] ->
        abandoned[n] = 1; zgv = 0;
        zsi = pslot(n, 0, 0);
        do
@@ -1179,7 +1188,7 @@ end:
   /* a kept given-up forward's holds are over (Router#keepGivenUp's timer):
    * what came back behind it never is applied (overtaken), the key goes on */
   :: atomic {
-       !dead[n] && ANYKEPT(n) ->
+       UP(n) && ANYKEPT(n) ->
        zsi = pslot(n, 0, 0);
        do
        :: zsi < pslot(n + 1, 0, 0) && pst[zsi] == KEPT -> break
@@ -1202,6 +1211,47 @@ end:
        zsi = 0
      }
 #endif
+#ifdef CLOSE
+  /* FerryVerticle#stop: the leave ended (as planned: nothing that arrived
+   * before is held or open here, Router#leaving(true), #idle; or given up:
+   * Router#abandonForwards), the ferry drained (no call, no hand-off), then
+   * ClusterNode#close -> Router#close: what is held here is answered CLOSED,
+   * every open forward 502 given up (#giveUpOpenForwards: made after a
+   * give-up, a key handed off once its call ended); nothing held is left to
+   * wait behind them. The node keeps refusing (its registrations are gone:
+   * NO_HANDLERS) and hears no answer of a forward any more. */
+  :: atomic {
+       UP(n) && refusing[n] && !inflight[n] && !handing[n] && len(lane[n]) == 0 &&
+       (abandoned[n] || !(ANYHELD(n) || ANYFWD(n))) ->
+       closed[n] = 1;
+       zsi = pslot(n, 0, 0);
+       do
+       :: zsi < pslot(n + 1, 0, 0) ->
+          if
+          :: pst[zsi] == HELD -> answerC(zsi, NAPP)                      /* CLOSED */
+          :: else -> skip
+          fi;
+          zsi++
+       :: else -> break
+       od;
+       zsi = pslot(n, 0, 0);
+       do
+       :: zsi < pslot(n + 1, 0, 0) ->
+          if
+          :: pst[zsi] == FWDD -> answerC(zsi, GIVEN)                     /* 502 */
+          :: else -> skip
+          fi;
+          zsi++
+       :: else -> break
+       od;
+       zsi = 0;
+       do
+       :: zsi < 3 -> pc[n * 3 + zsi] = 0; bt[n * 3 + zsi] = 0; zsi++
+       :: else -> break
+       od;
+       zsi = 0
+     }
+#endif
   /* Views#ownedJustBefore's window passes */
   :: atomic { !dead[n] && jb[n] -> jb[n] = 0 }
   /* a hand-back mark ends (HandBackMark#end: its sender no longer sends that
@@ -1219,7 +1269,7 @@ end:
      }
   /* a held input's pause (RETRY_MS) ends: it may go on once more */
   :: atomic {
-       !dead[n] && (conv || budget > 0) && ANYPACED(n) ->
+       UP(n) && (conv || budget > 0) && ANYPACED(n) ->
        zei = pslot(n, 0, 0);
        do
        :: zei < pslot(n + 1, 0, 0) && pst[zei] == HELD && ppace[zei] -> break
@@ -1242,7 +1292,7 @@ end:
   /* a hold ends (drainTimeout + 2 x callTimeout from the first hold, ADR 0099, or the caller's
    * deadline): CLOSED or TIMEOUT */
   :: atomic {
-       !dead[n] && ANYHELD(n) ->
+       UP(n) && ANYHELD(n) ->
        zei = pslot(n, 0, 0);
        do
        :: zei < pslot(n + 1, 0, 0) && pst[zei] == HELD -> break
@@ -1566,6 +1616,9 @@ proctype Env() {
   :: else -> break
   od;
   s = 0
+#elif defined(LEAVE) && defined(CLOSE)
+  atomic { leaving[A] = 1; pub = 1 }          /* A withdraws its announcement */
+  atomic { closed[A] -> pub = 2 }             /* A's ferry closed: no longer leaving (HazelcastMembership) */
 #elif defined(LEAVE)
   atomic { leaving[A] = 1; pub = 1 }          /* A withdraws its announcement */
 #elif defined(CRASH)
@@ -1606,9 +1659,9 @@ proctype Auditor() {
     :: else -> break
     od;
     x = 0;
-    /* no node waits for ever for a release (Views#settled) */
+    /* no node waits for ever for a release (Views#settled; a closed one waits no more) */
     do
-    :: x < NN -> PROP(settles, dead[x] || !known(x) || aw[x] == 0); x++
+    :: x < NN -> PROP(settles, !UP(x) || !known(x) || aw[x] == 0); x++
     :: else -> break
     od;
     x = 0
@@ -1622,6 +1675,7 @@ init {
     :: i < N -> csnd[i] = NONE; i++
     :: else -> break
     od;
+    i = 0;
 #if defined(TRIO)
     /* the scenario: S<i>M members, S<i>A announced (bitmasks), the ranking */
     rank0 = RANK0; rank1 = RANK1;
@@ -1682,6 +1736,15 @@ init {
 #endif
     kn[A] = 1; vw[A] = 1; mb[A] = 1; unsN[A] = 1; unsO[A] = 1; relSent[A] = 1;
     ckn = 1; cvw = 1;
+#endif
+    /* every member's ferry open, but A's in the last snapshot of a leave that closes */
+    i = 0;
+    do
+    :: i < NS -> fer[i] = mem[i]; i++
+    :: else -> break
+    od;
+#if defined(LEAVE) && defined(CLOSE)
+    mem[2] = 3; ann[2] = 2; fer[2] = 2;
 #endif
     run Node(A); run Node(B);
     run Call(A); run Call(B);
