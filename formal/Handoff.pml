@@ -380,6 +380,7 @@ inline freeP(p) {
 inline netSendTo(n, p, code) {
   if
   :: pup[p] == CL -> netSend(n, CL, REP, pinput(p), code)
+  :: pup[p] != CL && pupid[p] == NOSLOT -> skip   /* its sender's send timed out: the event bus drops the reply */
   :: else -> netSend(n, pup[p], REP, pupid[p], code)
   fi
 }
@@ -425,6 +426,57 @@ inline forward(n, t, p, cls) {
   zff = zff | ((cls) << 2) | ((pvis[p] | (1 << (n))) << 3) | (zeng << 7);
   netSend(n, t, FWD, p, zff);
   zff = 0
+}
+
+#ifdef STO
+#define SENDTIMEOUTS STO
+#else
+#define SENDTIMEOUTS 0
+#endif
+byte sto = SENDTIMEOUTS;  /* send timeouts between live nodes left in the run */
+/* a send timeout (seconds: the wait plus three call timeouts) outlasts the
+ * wire: what its target sent before has arrived; -DSLOWWIRE drops that */
+#ifdef SLOWWIRE
+#define WIREQUIET(t, n) 1
+#else
+#define WIREQUIET(t, n) (len(net[(t) * NP + (n)]) == 0)
+#endif
+hidden byte ztd, ztq, ztc;
+
+/* ztd = the pending forward p made at its target, when p's input is in an
+ * owner's ferry down p's chain (submitted, not held anywhere: ADR 0109's
+ * premise for a send timeout); NOSLOT otherwise (on the wire, held, answered) */
+inline timeoutDue(p) {
+  ztd = NOSLOT; ztq = p;
+  do
+  :: true ->
+     ztc = NOSLOT; zq = pslot(pft[ztq], 0, 0);
+     do
+     :: zq < pslot(pft[ztq] + 1, 0, 0) ->
+        if
+        :: pst[zq] != FREE && psnd[zq] && pup[zq] == pnode(ztq) && pupid[zq] == ztq -> ztc = zq
+        :: else -> skip
+        fi;
+        zq++
+     :: else -> break
+     od;
+     zq = 0;
+     if
+     :: ztc == NOSLOT -> break
+     :: ztc != NOSLOT && ztq == p -> ztd = ztc
+     :: else -> skip
+     fi;
+     if
+     :: pst[ztc] == ENG -> break
+     :: pst[ztc] == FWDD -> ztq = ztc
+     :: else -> ztd = NOSLOT; break
+     fi
+  od;
+  if
+  :: ztc == NOSLOT -> ztd = NOSLOT
+  :: else -> skip
+  fi;
+  ztq = 0; ztc = 0
 }
 
 /* Router#pathOf: the one target of the path not in vis; NONE or SEVERAL */
@@ -1209,6 +1261,46 @@ end:
        :: else -> skip
        fi;
        zsi = 0
+     }
+#endif
+#ifdef STO
+  /* a forward's send timeout between live nodes (Forward#sendTimeoutMs): 502
+   * "did not answer in time (it may have applied the input)", as any answer
+   * that says it may have been applied (Router#forwarded: mayHaveApplied,
+   * overtaken, clearPath, sentAfterAnswered); the late reply is dropped by the
+   * event bus. ADR 0109's rule: a hold downstream ends (a hand-back) before
+   * that timeout, so it fires only once the input is in an owner's ferry down
+   * the forward's chain, never held (timeoutDue). STO times a run. */
+  :: atomic {
+       UP(n) && sto > 0 && ANYFWD(n) ->
+       zsi = pslot(n, 0, 0);
+       do
+       :: zsi < pslot(n + 1, 0, 0) && pst[zsi] == FWDD && !dead[pft[zsi]] && WIREQUIET(pft[zsi], n) ->
+          timeoutDue(zsi);
+          if
+          :: ztd != NOSLOT -> break
+          :: else -> zsi++
+          fi
+       :: zsi < pslot(n + 1, 0, 0) -> zsi++
+       :: else -> break
+       od;
+       if
+       :: zsi < pslot(n + 1, 0, 0) && ztd != NOSLOT ->
+          sto--;
+          pupid[ztd] = NOSLOT;
+          zbk = pback[zsi]; ztt = pft[zsi];
+          overtaken(n, zsi); answerC(zsi, ANS); answerOvertaken(n);
+          clearPath(n, ztt, zbk, 1);
+          sentAfterAnswered(n, pinput(zsi));
+          if
+          :: zov != 0 && !hoff[n] && ANYHELD(n) -> flush(n)    /* flushHeld */
+          :: else -> skip
+          fi;
+          zov = 0; zbk = 0; ztt = 0;
+          checkLeft(n)
+       :: else -> skip
+       fi;
+       zsi = 0; ztd = 0
      }
 #endif
 #ifdef CLOSE
