@@ -31,7 +31,8 @@
  *   REJOIN -DLIVES  the same, B's ferry deployed again (ADR 0131): a ferry
  *           under B's node id released view {A} and closed before the run,
  *           and A still has that release; the ferry B of the run is a new
- *           life (Router#life), whose releases carry it (`ferry-life`).
+ *           life (Router#life), whose releases carry it (`ferry-life`);
+ *           -DLIFEHEARD: S2 is published only once A heard that life.
  *   REDEPLOY B's ferry deployed again between two of A's membership reads
  *           (ADR 0131's other case): S0 = S1 = {A, B} (B owns), A settled on
  *           S0 and released it to B's closed ferry; the ferry B of the run
@@ -85,10 +86,14 @@
  * (Router#keepGivenUp) until a moment of its own, and holds the client's
  * later inputs behind it (#behindGivenUpForward); the routing client waits
  * before it sends the key's later requests (ClientRouter, KeyState
- * #givenUpUntil), until a moment of its own. Not modelled: Router#close,
- * departed senders (Router#departedOnItsWay), a forward held because too
- * little of its allowance is left to send it on, send timeouts between live
- * nodes.
+ * #givenUpUntil), until a moment of its own.
+ * -DCLOSE (with -DLEAVE): the leaving node closes after its leave and drain
+ * (Router#close: held CLOSED, open forwards 502); -DSTO=n: n send timeouts
+ * between live nodes (Router#forwarded, TIMEOUT), within ADR 0109's premise
+ * (-DSLOWWIRE drops its half about the wire). Not modelled: departed senders
+ * (Router#departedOnItsWay), a forward held because too little of its
+ * allowance is left to send it on, the close's drain timeout
+ * (docs/verification.md).
  *
  * Time is nondeterminism: a hold may expire at any moment (unless
  * -DNO_EXPIRY), a hand-back mark may end at any moment, a waiting request
