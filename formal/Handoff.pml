@@ -28,6 +28,15 @@
  *   REJOIN  a second view change while the first hand-off is under way: S0 =
  *           {A} (A owns), S1 = {A, B} (B owns), then B leaves gracefully:
  *           S2 = members {A, B}, announced {A} (A owns again).
+ *   REJOIN -DLIVES  the same, B's ferry deployed again (ADR 0131): a ferry
+ *           under B's node id released view {A} and closed before the run,
+ *           and A still has that release; the ferry B of the run is a new
+ *           life (Router#life), whose releases carry it (`ferry-life`);
+ *           -DLIFEHEARD: S2 is published only once A heard that life.
+ *   REDEPLOY B's ferry deployed again between two of A's membership reads
+ *           (ADR 0131's other case): S0 = S1 = {A, B} (B owns), A settled on
+ *           S0 and released it to B's closed ferry; the ferry B of the run
+ *           is a new life that knows no view yet and waits for A's release.
  *   TRIO    three nodes A, B, C (C = 2); snapshots S0..S2 as bit sets of
  *           members and announced nodes (-DS<i>M, -DS<i>A, -DNS), the
  *           ranking -DRANK0, -DRANK1. A member that is gone crashed, an
@@ -46,8 +55,14 @@
  * (leaveEnds: its leave ended, ADR 0099); an input that came back to a node
  * not delivered (410 or 408) is never applied after a later input of its
  * client (backOrder: per-sender order across a hand-back, ADR 0115; keyOrder
- * restricted to those inputs, checked first). modelBound guards the model's
- * own sizes.
+ * restricted to those inputs, checked first); once nothing can move, every
+ * live node that knows a view is settled: no release it waits for is missing
+ * (settles, Views#settled). modelBound guards the model's own sizes.
+ *
+ * Ferry lives (ADR 0131, Router#released, Views#newLife): every release
+ * carries its ferry's life; a node keeps the last life it heard from each node
+ * id, and the first release of another life voids every release recorded from
+ * that id and sends that node this node's release again (Router#releasedTo).
  *
  * Hand-backs (ADRs 0109, 0112): a forwarded input's hold ends at its
  * sender's allowance (Pending#giveUpAt) and it goes back unapplied (408,
@@ -71,10 +86,14 @@
  * (Router#keepGivenUp) until a moment of its own, and holds the client's
  * later inputs behind it (#behindGivenUpForward); the routing client waits
  * before it sends the key's later requests (ClientRouter, KeyState
- * #givenUpUntil), until a moment of its own. Not modelled: Router#close,
- * departed senders (Router#departedOnItsWay), a forward held because too
- * little of its allowance is left to send it on, send timeouts between live
- * nodes.
+ * #givenUpUntil), until a moment of its own.
+ * -DCLOSE (with -DLEAVE): the leaving node closes after its leave and drain
+ * (Router#close: held CLOSED, open forwards 502); -DSTO=n: n send timeouts
+ * between live nodes (Router#forwarded, TIMEOUT), within ADR 0109's premise
+ * (-DSLOWWIRE drops its half about the wire). Not modelled: departed senders
+ * (Router#departedOnItsWay), a forward held because too little of its
+ * allowance is left to send it on, the close's drain timeout
+ * (docs/verification.md).
  *
  * Time is nondeterminism: a hold may expire at any moment (unless
  * -DNO_EXPIRY), a hand-back mark may end at any moment, a waiting request
@@ -113,13 +132,14 @@
 #ifndef NS
 #define NS 3
 #endif
-#elif defined(REJOIN)
+#elif defined(REJOIN) || (defined(LEAVE) && defined(CLOSE))
 #define NS 3
 #else
 #define NS 2
 #endif
 byte mem[NS];             /* live members (bitmask of nodes) */
 byte ann[NS];             /* announced nodes */
+byte fer[NS];             /* members whose ferry is open (announced or leaving): all but a closed one */
 byte rank0, rank1;        /* the key's ranking of the nodes: owner = first in view */
 #define VIEW(s) (ann[s] & mem[s])
 #if NN == 3
@@ -160,7 +180,7 @@ byte pub;                 /* last published snapshot */
 hidden byte oneCallPerKey PID(1), keyOrder PID(2), exactlyOnce PID(3),
   stranded PID(4), noCallWhileHanding PID(5), handOffAfterCall PID(6),
   nothingOpen PID(7), modelBound PID(8), sentOnce PID(9), handOffsFirst PID(10),
-  leaveEnds PID(11), backOrder PID(12);
+  leaveEnds PID(11), backOrder PID(12), settles PID(13);
 
 /* ---- pendings: an input accepted at a node (Pending), slot (n, x, d) ---- */
 #ifndef D
@@ -228,6 +248,20 @@ byte gvp[NN];             /* Router#givenUp: the first place given up here, plus
 byte mk[NN];              /* Router#handBackMarks: the client's places handed back (bits) */
 byte mks[NN * N];         /* ... and the node each went back to (HandBackMark#sender) */
 bool dead[NN];
+bool closed[NN];          /* Router#closed (-DCLOSE): ClusterNode#close after the leave */
+/* the node's loop still runs its timers and membership: not crashed, not
+ * closed (after Router#close its Vert.x may close too: no timer, no snapshot) */
+#define UP(n) (!dead[n] && !closed[n])
+/* ferry lives (ADR 0131): the life of each node's ferry in the run, sent with
+ * its releases (ClusterNode.LIFE); 1 unless B's ferry is one deployed again
+ * (2, its predecessor's 1); and per node, the last life it heard from each
+ * node (Views#lives; 0: none) */
+#if defined(LIVES) || defined(REDEPLOY)
+#define LIFE(n) ((n) == B -> 2 : 1)
+#else
+#define LIFE(n) 1
+#endif
+byte heard[NN * NN];
 
 #define known(n) kn[n]
 #define gated(n) (aw[n] != 0 && (unsO[n] & ~(1 << (n))) != 0)
@@ -278,9 +312,9 @@ hidden short zov;
 hidden int zdm;
 
 #if NN == 3
-#define conv ((dead[A] || vi[A] == pub) && (dead[B] || vi[B] == pub) && (dead[C] || vi[C] == pub) && cvi == pub)
+#define conv ((!UP(A) || vi[A] == pub) && (!UP(B) || vi[B] == pub) && (!UP(C) || vi[C] == pub) && cvi == pub)
 #else
-#define conv ((dead[A] || vi[A] == pub) && (dead[B] || vi[B] == pub) && cvi == pub)
+#define conv ((!UP(A) || vi[A] == pub) && (!UP(B) || vi[B] == pub) && cvi == pub)
 #endif
 
 /* guards that say exactly when an event can do something (N * D <= 12) */
@@ -351,6 +385,7 @@ inline freeP(p) {
 inline netSendTo(n, p, code) {
   if
   :: pup[p] == CL -> netSend(n, CL, REP, pinput(p), code)
+  :: pup[p] != CL && pupid[p] == NOSLOT -> skip   /* its sender's send timed out: the event bus drops the reply */
   :: else -> netSend(n, pup[p], REP, pupid[p], code)
   fi
 }
@@ -396,6 +431,57 @@ inline forward(n, t, p, cls) {
   zff = zff | ((cls) << 2) | ((pvis[p] | (1 << (n))) << 3) | (zeng << 7);
   netSend(n, t, FWD, p, zff);
   zff = 0
+}
+
+#ifdef STO
+#define SENDTIMEOUTS STO
+#else
+#define SENDTIMEOUTS 0
+#endif
+byte sto = SENDTIMEOUTS;  /* send timeouts between live nodes left in the run */
+/* a send timeout (seconds: the wait plus three call timeouts) outlasts the
+ * wire: what its target sent before has arrived; -DSLOWWIRE drops that */
+#ifdef SLOWWIRE
+#define WIREQUIET(t, n) 1
+#else
+#define WIREQUIET(t, n) (len(net[(t) * NP + (n)]) == 0)
+#endif
+hidden byte ztd, ztq, ztc;
+
+/* ztd = the pending forward p made at its target, when p's input is in an
+ * owner's ferry down p's chain (submitted, not held anywhere: ADR 0109's
+ * premise for a send timeout); NOSLOT otherwise (on the wire, held, answered) */
+inline timeoutDue(p) {
+  ztd = NOSLOT; ztq = p;
+  do
+  :: true ->
+     ztc = NOSLOT; zq = pslot(pft[ztq], 0, 0);
+     do
+     :: zq < pslot(pft[ztq] + 1, 0, 0) ->
+        if
+        :: pst[zq] != FREE && psnd[zq] && pup[zq] == pnode(ztq) && pupid[zq] == ztq -> ztc = zq
+        :: else -> skip
+        fi;
+        zq++
+     :: else -> break
+     od;
+     zq = 0;
+     if
+     :: ztc == NOSLOT -> break
+     :: ztc != NOSLOT && ztq == p -> ztd = ztc
+     :: else -> skip
+     fi;
+     if
+     :: pst[ztc] == ENG -> break
+     :: pst[ztc] == FWDD -> ztq = ztc
+     :: else -> ztd = NOSLOT; break
+     fi
+  od;
+  if
+  :: ztc == NOSLOT -> ztd = NOSLOT
+  :: else -> skip
+  fi;
+  ztq = 0; ztc = 0
 }
 
 /* Router#pathOf: the one target of the path not in vis; NONE or SEVERAL */
@@ -477,6 +563,9 @@ inline behindHeld(n, p) {
 #define KEPTBEFORE(n, p) (KAT(n, 0, p) || KAT(n, 1, p) || KAT(n, 2, p) || KAT(n, 3, p) || KAT(n, 4, p) || \
   KAT(n, 5, p) || KAT(n, 6, p) || KAT(n, 7, p) || KAT(n, 8, p) || KAT(n, 9, p) || KAT(n, 10, p) || KAT(n, 11, p))
 #define KET(n, i) ((i) < N * D && pst[(n) * N * D + (i)] == KEPT)
+#define FAT(n, i) ((i) < N * D && pst[(n) * N * D + (i)] == FWDD)
+#define ANYFWD(n) (FAT(n, 0) || FAT(n, 1) || FAT(n, 2) || FAT(n, 3) || FAT(n, 4) || FAT(n, 5) || \
+  FAT(n, 6) || FAT(n, 7) || FAT(n, 8) || FAT(n, 9) || FAT(n, 10) || FAT(n, 11))
 #define ANYKEPT(n) (KET(n, 0) || KET(n, 1) || KET(n, 2) || KET(n, 3) || KET(n, 4) || KET(n, 5) || \
   KET(n, 6) || KET(n, 7) || KET(n, 8) || KET(n, 9) || KET(n, 10) || KET(n, 11))
 
@@ -772,7 +861,7 @@ inline flushAll(n) {
 
 /* Views: awaiting, and settling (the unsettled views collapse to the view) */
 inline recompute(n) {
-  aw[n] = unsN[n] & mb[n] & ~(1 << (n)) & ~rel[(n) * 8 + vw[n]];
+  aw[n] = unsN[n] & mb[n] & fer[vi[n]] & ~(1 << (n)) & ~rel[(n) * 8 + vw[n]];   /* a closed ferry holds nothing */
   if
   :: aw[n] == 0 -> unsN[n] = vw[n]; unsO[n] = obit(owner(vw[n]))
   :: else -> skip
@@ -809,7 +898,7 @@ inline maybeRelease(n) {
      do
      :: ztt < NN ->
         if
-        :: (zmt >> ztt) & 1 -> netSend(n, ztt, REL, vw[n], 0)
+        :: (zmt >> ztt) & 1 -> netSend(n, ztt, REL, vw[n], LIFE(n))   /* with ferry-life */
         :: else -> skip
         fi;
         ztt++
@@ -1019,15 +1108,33 @@ end:
           netSend(n, m, REP, a, GONE)
        :: k == FWD && !refusing[n] -> accept(n, pinput(a), m, a, b)
        :: k == REL ->
+          /* Router#released: the first release of another life at m's id
+           * (Views#newLife) voids every release recorded from m, and m is
+           * sent this node's release again (releasedTo.remove, maybeRelease);
+           * awaiting is not recomputed there (ADR 0131) */
+          if
+          :: heard[n * NN + m] != 0 && heard[n * NN + m] != b ->
+             zx = 0;
+             do
+             :: zx < 8 -> rel[n * 8 + zx] = rel[n * 8 + zx] & ~(1 << m); zx++
+             :: else -> break
+             od;
+             zx = 0;
+             relTo[n] = relTo[n] & ~(1 << m); relSent[n] = 0;
+             maybeRelease(n)
+          :: else -> skip
+          fi;
+          heard[n * NN + m] = b;
           rel[n * 8 + a] = rel[n * 8 + a] | (1 << m);
           if
           :: known(n) && a == vw[n] -> recompute(n); flushAll(n); checkLeft(n)  /* ADR 0099 */
           :: else -> skip
           fi
        :: k == REP ->
-          /* Router#forwarded: ignored unless its forward is still open */
+          /* Router#forwarded: ignored unless its forward is still open; at a
+           * closed node lost (its Vert.x may have closed: Router#close) */
           if
-          :: pst[a] == FWDD && pft[a] == m ->
+          :: !closed[n] && pst[a] == FWDD && pft[a] == m ->
              zbk = pback[a]; zov = 0;
              if
              :: b == GONE || b == BACK ->
@@ -1076,7 +1183,7 @@ end:
      }
   /* the next membership snapshot reaches this node */
   :: atomic {
-       !dead[n] && vi[n] < pub ->
+       UP(n) && vi[n] < pub ->
        if
        :: true -> zss = vi[n] + 1
        :: vi[n] + 1 < pub -> zss = pub                    /* an intermediate one skipped */
@@ -1091,7 +1198,7 @@ end:
    * here behind a given-up input of its client (CLOSED), then the keys routed
    * again; the leave completes, the node refuses (ClusterNode#leave) */
   :: atomic {
-       !dead[n] && leaving[n] && !abandoned[n] ->
+       UP(n) && leaving[n] && !abandoned[n] ->
        abandoned[n] = 1; zgv = 0;
        zsi = pslot(n, 0, 0);
        do
@@ -1138,7 +1245,7 @@ end:
   /* a kept given-up forward's holds are over (Router#keepGivenUp's timer):
    * what came back behind it never is applied (overtaken), the key goes on */
   :: atomic {
-       !dead[n] && ANYKEPT(n) ->
+       UP(n) && ANYKEPT(n) ->
        zsi = pslot(n, 0, 0);
        do
        :: zsi < pslot(n + 1, 0, 0) && pst[zsi] == KEPT -> break
@@ -1161,6 +1268,87 @@ end:
        zsi = 0
      }
 #endif
+#ifdef STO
+  /* a forward's send timeout between live nodes (Forward#sendTimeoutMs): 502
+   * "did not answer in time (it may have applied the input)", as any answer
+   * that says it may have been applied (Router#forwarded: mayHaveApplied,
+   * overtaken, clearPath, sentAfterAnswered); the late reply is dropped by the
+   * event bus. ADR 0109's rule: a hold downstream ends (a hand-back) before
+   * that timeout, so it fires only once the input is in an owner's ferry down
+   * the forward's chain, never held (timeoutDue). STO times a run. */
+  :: atomic {
+       UP(n) && sto > 0 && ANYFWD(n) ->
+       zsi = pslot(n, 0, 0);
+       do
+       :: zsi < pslot(n + 1, 0, 0) && pst[zsi] == FWDD && !dead[pft[zsi]] && WIREQUIET(pft[zsi], n) ->
+          timeoutDue(zsi);
+          if
+          :: ztd != NOSLOT -> break
+          :: else -> zsi++
+          fi
+       :: zsi < pslot(n + 1, 0, 0) -> zsi++
+       :: else -> break
+       od;
+       if
+       :: zsi < pslot(n + 1, 0, 0) && ztd != NOSLOT ->
+          sto--;
+          pupid[ztd] = NOSLOT;
+          zbk = pback[zsi]; ztt = pft[zsi];
+          overtaken(n, zsi); answerC(zsi, ANS); answerOvertaken(n);
+          clearPath(n, ztt, zbk, 1);
+          sentAfterAnswered(n, pinput(zsi));
+          if
+          :: zov != 0 && !hoff[n] && ANYHELD(n) -> flush(n)    /* flushHeld */
+          :: else -> skip
+          fi;
+          zov = 0; zbk = 0; ztt = 0;
+          checkLeft(n)
+       :: else -> skip
+       fi;
+       zsi = 0; ztd = 0
+     }
+#endif
+#ifdef CLOSE
+  /* FerryVerticle#stop: the leave ended (as planned: nothing that arrived
+   * before is held or open here, Router#leaving(true), #idle; or given up:
+   * Router#abandonForwards), the ferry drained (no call, no hand-off), then
+   * ClusterNode#close -> Router#close: what is held here is answered CLOSED,
+   * every open forward 502 given up (#giveUpOpenForwards: made after a
+   * give-up, a key handed off once its call ended); nothing held is left to
+   * wait behind them. The node keeps refusing (its registrations are gone:
+   * NO_HANDLERS) and hears no answer of a forward any more. */
+  :: atomic {
+       UP(n) && refusing[n] && !inflight[n] && !handing[n] && len(lane[n]) == 0 &&
+       (abandoned[n] || !(ANYHELD(n) || ANYFWD(n))) ->
+       closed[n] = 1;
+       zsi = pslot(n, 0, 0);
+       do
+       :: zsi < pslot(n + 1, 0, 0) ->
+          if
+          :: pst[zsi] == HELD -> answerC(zsi, NAPP)                      /* CLOSED */
+          :: else -> skip
+          fi;
+          zsi++
+       :: else -> break
+       od;
+       zsi = pslot(n, 0, 0);
+       do
+       :: zsi < pslot(n + 1, 0, 0) ->
+          if
+          :: pst[zsi] == FWDD -> answerC(zsi, GIVEN)                     /* 502 */
+          :: else -> skip
+          fi;
+          zsi++
+       :: else -> break
+       od;
+       zsi = 0;
+       do
+       :: zsi < 3 -> pc[n * 3 + zsi] = 0; bt[n * 3 + zsi] = 0; zsi++
+       :: else -> break
+       od;
+       zsi = 0
+     }
+#endif
   /* Views#ownedJustBefore's window passes */
   :: atomic { !dead[n] && jb[n] -> jb[n] = 0 }
   /* a hand-back mark ends (HandBackMark#end: its sender no longer sends that
@@ -1178,7 +1366,7 @@ end:
      }
   /* a held input's pause (RETRY_MS) ends: it may go on once more */
   :: atomic {
-       !dead[n] && (conv || budget > 0) && ANYPACED(n) ->
+       UP(n) && (conv || budget > 0) && ANYPACED(n) ->
        zei = pslot(n, 0, 0);
        do
        :: zei < pslot(n + 1, 0, 0) && pst[zei] == HELD && ppace[zei] -> break
@@ -1201,7 +1389,7 @@ end:
   /* a hold ends (drainTimeout + 2 x callTimeout from the first hold, ADR 0099, or the caller's
    * deadline): CLOSED or TIMEOUT */
   :: atomic {
-       !dead[n] && ANYHELD(n) ->
+       UP(n) && ANYHELD(n) ->
        zei = pslot(n, 0, 0);
        do
        :: zei < pslot(n + 1, 0, 0) && pst[zei] == HELD -> break
@@ -1525,10 +1713,20 @@ proctype Env() {
   :: else -> break
   od;
   s = 0
+#elif defined(LEAVE) && defined(CLOSE)
+  atomic { leaving[A] = 1; pub = 1 }          /* A withdraws its announcement */
+  atomic { closed[A] -> pub = 2 }             /* A's ferry closed: no longer leaving (HazelcastMembership) */
 #elif defined(LEAVE)
   atomic { leaving[A] = 1; pub = 1 }          /* A withdraws its announcement */
 #elif defined(CRASH)
   atomic { dead[A] = 1; crashed = 1; pub = 1 }
+#elif defined(REDEPLOY)
+  pub = 1                                      /* the same nodes: B's new ferry reads it */
+#elif defined(REJOIN) && defined(LIFEHEARD)
+  /* ADR 0131's premise: B's first release, which carries its life, reaches A
+   * before A adopts the view B leaves in (published here only then) */
+  pub = 1;
+  atomic { kn[B] && vi[B] == 1 && heard[A * NN + B] == LIFE(B) -> leaving[B] = 1; pub = 2 }
 #elif defined(REJOIN)
   pub = 1;
   atomic { kn[B] && vi[B] == 1 -> leaving[B] = 1; pub = 2 }   /* B leaves again */
@@ -1557,6 +1755,12 @@ proctype Auditor() {
     :: x < NN -> PROP(leaveEnds, !leaving[x] || dead[x] || refusing[x]); x++
     :: else -> break
     od;
+    x = 0;
+    /* no node waits for ever for a release (Views#settled; a closed one waits no more) */
+    do
+    :: x < NN -> PROP(settles, !UP(x) || !known(x) || aw[x] == 0); x++
+    :: else -> break
+    od;
     x = 0
   }
 }
@@ -1568,6 +1772,7 @@ init {
     :: i < N -> csnd[i] = NONE; i++
     :: else -> break
     od;
+    i = 0;
 #if defined(TRIO)
     /* the scenario: S<i>M members, S<i>A announced (bitmasks), the ranking */
     rank0 = RANK0; rank1 = RANK1;
@@ -1604,6 +1809,15 @@ init {
     kn[B] = 1; vw[B] = 3; mb[B] = 3; unsN[B] = 3; unsO[B] = 1;
     relSent[A] = 1; relSent[B] = 1; relTo[A] = RELTO(A); relTo[B] = RELTO(B);
     ckn = 1; cvw = 3;
+#elif defined(REDEPLOY)
+    /* S0 = S1 = {A, B}, B owns; A settled on S0, its release sent to B's
+     * closed ferry (relTo), whose release of S0 (life 1) it has; B's ferry
+     * of the run (life 2) reads S1 first. B's Vert.x node stays a member. */
+    rank0 = B; rank1 = A;
+    mem[0] = 3; ann[0] = 3; mem[1] = 3; ann[1] = 3;
+    kn[A] = 1; vw[A] = 3; mb[A] = 3; unsN[A] = 3; unsO[A] = 2; relSent[A] = 1; relTo[A] = 2;
+    rel[A * 8 + 3] = 2; heard[A * NN + B] = 1;
+    ckn = 1; cvw = 3;
 #else
     rank0 = B; rank1 = A;
     mem[0] = 1; ann[0] = 1;
@@ -1611,8 +1825,23 @@ init {
 #if defined(REJOIN)
     mem[2] = 3; ann[2] = 1;
 #endif
+#if defined(LIVES)
+    /* B's closed ferry (life 1) released view {A} to A before the run: its
+     * Vert.x node had no open ferry in S0, which Views counts as no member
+     * (Views#recompute and #releaseTargets keep only open ferries) */
+    rel[A * 8 + 1] = 2; heard[A * NN + B] = 1;
+#endif
     kn[A] = 1; vw[A] = 1; mb[A] = 1; unsN[A] = 1; unsO[A] = 1; relSent[A] = 1;
     ckn = 1; cvw = 1;
+#endif
+    /* every member's ferry open, but A's in the last snapshot of a leave that closes */
+    i = 0;
+    do
+    :: i < NS -> fer[i] = mem[i]; i++
+    :: else -> break
+    od;
+#if defined(LEAVE) && defined(CLOSE)
+    mem[2] = 3; ann[2] = 2; fer[2] = 2;
 #endif
     run Node(A); run Node(B);
     run Call(A); run Call(B);
