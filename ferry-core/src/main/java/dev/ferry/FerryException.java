@@ -19,8 +19,18 @@ public final class FerryException extends RuntimeException {
   public FerryException(FerryError kind, String message, Throwable cause) {
     // Failures are routine under load (rejections, timeouts): skip the stack trace unless a cause
     // needs one to be understood.
-    super(message, cause, false, cause != null);
+    super(message, cause, false, cause != null && !unknownOutcome(cause));
     this.kind = Objects.requireNonNull(kind, "kind");
+  }
+
+  /**
+   * The engine's own causes for a call that gave no answer (a timeout, a call given up): they say
+   * all there is to say, and a stack trace per caller would be filled on the event loop, for every
+   * input of a timed-out batch, just when the downstream is overloaded (ADR 0141).
+   */
+  private static boolean unknownOutcome(Throwable cause) {
+    return cause instanceof java.util.concurrent.TimeoutException
+        || cause instanceof java.util.concurrent.CancellationException;
   }
 
   public FerryError kind() {

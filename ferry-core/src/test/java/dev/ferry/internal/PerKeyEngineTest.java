@@ -578,6 +578,8 @@ class PerKeyEngineTest {
       assertEquals(FerryError.FAILED, e.kind());
       // FAILED carries its cause, as the contract says; a timeout says the outcome is unknown.
       assertInstanceOf(java.util.concurrent.TimeoutException.class, e.getCause(), "the cause of a call timeout");
+      assertEquals(0, e.getStackTrace().length,
+          "no stack trace filled per caller on the loop for a timeout (ADR 0141): it shows the timer, not the call");
       assertFalse(a2.isComplete(), "a2 still waits: the call for a1 may still be on the wire");
       assertEquals(1, h.down.calls.size());
       h.succeed(0); // late completion: a1 keeps its FAILED, a2 now leaves
