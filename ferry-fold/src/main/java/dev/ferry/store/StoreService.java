@@ -12,6 +12,7 @@ import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -35,15 +36,34 @@ import java.util.Map;
  * one at once, while the first may still be written: run side by side, the later batch could land
  * first and the earlier one be folded again over it (ADR 0138). The waiting batches and the keys
  * being written are touched on the service's context only.
+ *
+ * <p>A batch that waited behind its key longer than {@code maxWait} (30 s, the verticle's default
+ * call timeout, unless given) is answered 503, nothing of it written: its sender has given up on it
+ * by then, and written late it would apply after its callers were told FAILED, and maybe retried.
+ * This also bounds what a key whose write hangs (a row lock held elsewhere) can pile up.
  */
 public final class StoreService {
+  /** How long a batch may wait behind its key unless {@link #start(Vertx, String, FoldWrite, Class, Duration)} says. */
+  public static final Duration DEFAULT_MAX_WAIT = Duration.ofSeconds(30);
+
+  /** A batch waiting behind its key's write, and when it arrived (nanos of {@link System#nanoTime}). */
+  private record Waiting(Message<Object> msg, long arrived) {}
+
   private final Context context;
-  private final Map<String, ArrayDeque<Message<Object>>> writing = new HashMap<>();
+  private final long maxWaitNanos;
+  private final Map<String, ArrayDeque<Waiting>> writing = new HashMap<>();
   private MessageConsumer<Object> consumer;
   private boolean stopped;
 
-  private StoreService(Context context) {
+  private StoreService(Context context, Duration maxWait) {
     this.context = context;
+    long nanos;
+    try {
+      nanos = maxWait.toNanos();
+    } catch (ArithmeticException beyondNanos) {
+      nanos = Long.MAX_VALUE; // about 292 years: no bound in practice
+    }
+    this.maxWaitNanos = nanos;
   }
 
   /**
@@ -53,9 +73,23 @@ public final class StoreService {
    */
   public static <I> Future<StoreService> start(
       Vertx vertx, String address, FoldWrite<String, ?, I, ?> foldWrite, Class<I> inputType) {
+    return start(vertx, address, foldWrite, inputType, DEFAULT_MAX_WAIT);
+  }
+
+  /**
+   * As {@link #start(Vertx, String, FoldWrite, Class)}, with how long a batch may wait behind its
+   * key's write before it is answered 503, not written: set it to the senders' call timeout.
+   *
+   * @throws IllegalArgumentException if {@code maxWait} is not positive
+   */
+  public static <I> Future<StoreService> start(
+      Vertx vertx, String address, FoldWrite<String, ?, I, ?> foldWrite, Class<I> inputType, Duration maxWait) {
+    if (maxWait == null || maxWait.isNegative() || maxWait.isZero()) {
+      throw new IllegalArgumentException("maxWait must be a positive duration, got " + maxWait);
+    }
     // Captured once and registered on: the consumer's handler then runs where the service's state
     // lives (from a non-Vert.x thread, each getOrCreateContext() would be a new context).
-    StoreService service = new StoreService(vertx.getOrCreateContext());
+    StoreService service = new StoreService(vertx.getOrCreateContext(), maxWait);
     Promise<StoreService> started = Promise.promise();
     service.onContext(() -> {
       service.consumer = vertx.eventBus().consumer(address, msg -> service.arrived(msg, foldWrite, inputType));
@@ -72,9 +106,9 @@ public final class StoreService {
     Promise<Void> stopped = Promise.promise();
     onContext(() -> {
       this.stopped = true;
-      for (ArrayDeque<Message<Object>> waiting : writing.values()) {
-        for (Message<Object> msg; (msg = waiting.poll()) != null; ) {
-          msg.fail(503, "batch not written: the store service stopped before its turn");
+      for (ArrayDeque<Waiting> waiting : writing.values()) {
+        for (Waiting w; (w = waiting.poll()) != null; ) {
+          w.msg().fail(503, "batch not written: the store service stopped before its turn");
         }
       }
       consumer.unregister().onComplete(stopped);
@@ -88,9 +122,11 @@ public final class StoreService {
       handle(msg, foldWrite, inputType); // malformed: answered at once, writes nothing
       return;
     }
-    ArrayDeque<Message<Object>> waiting = writing.get(key);
+    ArrayDeque<Waiting> waiting = writing.get(key);
     if (waiting != null) {
-      waiting.add(msg);
+      long now = System.nanoTime();
+      dropOverdue(waiting, now); // what a hung write piles up stays bounded while it hangs
+      waiting.add(new Waiting(msg, now));
       return;
     }
     writing.put(key, new ArrayDeque<>());
@@ -112,13 +148,25 @@ public final class StoreService {
 
   /** The key's write is over: its next waiting batch runs, or the key is free. */
   private <I> void next(String key, FoldWrite<String, ?, I, ?> foldWrite, Class<I> inputType) {
-    ArrayDeque<Message<Object>> waiting = writing.get(key);
-    Message<Object> msg = waiting == null ? null : waiting.poll();
-    if (msg == null || stopped) {
+    ArrayDeque<Waiting> waiting = writing.get(key);
+    if (waiting != null) {
+      dropOverdue(waiting, System.nanoTime());
+    }
+    Waiting next = waiting == null ? null : waiting.poll();
+    if (next == null || stopped) {
       writing.remove(key);
       return;
     }
-    run(key, msg, foldWrite, inputType);
+    run(key, next.msg(), foldWrite, inputType);
+  }
+
+  /** Answers 503 (not written) the batches at the head of {@code waiting} that waited past maxWait. */
+  private void dropOverdue(ArrayDeque<Waiting> waiting, long now) {
+    for (Waiting w = waiting.peek(); w != null && now - w.arrived() > maxWaitNanos; w = waiting.peek()) {
+      waiting.poll();
+      w.msg().fail(503, "batch not written: it waited behind its key's write in progress for more than "
+          + (maxWaitNanos / 1_000_000) + " ms (its sender has given up on it)");
+    }
   }
 
   private void onContext(Runnable action) {

@@ -129,6 +129,34 @@ class TimedOutBatchTest {
     assertEquals(1, List.copyOf(log).stream().filter(e -> e.equals("read k")).count(), "the waiting batch was run: " + log);
   }
 
+  @Test
+  void aBatchThatWaitedBehindItsKeyPastMaxWaitIsAnswered503AndNeverWritten() throws Exception {
+    probeReleases = false;
+    StoreService.start(vertx, ADDRESS, Accounts.foldWrite(hooked), Object.class, Duration.ofMillis(1))
+        .await(10, TimeUnit.SECONDS);
+    Future<Message<JsonObject>> first = vertx.eventBus().request(ADDRESS, request("k", Accounts.deposit("k", 10)));
+    Future<Message<JsonObject>> waiting = vertx.eventBus().request(ADDRESS, request("k", Accounts.deposit("k", 5)));
+    vertx.eventBus().request(ADDRESS, request("probe", Accounts.deposit("probe", 1))).await(10, TimeUnit.SECONDS);
+    // The waiting batch has arrived (the probe, sent after it, was answered); the first write ends
+    // 50 ms later at the earliest, so the batch waited more than its 1 ms by then.
+    vertx.setTimer(50, t -> releaseFirstWrite.tryComplete());
+
+    assertEquals(new JsonObject().put("ok", 10L), first.await(10, TimeUnit.SECONDS).body().getJsonArray("outcomes").getJsonObject(0));
+    ReplyException refused = assertInstanceOf(ReplyException.class, failure(waiting));
+    assertEquals(503, refused.failureCode(), refused.getMessage());
+    assertTrue(refused.getMessage().startsWith("batch not written"), refused.getMessage());
+    assertEquals(1, writesOfK.get(), "the overdue batch was written: " + log);
+  }
+
+  @Test
+  void maxWaitMustBePositive() {
+    for (Duration bad : new Duration[] {null, Duration.ZERO, Duration.ofMillis(-1)}) {
+      IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+          () -> StoreService.start(vertx, ADDRESS, Accounts.foldWrite(hooked), Object.class, bad));
+      assertTrue(e.getMessage().startsWith("maxWait must be a positive duration"), e.getMessage());
+    }
+  }
+
   /** The key's second read (its next batch's) comes only after its first write is over. */
   private void assertOneWriterAtATime() {
     List<String> k = List.copyOf(log);

@@ -51,8 +51,6 @@ import java.util.concurrent.TimeUnit;
 public final class MainJob {
   /** Where the store answers Ferry's downstream protocol. */
   static final String STORE_ADDRESS = "demo.accounts.store";
-  /** Store consumers, each on its own event loop; the pool has a connection for each and more. */
-  static final int STORE_CONSUMERS = 4;
   static final int CONNECTIONS = 8;
   /**
    * A warm-up round in which the JIT compiled for less than this share of its time ends the
@@ -137,14 +135,14 @@ public final class MainJob {
       out.flush();
       DownstreamCounter counter = new DownstreamCounter(STORE_ADDRESS, Load.BUSY_PREFIX);
       vertx.eventBus().addOutboundInterceptor(counter);
-      // Several consumers, each on an event loop of its own (registered from this non-Vert.x thread),
-      // so the store's calls for different keys run side by side: Ferry already guarantees that one
-      // key never has two calls in flight, whichever consumer takes them.
-      List<StoreService> services = new ArrayList<>();
-      for (int i = 0; i < STORE_CONSUMERS; i++) {
-        services.add(StoreService.start(vertx, STORE_ADDRESS, Accounts.foldWrite(database.store()), Object.class)
-            .await(30, TimeUnit.SECONDS));
-      }
+      // One service at the address: it writes one batch per key at a time, which only holds within
+      // one service (ADR 0138). Ferry sends a key's next batch only after the previous call ended,
+      // but a call timeout ends it for Ferry while the write may still run; with several services
+      // the event bus would hand that next batch to another one, to race the first. The pool's
+      // connections still run the calls of different keys side by side.
+      List<StoreService> services = List.of(
+          StoreService.start(vertx, STORE_ADDRESS, Accounts.foldWrite(database.store()), Object.class)
+              .await(30, TimeUnit.SECONDS));
       // The load lives on a context of its own (an event loop apart from the ferry's); captured once.
       Context loadContext = vertx.getOrCreateContext();
       Job job = new Job(vertx, options, out, database, counter, loadContext);
