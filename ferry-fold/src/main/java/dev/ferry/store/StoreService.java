@@ -43,55 +43,66 @@ import java.util.Map;
  * This also bounds what a key whose write hangs (a row lock held elsewhere) can pile up.
  */
 public final class StoreService {
-  /** How long a batch may wait behind its key unless {@link #start(Vertx, String, FoldWrite, Class, Duration)} says. */
+  /** How long a batch may wait behind its key unless {@link #start(Vertx, String, FoldWrite, Class, Duration, int)} says. */
   public static final Duration DEFAULT_MAX_WAIT = Duration.ofSeconds(30);
 
   /** A batch waiting behind its key's write, and when it arrived (nanos of {@link System#nanoTime}). */
   private record Waiting(Message<Object> msg, long arrived) {}
 
+  /** The consumer's context: where batches arrive and are handed to their key's partition. */
   private final Context context;
-  private final long maxWaitNanos;
-  private final Map<String, ArrayDeque<Waiting>> writing = new HashMap<>();
+  /** Each key belongs to one, by its hash; each partition's state is touched on its context only. */
+  private final Partition[] partitions;
   private MessageConsumer<Object> consumer;
-  private boolean stopped;
 
-  private StoreService(Context context, Duration maxWait) {
-    this.context = context;
-    long nanos;
-    try {
-      nanos = maxWait.toNanos();
-    } catch (ArithmeticException beyondNanos) {
-      nanos = Long.MAX_VALUE; // about 292 years: no bound in practice
-    }
-    this.maxWaitNanos = nanos;
+  private StoreService(Partition[] partitions) {
+    this.context = partitions[0].context;
+    this.partitions = partitions;
   }
 
   /**
-   * Registers the service at {@code address}; completes once the registration is in place.
+   * Registers the service at {@code address} on one context; completes once the registration is in
+   * place.
    *
    * @param inputType the FoldWrite's input type ({@code Object.class} takes any JSON value)
    */
   public static <I> Future<StoreService> start(
       Vertx vertx, String address, FoldWrite<String, ?, I, ?> foldWrite, Class<I> inputType) {
-    return start(vertx, address, foldWrite, inputType, DEFAULT_MAX_WAIT);
+    return start(vertx, address, foldWrite, inputType, DEFAULT_MAX_WAIT, 1);
   }
 
   /**
    * As {@link #start(Vertx, String, FoldWrite, Class)}, with how long a batch may wait behind its
-   * key's write before it is answered 503, not written: set it to the senders' call timeout.
+   * key's write before it is answered 503, not written (set it to the senders' call timeout), and
+   * over how many contexts the keys are spread: each key's batches run on one of them, by the key's
+   * hash, so different keys' folds and store calls run side by side while one key still has one
+   * batch at a time. Called from a thread that is not Vert.x's, each context is a new one (an event
+   * loop each, round robin); called on a context, they are all that context.
    *
-   * @throws IllegalArgumentException if {@code maxWait} is not positive
+   * @throws IllegalArgumentException if {@code maxWait} is not positive or {@code contexts} below 1
    */
-  public static <I> Future<StoreService> start(
-      Vertx vertx, String address, FoldWrite<String, ?, I, ?> foldWrite, Class<I> inputType, Duration maxWait) {
+  public static <I> Future<StoreService> start(Vertx vertx, String address, FoldWrite<String, ?, I, ?> foldWrite,
+      Class<I> inputType, Duration maxWait, int contexts) {
     if (maxWait == null || maxWait.isNegative() || maxWait.isZero()) {
       throw new IllegalArgumentException("maxWait must be a positive duration, got " + maxWait);
     }
-    // Captured once and registered on: the consumer's handler then runs where the service's state
-    // lives (from a non-Vert.x thread, each getOrCreateContext() would be a new context).
-    StoreService service = new StoreService(vertx.getOrCreateContext(), maxWait);
+    if (contexts < 1) {
+      throw new IllegalArgumentException("contexts must be at least 1, got " + contexts);
+    }
+    long maxWaitNanos;
+    try {
+      maxWaitNanos = maxWait.toNanos();
+    } catch (ArithmeticException beyondNanos) {
+      maxWaitNanos = Long.MAX_VALUE; // about 292 years: no bound in practice
+    }
+    Partition[] partitions = new Partition[contexts];
+    for (int i = 0; i < contexts; i++) {
+      // Captured once: each partition's batches then run where its state lives.
+      partitions[i] = new Partition(vertx.getOrCreateContext(), maxWaitNanos);
+    }
+    StoreService service = new StoreService(partitions);
     Promise<StoreService> started = Promise.promise();
-    service.onContext(() -> {
+    onContext(service.context, () -> {
       service.consumer = vertx.eventBus().consumer(address, msg -> service.arrived(msg, foldWrite, inputType));
       service.consumer.completion().map(service).onComplete(started);
     });
@@ -99,81 +110,117 @@ public final class StoreService {
   }
 
   /**
-   * Unregisters the service. Batches being written still reply; batches waiting behind one of
-   * their key are failed with 503, nothing of them written.
+   * Unregisters the service. Batches being written still reply (this Future does not wait for them:
+   * close the store after they did); batches waiting behind one of their key are failed with 503,
+   * nothing of them written.
    */
   public Future<Void> stop() {
-    Promise<Void> stopped = Promise.promise();
-    onContext(() -> {
-      this.stopped = true;
-      for (ArrayDeque<Waiting> waiting : writing.values()) {
-        for (Waiting w; (w = waiting.poll()) != null; ) {
-          w.msg().fail(503, "batch not written: the store service stopped before its turn");
-        }
-      }
-      consumer.unregister().onComplete(stopped);
-    });
-    return stopped.future();
+    List<Future<Void>> stops = new ArrayList<>();
+    for (Partition p : partitions) {
+      Promise<Void> stopped = Promise.promise();
+      onContext(p.context, () -> {
+        p.stop();
+        stopped.complete();
+      });
+      stops.add(stopped.future());
+    }
+    Promise<Void> unregistered = Promise.promise();
+    onContext(context, () -> consumer.unregister().onComplete(unregistered));
+    stops.add(unregistered.future());
+    return Future.all(stops).mapEmpty();
   }
 
+  /** On the consumer's context: a malformed batch is answered here, the others go to their key's partition. */
   private <I> void arrived(Message<Object> msg, FoldWrite<String, ?, I, ?> foldWrite, Class<I> inputType) {
     String key = msg.body() instanceof JsonObject body && body.getValue("key") instanceof String k ? k : null;
     if (key == null) {
       handle(msg, foldWrite, inputType); // malformed: answered at once, writes nothing
       return;
     }
-    ArrayDeque<Waiting> waiting = writing.get(key);
-    if (waiting != null) {
-      long now = System.nanoTime();
-      dropOverdue(waiting, now); // what a hung write piles up stays bounded while it hangs
-      waiting.add(new Waiting(msg, now));
-      return;
-    }
-    writing.put(key, new ArrayDeque<>());
-    run(key, msg, foldWrite, inputType);
+    Partition p = partitions[Math.floorMod(key.hashCode(), partitions.length)];
+    // Handed over in arrival order: one context's tasks run in the order they were queued.
+    onContext(p.context, () -> p.arrived(key, msg, foldWrite, inputType));
   }
 
-  private <I> void run(String key, Message<Object> msg, FoldWrite<String, ?, I, ?> foldWrite, Class<I> inputType) {
-    Future<Void> over;
-    try {
-      over = handle(msg, foldWrite, inputType);
-    } catch (Throwable e) {
-      next(key, foldWrite, inputType);
-      throw e; // only what rethrowIfFatal rethrows: the request was answered
-    }
-    // The store's futures may complete on any thread: the key moves on back on the context, always
-    // a turn later, so that batches answered at once do not nest one call per waiting batch.
-    over.onComplete(ar -> context.runOnContext(v -> next(key, foldWrite, inputType)));
-  }
-
-  /** The key's write is over: its next waiting batch runs, or the key is free. */
-  private <I> void next(String key, FoldWrite<String, ?, I, ?> foldWrite, Class<I> inputType) {
-    ArrayDeque<Waiting> waiting = writing.get(key);
-    if (waiting != null) {
-      dropOverdue(waiting, System.nanoTime());
-    }
-    Waiting next = waiting == null ? null : waiting.poll();
-    if (next == null || stopped) {
-      writing.remove(key);
-      return;
-    }
-    run(key, next.msg(), foldWrite, inputType);
-  }
-
-  /** Answers 503 (not written) the batches at the head of {@code waiting} that waited past maxWait. */
-  private void dropOverdue(ArrayDeque<Waiting> waiting, long now) {
-    for (Waiting w = waiting.peek(); w != null && now - w.arrived() > maxWaitNanos; w = waiting.peek()) {
-      waiting.poll();
-      w.msg().fail(503, "batch not written: it waited behind its key's write in progress for more than "
-          + (maxWaitNanos / 1_000_000) + " ms (its sender has given up on it)");
-    }
-  }
-
-  private void onContext(Runnable action) {
+  private static void onContext(Context context, Runnable action) {
     if (Vertx.currentContext() == context) {
       action.run();
     } else {
       context.runOnContext(v -> action.run());
+    }
+  }
+
+  /** The keys of one context: those being written, and the batches waiting behind each. On its context only. */
+  private static final class Partition {
+    final Context context;
+    private final long maxWaitNanos;
+    private final Map<String, ArrayDeque<Waiting>> writing = new HashMap<>();
+    private boolean stopped;
+
+    Partition(Context context, long maxWaitNanos) {
+      this.context = context;
+      this.maxWaitNanos = maxWaitNanos;
+    }
+
+    <I> void arrived(String key, Message<Object> msg, FoldWrite<String, ?, I, ?> foldWrite, Class<I> inputType) {
+      if (stopped) {
+        msg.fail(503, "batch not written: the store service stopped before its turn");
+        return;
+      }
+      ArrayDeque<Waiting> waiting = writing.get(key);
+      if (waiting != null) {
+        long now = System.nanoTime();
+        dropOverdue(waiting, now); // what a hung write piles up stays bounded while it hangs
+        waiting.add(new Waiting(msg, now));
+        return;
+      }
+      writing.put(key, new ArrayDeque<>());
+      run(key, msg, foldWrite, inputType);
+    }
+
+    void stop() {
+      stopped = true;
+      for (ArrayDeque<Waiting> waiting : writing.values()) {
+        for (Waiting w; (w = waiting.poll()) != null; ) {
+          w.msg().fail(503, "batch not written: the store service stopped before its turn");
+        }
+      }
+    }
+
+    private <I> void run(String key, Message<Object> msg, FoldWrite<String, ?, I, ?> foldWrite, Class<I> inputType) {
+      Future<Void> over;
+      try {
+        over = handle(msg, foldWrite, inputType);
+      } catch (Throwable e) {
+        next(key, foldWrite, inputType);
+        throw e; // only what rethrowIfFatal rethrows: the request was answered
+      }
+      // The store's futures may complete on any thread: the key moves on back on the context,
+      // always a turn later, so that batches answered at once do not nest one call per waiting batch.
+      over.onComplete(ar -> context.runOnContext(v -> next(key, foldWrite, inputType)));
+    }
+
+    /** The key's write is over: its next waiting batch runs, or the key is free. */
+    private <I> void next(String key, FoldWrite<String, ?, I, ?> foldWrite, Class<I> inputType) {
+      ArrayDeque<Waiting> waiting = writing.get(key);
+      if (waiting != null) {
+        dropOverdue(waiting, System.nanoTime());
+      }
+      Waiting next = waiting == null ? null : waiting.poll();
+      if (next == null || stopped) {
+        writing.remove(key);
+        return;
+      }
+      run(key, next.msg(), foldWrite, inputType);
+    }
+
+    /** Answers 503 (not written) the batches at the head of {@code waiting} that waited past maxWait. */
+    private void dropOverdue(ArrayDeque<Waiting> waiting, long now) {
+      for (Waiting w = waiting.peek(); w != null && now - w.arrived() > maxWaitNanos; w = waiting.peek()) {
+        waiting.poll();
+        w.msg().fail(503, "batch not written: it waited behind its key's write in progress for more than "
+            + (maxWaitNanos / 1_000_000) + " ms (its sender has given up on it)");
+      }
     }
   }
 

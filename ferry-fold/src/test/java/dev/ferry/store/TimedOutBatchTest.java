@@ -94,6 +94,19 @@ class TimedOutBatchTest {
   @Test
   void throughStoreServiceTheKeysNextBatchWaitsForTheTimedOutWrite() throws Exception {
     StoreService.start(vertx, ADDRESS, Accounts.foldWrite(hooked), Object.class).await(10, TimeUnit.SECONDS);
+    nextBatchWaitsForTheTimedOutWrite();
+  }
+
+  @Test
+  void spreadOverSeveralContextsAKeysNextBatchStillWaitsForTheTimedOutWrite() throws Exception {
+    // Keys spread over four contexts (this thread is not Vert.x's: four event loops); a key stays
+    // on one, so its batches still run one at a time.
+    StoreService.start(vertx, ADDRESS, Accounts.foldWrite(hooked), Object.class, Duration.ofSeconds(30), 4)
+        .await(10, TimeUnit.SECONDS);
+    nextBatchWaitsForTheTimedOutWrite();
+  }
+
+  private void nextBatchWaitsForTheTimedOutWrite() throws Exception {
 
     Future<Message<JsonObject>> first = vertx.eventBus().request(ADDRESS, request("k", Accounts.deposit("k", 10)),
         new DeliveryOptions().setSendTimeout(100));
@@ -132,7 +145,7 @@ class TimedOutBatchTest {
   @Test
   void aBatchThatWaitedBehindItsKeyPastMaxWaitIsAnswered503AndNeverWritten() throws Exception {
     probeReleases = false;
-    StoreService.start(vertx, ADDRESS, Accounts.foldWrite(hooked), Object.class, Duration.ofMillis(1))
+    StoreService.start(vertx, ADDRESS, Accounts.foldWrite(hooked), Object.class, Duration.ofMillis(1), 1)
         .await(10, TimeUnit.SECONDS);
     Future<Message<JsonObject>> first = vertx.eventBus().request(ADDRESS, request("k", Accounts.deposit("k", 10)));
     Future<Message<JsonObject>> waiting = vertx.eventBus().request(ADDRESS, request("k", Accounts.deposit("k", 5)));
@@ -152,9 +165,12 @@ class TimedOutBatchTest {
   void maxWaitMustBePositive() {
     for (Duration bad : new Duration[] {null, Duration.ZERO, Duration.ofMillis(-1)}) {
       IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
-          () -> StoreService.start(vertx, ADDRESS, Accounts.foldWrite(hooked), Object.class, bad));
+          () -> StoreService.start(vertx, ADDRESS, Accounts.foldWrite(hooked), Object.class, bad, 1));
       assertTrue(e.getMessage().startsWith("maxWait must be a positive duration"), e.getMessage());
     }
+    IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        () -> StoreService.start(vertx, ADDRESS, Accounts.foldWrite(hooked), Object.class, Duration.ofSeconds(1), 0));
+    assertTrue(e.getMessage().startsWith("contexts must be at least 1"), e.getMessage());
   }
 
   /** The key's second read (its next batch's) comes only after its first write is over. */

@@ -51,6 +51,8 @@ import java.util.concurrent.TimeUnit;
 public final class MainJob {
   /** Where the store answers Ferry's downstream protocol. */
   static final String STORE_ADDRESS = "demo.accounts.store";
+  /** The store service's contexts, each on its own event loop; the pool has a connection for each and more. */
+  static final int STORE_CONTEXTS = 4;
   static final int CONNECTIONS = 8;
   /**
    * A warm-up round in which the JIT compiled for less than this share of its time ends the
@@ -138,11 +140,12 @@ public final class MainJob {
       // One service at the address: it writes one batch per key at a time, which only holds within
       // one service (ADR 0138). Ferry sends a key's next batch only after the previous call ended,
       // but a call timeout ends it for Ferry while the write may still run; with several services
-      // the event bus would hand that next batch to another one, to race the first. The pool's
-      // connections still run the calls of different keys side by side.
+      // the event bus would hand that next batch to another one, to race the first. The service
+      // spreads its keys over event loops of their own (registered from this non-Vert.x thread),
+      // so the folds and store calls of different keys run side by side.
       List<StoreService> services = List.of(
-          StoreService.start(vertx, STORE_ADDRESS, Accounts.foldWrite(database.store()), Object.class)
-              .await(30, TimeUnit.SECONDS));
+          StoreService.start(vertx, STORE_ADDRESS, Accounts.foldWrite(database.store()), Object.class,
+              StoreService.DEFAULT_MAX_WAIT, STORE_CONTEXTS).await(30, TimeUnit.SECONDS));
       // The load lives on a context of its own (an event loop apart from the ferry's); captured once.
       Context loadContext = vertx.getOrCreateContext();
       Job job = new Job(vertx, options, out, database, counter, loadContext);
