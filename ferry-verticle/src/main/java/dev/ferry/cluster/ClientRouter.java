@@ -279,14 +279,7 @@ final class ClientRouter {
         }
         // Nothing of the key will be sent again: no retry, and no later request to keep behind one
         // given up. Keys with requests on the wire stay until those are answered.
-        if (ks.retryTimer >= 0) {
-          loop.cancel(ks.retryTimer);
-          ks.retryTimer = -1;
-        }
-        if (ks.givenUpTimer >= 0) {
-          loop.cancel(ks.givenUpTimer);
-          ks.givenUpTimer = -1;
-        }
+        cancelTimers(ks);
         ks.givenUpUntil = 0;
         forget(ks);
       }
@@ -446,16 +439,21 @@ final class ClientRouter {
     return true;
   }
 
+  /** Cancels the key's retry and give-up timers, if set. */
+  private void cancelTimers(KeyState ks) {
+    if (ks.retryTimer >= 0) {
+      loop.cancel(ks.retryTimer);
+      ks.retryTimer = -1;
+    }
+    if (ks.givenUpTimer >= 0) {
+      loop.cancel(ks.givenUpTimer);
+      ks.givenUpTimer = -1;
+    }
+  }
+
   private void forget(KeyState ks) {
     if (ks.inFlight == 0 && ks.waiting.isEmpty() && ks.givenUpUntil <= loop.nanoTime()) {
-      if (ks.retryTimer >= 0) {
-        loop.cancel(ks.retryTimer);
-        ks.retryTimer = -1;
-      }
-      if (ks.givenUpTimer >= 0) {
-        loop.cancel(ks.givenUpTimer);
-        ks.givenUpTimer = -1;
-      }
+      cancelTimers(ks);
       keys.remove(ks.key, ks);
     }
   }

@@ -6,9 +6,13 @@ import java.util.function.Consumer;
 
 /**
  * A membership for tests without Hazelcast: it delivers one snapshot at start, every node of
- * {@code view} live and announced, and never changes.
+ * {@code view} live and announced, and never changes; its close completes with {@code closed}.
  */
-record FixedView(String self, Set<String> view) implements Membership {
+record FixedView(String self, Set<String> view, Future<Void> closed) implements Membership {
+  FixedView(String self, Set<String> view) {
+    this(self, view, Future.succeededFuture());
+  }
+
   @Override
   public Future<Void> start(Consumer<Snapshot> listener) {
     listener.accept(new Snapshot(view, view, Set.of()));
@@ -22,6 +26,6 @@ record FixedView(String self, Set<String> view) implements Membership {
 
   @Override
   public Future<Void> close() {
-    return Future.succeededFuture();
+    return closed;
   }
 }

@@ -317,28 +317,7 @@ class RoutingClientCloseTest {
   @Test
   void aCloseCompletesOnItsCallersContext() {
     Promise<Void> membershipClosed = Promise.promise();
-    RoutingClient client = client(new Membership() {
-      @Override
-      public String self() {
-        return "client";
-      }
-
-      @Override
-      public Future<Void> start(Consumer<Snapshot> listener) {
-        listener.accept(new Snapshot(Set.of("n0"), Set.of("n0"), Set.of()));
-        return Future.succeededFuture();
-      }
-
-      @Override
-      public Future<Void> withdraw() {
-        return Future.succeededFuture();
-      }
-
-      @Override
-      public Future<Void> close() {
-        return membershipClosed.future();
-      }
-    });
+    RoutingClient client = client(new FixedView("client", Set.of("n0"), membershipClosed.future()));
     Context caller = vertx.getOrCreateContext();
     Promise<Void> asked = Promise.promise();
     Promise<Boolean> onCaller = Promise.promise();
