@@ -63,6 +63,8 @@
  * carries its ferry's life; a node keeps the last life it heard from each node
  * id, and the first release of another life voids every release recorded from
  * that id and sends that node this node's release again (Router#releasedTo).
+ * The membership announces each ferry's life too (ADR 0142), and only releases
+ * of the announced ferry count (relOld: those of its predecessor).
  *
  * Hand-backs (ADRs 0109, 0112): a forwarded input's hold ends at its
  * sender's allowance (Pending#giveUpAt) and it goes back unapplied (408,
@@ -231,6 +233,13 @@ byte unsN[NN];            /* nodes of the unsettled views */
 byte unsO[NN];            /* owners of the key in the unsettled views (obit) */
 byte aw[NN];              /* Views#awaiting */
 byte rel[NN * 8];         /* releases received, per view id (mask) */
+/* releases received from another ferry than the one the membership announces
+ * at that node (ADR 0142): here B's closed ferry's (life 1), recorded before
+ * the run. Every snapshot that lists a node's open ferry names the life of the
+ * ferry in the run (a ferry puts its life before it announces itself), so
+ * these never count (Views#counts); a first release of another life voids
+ * them as it voids rel (ADR 0131) */
+byte relOld[NN * 8];
 bool jb[NN];              /* Views#ownedJustBefore, window open */
 bool relSent[NN];
 byte relTo[NN];           /* the nodes the current view's release went to (Router#releasedTo) */
@@ -1116,7 +1125,10 @@ end:
           :: heard[n * NN + m] != 0 && heard[n * NN + m] != b ->
              zx = 0;
              do
-             :: zx < 8 -> rel[n * 8 + zx] = rel[n * 8 + zx] & ~(1 << m); zx++
+             :: zx < 8 ->
+                rel[n * 8 + zx] = rel[n * 8 + zx] & ~(1 << m);
+                relOld[n * 8 + zx] = relOld[n * 8 + zx] & ~(1 << m);
+                zx++
              :: else -> break
              od;
              zx = 0;
@@ -1816,7 +1828,7 @@ init {
     rank0 = B; rank1 = A;
     mem[0] = 3; ann[0] = 3; mem[1] = 3; ann[1] = 3;
     kn[A] = 1; vw[A] = 3; mb[A] = 3; unsN[A] = 3; unsO[A] = 2; relSent[A] = 1; relTo[A] = 2;
-    rel[A * 8 + 3] = 2; heard[A * NN + B] = 1;
+    relOld[A * 8 + 3] = 2; heard[A * NN + B] = 1;
     ckn = 1; cvw = 3;
 #else
     rank0 = B; rank1 = A;
@@ -1829,7 +1841,7 @@ init {
     /* B's closed ferry (life 1) released view {A} to A before the run: its
      * Vert.x node had no open ferry in S0, which Views counts as no member
      * (Views#recompute and #releaseTargets keep only open ferries) */
-    rel[A * 8 + 1] = 2; heard[A * NN + B] = 1;
+    relOld[A * 8 + 1] = 2; heard[A * NN + B] = 1;
 #endif
     kn[A] = 1; vw[A] = 1; mb[A] = 1; unsN[A] = 1; unsO[A] = 1; relSent[A] = 1;
     ckn = 1; cvw = 1;

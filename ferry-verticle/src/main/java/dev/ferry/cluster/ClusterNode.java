@@ -149,7 +149,7 @@ public final class ClusterNode implements Router.Links {
     peerConsumer = vertx.eventBus().consumer(peerAddress(address, self), m -> onNode(m, true));
     Discarded.answer(peerConsumer, true, "node " + self);
     return Future.all(nodeConsumer.completion(), peerConsumer.completion())
-        .compose(v -> membership.start(s -> router.snapshot(s.members(), s.announced(), s.leaving())));
+        .compose(v -> membership.start(router.life(), s -> router.snapshot(s.members(), s.announced(), s.leaving(), s.lives())));
   }
 
   /** An input that arrived at the public address (already parsed). */

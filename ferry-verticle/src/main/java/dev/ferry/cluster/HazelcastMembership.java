@@ -15,6 +15,7 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.spi.cluster.ClusterManager;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
@@ -24,7 +25,9 @@ import java.util.function.Consumer;
 /**
  * {@link Membership} over Hazelcast: live members from the cluster's member list (Vert.x node id
  * from the member attribute {@code __vertx.nodeId}), announced Ferry nodes from a Hazelcast map
- * named after the submit address. Every Hazelcast call blocks, so each runs in {@code
+ * named after the submit address, and each announced ferry's life ({@link Router#life}) from a second
+ * map beside it (ADR 0142; a second map, so that a node of an earlier version reads the first as
+ * before). Every Hazelcast call blocks, so each runs in {@code
  * executeBlocking} (ordered: snapshots are read, and delivered, one after the other); Hazelcast's
  * listener threads only hop to the context and ask for a fresh snapshot.
  *
@@ -51,8 +54,13 @@ final class HazelcastMembership implements Membership {
   private final HazelcastInstance hz;
   private final String self;
   private final String mapName;
+  private final String livesName;
   /** Set in start(), off the loop (creating a map proxy may wait for the cluster); volatile: workers and the loop read it. */
   private volatile IMap<String, Boolean> announced;
+  /** Per Ferry node, its ferry's life; set in start() like {@link #announced}. */
+  private volatile IMap<String, String> lives;
+  /** This node's ferry's life, announced with it (null: a watcher). */
+  private volatile String life;
   private Consumer<Snapshot> listener;
   private volatile UUID membersListenerId;
   private volatile UUID mapListenerId;
@@ -87,6 +95,7 @@ final class HazelcastMembership implements Membership {
     this.hz = hcm.getHazelcastInstance();
     this.self = hcm.getNodeId();
     this.mapName = "__ferry.nodes." + address;
+    this.livesName = "__ferry.lives." + address;
   }
 
   @Override
@@ -95,10 +104,12 @@ final class HazelcastMembership implements Membership {
   }
 
   @Override
-  public Future<Void> start(Consumer<Snapshot> listener) {
+  public Future<Void> start(String life, Consumer<Snapshot> listener) {
     this.listener = listener;
+    this.life = life;
     return vertx.<Void>executeBlocking(() -> {
       announced = hz.getMap(mapName);
+      lives = hz.getMap(livesName);
       // Listen before announcing and reading, so that no change falls between the two.
       membersListenerId = hz.getCluster().addMembershipListener(new MembershipListener() {
         @Override
@@ -113,6 +124,8 @@ final class HazelcastMembership implements Membership {
       });
       mapListenerId = announced.addEntryListener(new Changes(), false);
       if (announce) {
+        // The life first: whoever reads this node announced reads its life too.
+        putLife();
         announced.put(self, Boolean.TRUE);
         announcedSelf = true;
       }
@@ -131,6 +144,13 @@ final class HazelcastMembership implements Membership {
     }
     rereading = true;
     refresh().onComplete(ar -> rereading = false);
+  }
+
+  /** Off the loop: this node's ferry's life, in place before its announcement. */
+  private void putLife() {
+    if (life != null) {
+      lives.put(self, life);
+    }
   }
 
   /**
@@ -168,7 +188,12 @@ final class HazelcastMembership implements Membership {
       }
       if (removedNode != null) {
         // A crashed node cannot withdraw its own entry; any survivor may (removing twice is harmless).
-        vertx.executeBlocking(() -> announced.remove(removedNode));
+        // Its life first: were the entry put back in between (a member taken for crashed, still
+        // running: see refresh), its next read finds the announcement gone and puts both back.
+        vertx.executeBlocking(() -> {
+          lives.remove(removedNode);
+          return announced.remove(removedNode);
+        });
       }
       refresh();
     });
@@ -197,12 +222,21 @@ final class HazelcastMembership implements Membership {
         // Vert.x node id stays). Put back, this node joins the view again as any joining node
         // does; left out, it stayed out of every view, handing every input on, until its ferry was
         // deployed again (ADR 0134). putIfAbsent: a withdrawal racing this read wins.
+        putLife();
         if (announced.putIfAbsent(self, Boolean.TRUE) == null) {
           LOG.log(System.Logger.Level.WARNING, "ferry: this node's announcement was gone (taken for crashed?); announced again");
         }
         (Boolean.TRUE.equals(announced.get(self)) ? on : leaving).add(self);
       }
-      return new Snapshot(Set.copyOf(members), Set.copyOf(on), Set.copyOf(leaving));
+      // Read after the announcements: a ferry's life is put before it announces (putLife), so every
+      // ferry read above has its life here, or a later one's.
+      Map<String, String> ferryLives = new HashMap<>();
+      for (Map.Entry<String, String> e : lives.entrySet()) {
+        if (on.contains(e.getKey()) || leaving.contains(e.getKey())) {
+          ferryLives.put(e.getKey(), e.getValue());
+        }
+      }
+      return new Snapshot(Set.copyOf(members), Set.copyOf(on), Set.copyOf(leaving), Map.copyOf(ferryLives));
     }).onComplete(ar -> {
       if (ar.succeeded() && !closed) {
         readFailing = false;
@@ -247,6 +281,7 @@ final class HazelcastMembership implements Membership {
       // handler.
       if (announced != null && announce) {
         announced.remove(self);
+        lives.remove(self, life); // not a later ferry's (one deployed again before this close ended)
       }
       if (membersListenerId != null) {
         hz.getCluster().removeMembershipListener(membersListenerId);

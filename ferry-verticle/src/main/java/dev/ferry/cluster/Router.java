@@ -401,8 +401,16 @@ final class Router {
         + self + " and given up (" + givenUpWhy + "), and may still be applied");
   }
 
-  /** A membership snapshot: live members, announced nodes and leaving ones ({@link Membership.Snapshot}). */
+  /** {@link #snapshot(Set, Set, Set, Map)} with no lives announced. */
   public void snapshot(Set<String> members, Set<String> announced, Set<String> leaving) {
+    snapshot(members, announced, leaving, Map.of());
+  }
+
+  /**
+   * A membership snapshot: live members, announced nodes and leaving ones, and the lives their
+   * ferries announced ({@link Membership.Snapshot}).
+   */
+  public void snapshot(Set<String> members, Set<String> announced, Set<String> leaving, Map<String, String> lives) {
     step(() -> {
       failForwardsToNonMembers(members);
       for (String m : this.members) {
@@ -421,7 +429,7 @@ final class Router {
         // came (snapshots come at least every second: ADR 0113).
         sweepHandBackMarks();
       }
-      if (views.adopt(members, announced, leaving, loop.nanoTime())) {
+      if (views.adopt(members, announced, leaving, lives, loop.nanoTime())) {
         releasedTo.clear();
         unreachable.clear();
         handOffLostKeys();
@@ -456,7 +464,7 @@ final class Router {
         releasedTo.remove(from);
         maybeRelease();
       }
-      if (views.released(from, viewId)) {
+      if (views.released(from, life, viewId)) {
         flushAll();
         checkLeft(); // the last release a leaving node waited for
       }

@@ -49,7 +49,7 @@ public final class RoutingClient {
     this.router = new ClientRouter(loop, this::send);
     this.membership = makeMembership.apply(loop.context());
     Promise<Void> up = Promise.promise();
-    loop.execute(() -> this.membership.start(s -> router.snapshot(s.members(), s.announced())).onComplete(up));
+    loop.execute(() -> this.membership.start(null, s -> router.snapshot(s.members(), s.announced())).onComplete(up));
     this.started = up.future();
     // Closed with the owner of its loop (the verticle it was made in, else the Vert.x instance):
     // that takes its timers and event loop with it, and a request waiting for a node would never

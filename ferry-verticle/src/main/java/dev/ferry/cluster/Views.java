@@ -1,6 +1,7 @@
 package dev.ferry.cluster;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -28,13 +29,21 @@ final class Views {
   private final List<List<String>> unsettled = new ArrayList<>();
   /** Nodes whose release of the current view has not arrived; keys gained since settling wait for it. */
   private Set<String> awaiting = Set.of();
-  /** Releases received, per view id (kept for views not seen yet; bounded). */
-  private final Map<String, Set<String>> releases = new LinkedHashMap<>(16, 0.75f, false) {
+  /**
+   * Releases received, per view id (kept for views not seen yet; bounded): per node, the life of
+   * the ferry that sent it ("" when not said).
+   */
+  private final Map<String, Map<String, String>> releases = new LinkedHashMap<>(16, 0.75f, false) {
     @Override
-    protected boolean removeEldestEntry(Map.Entry<String, Set<String>> eldest) {
+    protected boolean removeEldestEntry(Map.Entry<String, Map<String, String>> eldest) {
       return size() > 64;
     }
   };
+  /**
+   * Per node, the life of its open ferry as the last membership snapshot announced it (ADR 0142):
+   * only that ferry's releases count. Nodes that announce no life (an earlier version) are absent.
+   */
+  private Map<String, String> announcedLives = Map.of();
 
   /**
    * Per node, the ferry its last release came from (its life, {@link Router#life}): a ferry
@@ -58,13 +67,21 @@ final class Views {
     return adopt(liveMembers, announced, Set.of(), now);
   }
 
+  /** {@link #adopt(Set, Set, Set, Map, long)} with no lives announced. */
+  boolean adopt(Set<String> liveMembers, Set<String> announced, Set<String> leaving, long now) {
+    return adopt(liveMembers, announced, leaving, Map.of(), now);
+  }
+
   /**
    * Takes a membership snapshot (at {@code now}, System.nanoTime()); returns true when the view
    * changed. The view is the announced nodes that are live members, sorted; {@code leaving} are
    * nodes that withdrew but have not closed (they may still hold calls for keys they owned).
+   * {@code lives}: per node, the life its open ferry announced (ADR 0142).
    */
-  boolean adopt(Set<String> liveMembers, Set<String> announced, Set<String> leaving, long now) {
+  boolean adopt(Set<String> liveMembers, Set<String> announced, Set<String> leaving, Map<String, String> lives,
+      long now) {
     members = Set.copyOf(liveMembers);
+    announcedLives = Map.copyOf(lives);
     Set<String> open = new HashSet<>(announced);
     open.addAll(leaving);
     ferries = Set.copyOf(open);
@@ -110,15 +127,23 @@ final class Views {
     if (before == null || before.equals(life)) {
       return false;
     }
-    for (Set<String> released : releases.values()) {
+    for (Map<String, String> released : releases.values()) {
       released.remove(from);
     }
     return true;
   }
 
-  /** Records {@code from}'s release of view {@code forView}; true when it is the current view. */
+  /** {@link #released(String, String, String)}, the life not said. */
   boolean released(String from, String forView) {
-    releases.computeIfAbsent(forView, v -> new HashSet<>()).add(from);
+    return released(from, null, forView);
+  }
+
+  /**
+   * Records the release of view {@code forView} by the ferry {@code life} (null: not said) at node
+   * {@code from}; true when it is the current view.
+   */
+  boolean released(String from, String life, String forView) {
+    releases.computeIfAbsent(forView, v -> new HashMap<>()).put(from, life == null ? "" : life);
     if (known && forView.equals(id)) {
       recompute();
       return true;
@@ -134,12 +159,29 @@ final class Views {
     relevant.retainAll(members); // a crashed node is not waited for
     relevant.retainAll(ferries); // nor one whose ferry closed (it holds nothing)
     relevant.remove(self);
-    relevant.removeAll(releases.getOrDefault(id, Set.of()));
+    Map<String, String> released = releases.getOrDefault(id, Map.of());
+    relevant.removeIf(n -> counts(n, released.get(n)));
     awaiting = relevant;
     if (awaiting.isEmpty() && unsettled.size() > 1) {
       unsettled.clear();
       unsettled.add(view);
     }
+  }
+
+  /**
+   * Whether node {@code n}'s release, sent by the ferry {@code life} ("" when not said; null: no
+   * release), counts. A release of another ferry than the one the membership announces at {@code
+   * n} says nothing of that one's calls: its predecessor's, heard before the new ferry's first
+   * release arrived (ADR 0142), or the new ferry's while the membership read here is older than it
+   * (it counts at the next read, within a second). Either side unsaid: it counts (a node of an
+   * earlier version).
+   */
+  private boolean counts(String n, String life) {
+    if (life == null) {
+      return false;
+    }
+    String announced = announcedLives.get(n);
+    return announced == null || life.isEmpty() || announced.equals(life);
   }
 
   /** The key's owner by the current view, or null when no node serves. */

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -121,5 +122,33 @@ class ClusterViewsTest {
     assertFalse(a.settled(), "c is leaving: it may still hold a call");
     a.adopt(ABC, AB, Set.of(), 3); // c's ferry closed; its Vert.x stays in the cluster
     assertTrue(a.settled());
+  }
+
+  /**
+   * Only the releases of the ferry the membership announces at a node count (ADR 0142): a release
+   * of another life (its predecessor under the same node id) is not counted, nor is one of a newer
+   * ferry while the snapshot read here still shows the older (it counts at the next read, which
+   * shows the newer), and one sent or announced without a life (an earlier version) counts.
+   */
+  @Test
+  void onlyTheAnnouncedFerrysReleaseCounts() {
+    Views a = new Views("a");
+    a.adopt(AB, AB, Set.of(), Map.of("b", "life-2"), 0);
+    a.released("b", "life-1", "a,b");
+    assertFalse(a.settled(), "a release of b's closed ferry does not count: " + a.awaiting());
+    a.adopt(AB, AB, Set.of(), Map.of("b", "life-1"), 1); // a read older than life-2's release below
+    a.released("b", "life-2", "a,b");
+    assertFalse(a.settled(), "life-2's release waits for a read that shows life-2");
+    a.adopt(AB, AB, Set.of(), Map.of("b", "life-2"), 2);
+    assertTrue(a.settled(), "the next read shows life-2: its release counts");
+
+    Views old = new Views("a");
+    old.adopt(AB, AB, Set.of(), Map.of(), 0);
+    old.released("b", "life-1", "a,b");
+    assertTrue(old.settled(), "no life announced at b: its release counts");
+    Views unsaid = new Views("a");
+    unsaid.adopt(AB, AB, Set.of(), Map.of("b", "life-2"), 0);
+    unsaid.released("b", "a,b");
+    assertTrue(unsaid.settled(), "a release that says no life counts");
   }
 }

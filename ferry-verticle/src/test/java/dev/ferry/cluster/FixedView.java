@@ -14,7 +14,7 @@ record FixedView(String self, Set<String> view, Future<Void> closed) implements 
   }
 
   @Override
-  public Future<Void> start(Consumer<Snapshot> listener) {
+  public Future<Void> start(String life, Consumer<Snapshot> listener) {
     listener.accept(new Snapshot(view, view, Set.of()));
     return Future.succeededFuture();
   }

@@ -23,12 +23,46 @@ class HazelcastMembershipTest {
   }
 
   private static HazelcastMembership started(Vertx vertx, Context context, List<Membership.Snapshot> seen) {
+    return started(vertx, context, seen, java.util.UUID.randomUUID().toString());
+  }
+
+  private static HazelcastMembership started(Vertx vertx, Context context, List<Membership.Snapshot> seen,
+      String life) {
     Promise<HazelcastMembership> started = Promise.promise();
     context.runOnContext(v -> {
       HazelcastMembership m = new HazelcastMembership(vertx, context, "ferry.test.membership");
-      m.start(seen::add).map(x -> m).onComplete(started);
+      m.start(life, seen::add).map(x -> m).onComplete(started);
     });
     return await(started.future());
+  }
+
+  /**
+   * Each ferry's life comes with the membership (ADR 0142): a node sees the life of the ferry at
+   * another node, and after that ferry closes and another is deployed on the same Vert.x node (the
+   * same node id), the new one's. Only that ferry's releases count.
+   */
+  @Test
+  void aSnapshotCarriesTheLifeOfEachFerryAndOfOneDeployedAgain() {
+    Vertx a = cluster.start();
+    Vertx b = cluster.start();
+    List<Membership.Snapshot> seenByA = new CopyOnWriteArrayList<>();
+    started(a, cluster.clients.get(0), seenByA, "life-a");
+    String bId = ClusterHarness.nodeId(b);
+    HazelcastMembership first = started(b, cluster.clients.get(1), new CopyOnWriteArrayList<>(), "life-b1");
+    waitFor(() -> "life-b1".equals(last(seenByA).lives().get(bId)), "a never saw b's life: " + seenByA);
+    assertEquals("life-a", last(seenByA).lives().get(ClusterHarness.nodeId(a)));
+    await(first.close());
+    com.hazelcast.map.IMap<String, String> lives = ((io.vertx.spi.cluster.hazelcast.HazelcastClusterManager)
+        ((io.vertx.core.internal.VertxInternal) a).clusterManager()).getHazelcastInstance()
+        .getMap("__ferry.lives.ferry.test.membership");
+    assertEquals(null, await(a.executeBlocking(() -> lives.get(bId))), "a closed ferry's life is gone");
+    started(b, cluster.clients.get(1), new CopyOnWriteArrayList<>(), "life-b2");
+    waitFor(() -> "life-b2".equals(last(seenByA).lives().get(bId)), "a never saw b's new life: " + last(seenByA));
+  }
+
+  private static Membership.Snapshot last(List<Membership.Snapshot> seen) {
+    return seen.isEmpty() ? new Membership.Snapshot(java.util.Set.of(), java.util.Set.of(), java.util.Set.of())
+        : seen.get(seen.size() - 1);
   }
 
   /**

@@ -611,9 +611,17 @@ class RouterSimulationTest {
       Set<String> m = Set.copyOf(members);
       Set<String> a = Set.copyOf(announced);
       Set<String> l = Set.copyOf(leavingNodes);
+      // Each open ferry with its life, as HazelcastMembership reads it (ADR 0142).
+      Map<String, String> lives = new HashMap<>();
+      for (String id : a) {
+        lives.put(id, nodes.get(id).router.life());
+      }
+      for (String id : l) {
+        lives.put(id, nodes.get(id).router.life());
+      }
       for (Node n : nodes.values()) {
         if (n.alive) {
-          n.snapshots.add(published(() -> n.router.snapshot(m, a, l)));
+          n.snapshots.add(published(() -> n.router.snapshot(m, a, l, lives)));
         }
       }
       for (Client c : clients) {

@@ -146,7 +146,7 @@ class RoutingClientCloseTest {
       }
 
       @Override
-      public Future<Void> start(Consumer<Snapshot> listener) {
+      public Future<Void> start(String life, Consumer<Snapshot> listener) {
         this.listener = listener;
         listener.accept(new Snapshot(Set.of(), Set.of(), Set.of())); // no node yet
         return Future.succeededFuture();
