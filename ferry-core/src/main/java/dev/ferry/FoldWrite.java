@@ -15,7 +15,8 @@ import java.util.function.Supplier;
  * <p>For one key's batch it reads the entity once, folds the apply function over the inputs in
  * order (a rejected input leaves the state as it was), and writes the final state and the accepted
  * inputs with one conditional write; an input the store says it cannot record ({@link
- * VersionedStore#refusal}) is rejected like one apply rejects. When another writer got in between (a version conflict), it
+ * VersionedStore#refusal}) is rejected like one apply rejects, and so is one after which the store
+ * cannot hold the state ({@link VersionedStore#stateRefusal}, asked when a write refused). When another writer got in between (a version conflict), it
  * reads again and folds the whole batch again, up to {@code maxAttempts} rounds; then the batch
  * fails and nothing of it was written. A batch whose inputs were all rejected writes nothing. A
  * write that fails without an answer fails the batch with {@link WriteOutcomeUnknownException}: it
@@ -85,14 +86,26 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
       }
       // A failed write Future means the outcome is unknown (VersionedStore#write): it is reported as
       // such, never retried, and never confused with a failure where nothing was written (ADR 0126).
-      // A write that throws refused before sending anything: its exception, escaping this compose,
+      // A write that throws refused before sending anything: unless an input made a state the
+      // store cannot hold (found and rejected by refold), its exception, escaping this compose,
       // fails the batch as it is.
-      Future<Boolean> write = store.write(key, fold.state, current.version(), fold.accepted);
+      Future<Boolean> write;
+      try {
+        write = store.write(key, fold.state, current.version(), fold.accepted);
+      } catch (RuntimeException refused) {
+        Fold again = refold(current, inputs, fold, refused);
+        if (again.accepted.isEmpty()) {
+          return Future.succeededFuture(new FoldOutcomes<>(inputs, again.outcomes, current.version(), attempt));
+        }
+        fold = again;
+        write = store.write(key, fold.state, current.version(), fold.accepted);
+      }
       if (write == null) {
         // No Future says nothing about what the store sent: unknown, like a failed one (the report
         // may be too cautious, never too hopeful).
         write = Future.failedFuture(new NullPointerException("the store's write returned null instead of a Future"));
       }
+      Fold done = fold;
       return write.compose(written -> {
         if (written == null) {
           // Neither written nor a conflict: the outcome is unknown, and folding the batch again
@@ -103,7 +116,7 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
         }
         if (written) {
           return Future.succeededFuture(
-              new FoldOutcomes<>(inputs, fold.outcomes, current.version() + 1, attempt));
+              new FoldOutcomes<>(inputs, done.outcomes, current.version() + 1, attempt));
         }
         if (attempt >= maxAttempts) {
           return Future.failedFuture(new WriteConflictException(key, attempt));
@@ -117,14 +130,41 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
     S state;
     final List<I> accepted = new ArrayList<>();
     final List<FoldOutcome<R>> outcomes = new ArrayList<>();
+    /** An input was rejected because the store cannot hold the state it led to. */
+    boolean stateRefused;
   }
 
   private Fold fold(Versioned<S> current, List<I> inputs) {
+    return fold(current, inputs, false);
+  }
+
+  /**
+   * The write refused {@code fold} before sending anything. When the store says it cannot hold the
+   * folded state, folds again asking after each accepted input, so that the input that made such a
+   * state is rejected alone and the others are written (ADR 0143); otherwise the write's refusal
+   * stands (rethrown: the key or an event, nothing any one input's rejection would mend).
+   */
+  private Fold refold(Versioned<S> current, List<I> inputs, Fold fold, RuntimeException refused) {
+    if (stateRefusal(fold.state) == null) {
+      throw refused;
+    }
+    Fold again = fold(current, inputs, true);
+    if (!again.stateRefused) {
+      throw refused; // asked input by input, the store refused none: nothing to reject alone
+    }
+    return again;
+  }
+
+  private Fold fold(Versioned<S> current, List<I> inputs, boolean askState) {
     Fold fold = new Fold();
     fold.state = current.exists() ? current.state() : initial.get();
     for (I input : inputs) {
       FoldDecision<S, R> d = decide(fold.state, input);
       String refused = d instanceof FoldDecision.Accepted ? refusal(input) : null;
+      if (refused == null && askState && d instanceof FoldDecision.Accepted<S, R> a) {
+        refused = stateRefusal(a.state());
+        fold.stateRefused |= refused != null;
+      }
       if (refused != null) {
         // Accepted by apply, but the store cannot record it: refused here it fails only itself, as
         // a rejection; found at the write it would fail every input of the batch (ADR 0139).
@@ -169,6 +209,18 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
         throw (VirtualMachineError) e;
       }
       return "the store cannot record it: " + describe(e);
+    }
+  }
+
+  private String stateRefusal(S state) {
+    try {
+      String why = store.stateRefusal(state);
+      return why == null ? null : "the store cannot hold the state it leads to: " + why;
+    } catch (Throwable e) {
+      if (e instanceof VirtualMachineError && !(e instanceof StackOverflowError)) {
+        throw (VirtualMachineError) e;
+      }
+      return "the store cannot hold the state it leads to: " + describe(e);
     }
   }
 

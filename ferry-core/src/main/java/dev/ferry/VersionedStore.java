@@ -39,4 +39,15 @@ public interface VersionedStore<K, S, E> {
   default String refusal(E event) {
     return null;
   }
+
+  /**
+   * Why this store cannot hold {@code state} as it is, or {@code null} when it can. {@link
+   * FoldWrite} asks only after {@link #write} threw (refused before sending anything), to find the
+   * input whose accepted state the store cannot hold: that input is rejected alone and the batch
+   * written without it (ADR 0143). Must be quick and must not block. The default refuses nothing,
+   * so a write that throws fails its batch as it is.
+   */
+  default String stateRefusal(S state) {
+    return null;
+  }
 }

@@ -96,6 +96,60 @@ class FoldWriteHostileTest {
     assertEquals(List.of(List.of(1L, 2L)), store.writes);
   }
 
+  @Test
+  void anInputAfterWhichTheStoreCannotHoldTheStateIsRejectedAloneAndTheRestIsWritten() {
+    // The store holds no state above 100; it says so when asked, and its write throws, sending
+    // nothing. Without the question, the input that took the state there failed every input of
+    // its batch, and its retries failed the batches they joined.
+    VersionedStore<String, Long, Long> bounded = new VersionedStore<>() {
+      @Override
+      public Future<Versioned<Long>> read(String key) {
+        return store.read(key);
+      }
+
+      @Override
+      public Future<Boolean> write(String key, Long state, long expected, List<? extends Long> events) {
+        if (state > 100) {
+          throw new IllegalArgumentException("cannot hold " + state);
+        }
+        return store.write(key, state, expected, events);
+      }
+
+      @Override
+      public String stateRefusal(Long state) {
+        if (state == 99L) {
+          throw new IllegalStateException("asked about 99");
+        }
+        return state > 100 ? state + " is over 100" : null;
+      }
+    };
+    FoldWrite<String, Long, Long, Long> fw =
+        FoldWrite.<String, Long, Long, Long>builder(bounded, FoldWriteTest::add).initial(() -> 0L).build();
+
+    Future<FoldOutcomes<Long, Long>> done = fw.call("k", List.of(1L, 150L, 2L, 96L, 3L));
+
+    assertTrue(done.succeeded(), "one input the store cannot hold the state of failed the batch: " + done.cause());
+    List<FoldOutcome<Long>> out = done.result().list();
+    assertEquals(new FoldOutcome.Applied<>(1L), out.get(0));
+    assertEquals(new FoldOutcome.Rejected<>("the store cannot hold the state it leads to: 151 is over 100"), out.get(1));
+    assertEquals(new FoldOutcome.Applied<>(3L), out.get(2), "the state went on from before the refused input");
+    assertTrue(out.get(3).toString().contains("asked about 99"), out.get(3).toString());
+    assertEquals(new FoldOutcome.Applied<>(6L), out.get(4));
+    assertEquals(new Versioned<>(6L, 1), store.rows.get("k"));
+    assertEquals(List.of(List.of(1L, 2L, 3L)), store.writes, "written once, without the refused inputs");
+
+    // A refusal the state does not explain (the store holds the state) stands: the batch fails as
+    // before, nothing written.
+    VersionedStore<String, Long, Long> keyless = TestStores.of(store::read, (key, state, expected, events) -> {
+      throw new IllegalArgumentException("no such key: " + key);
+    });
+    FoldWrite<String, Long, Long, Long> plain =
+        FoldWrite.<String, Long, Long, Long>builder(keyless, FoldWriteTest::add).initial(() -> 0L).build();
+    IllegalArgumentException refused = assertInstanceOf(IllegalArgumentException.class,
+        plain.call("x", List.of(1L)).cause());
+    assertEquals("no such key: x", refused.getMessage());
+  }
+
   /** The memory store, but each write is applied and then answered by {@code answer}. */
   private VersionedStore<String, Long, Long> answering(java.util.function.Supplier<Future<Boolean>> answer) {
     return TestStores.of(store::read, (key, state, expected, events) -> {

@@ -98,8 +98,10 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
   public Future<Boolean> write(String key, JsonObject state, long expectedVersion, List<?> applied) {
     SqlStores.requireKey(key);
     String stateText = state.encode();
-    List<String> toAppend = new ArrayList<>(applied.size());
-    for (Object event : applied) {
+    // Without an events table nothing is recorded: an event is neither encoded nor refused (as
+    // refusal says), so one JSON cannot encode does not fail a write that does not keep it.
+    List<String> toAppend = new ArrayList<>(events == null ? 0 : applied.size());
+    for (Object event : events == null ? List.of() : applied) {
       toAppend.add(Json.encode(event));
     }
     Future<Boolean> written = tx(conn -> bump(conn, key, stateText, expectedVersion)
@@ -112,7 +114,13 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
   /** {@inheritDoc} With an events table: an event JSON cannot encode. */
   @Override
   public String refusal(Object event) {
-    return events == null ? null : SqlStores.unencodable(event, text -> null);
+    return events == null ? null : SqlStores.unencodable(event, "event", text -> null);
+  }
+
+  /** {@inheritDoc} A state JSON cannot encode. */
+  @Override
+  public String stateRefusal(JsonObject state) {
+    return SqlStores.unencodable(state, "state", text -> null);
   }
 
   private Future<Boolean> bump(SqlConnection conn, String key, String state, long expectedVersion) {

@@ -128,7 +128,17 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
    */
   @Override
   public String refusal(Object event) {
-    return events == null ? null : SqlStores.unencodable(event, text -> illFormed("event", text, true));
+    return events == null ? null : SqlStores.unencodable(event, "event", text -> illFormed("event", text, true));
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>A state JSON cannot encode, or whose text holds a lone surrogate or NUL (see {@link #write}).
+   */
+  @Override
+  public String stateRefusal(JsonObject state) {
+    return SqlStores.unencodable(state, "state", text -> illFormed("state", text, true));
   }
 
   /** The events recorded for {@code key}, oldest first (empty without an events table). */

@@ -38,15 +38,15 @@ final class SqlStores {
   }
 
   /**
-   * Why {@code event} cannot be stored as JSON text: it cannot be encoded, or {@code illFormed}
-   * says why its text cannot travel; null when it can.
+   * Why {@code value} (an event or a state, {@code what}) cannot be stored as JSON text: it cannot
+   * be encoded, or {@code illFormed} says why its text cannot travel; null when it can.
    */
-  static String unencodable(Object event, java.util.function.Function<String, String> illFormed) {
+  static String unencodable(Object value, String what, java.util.function.Function<String, String> illFormed) {
     String text;
     try {
-      text = io.vertx.core.json.Json.encode(event);
+      text = io.vertx.core.json.Json.encode(value);
     } catch (RuntimeException e) {
-      return "the event cannot be encoded as JSON: " + e.getMessage();
+      return "the " + what + " cannot be encoded as JSON: " + e.getMessage();
     }
     return illFormed.apply(text);
   }

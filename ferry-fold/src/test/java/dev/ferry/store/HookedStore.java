@@ -56,6 +56,11 @@ public final class HookedStore<K, S, E> implements VersionedStore<K, S, E> {
   }
 
   @Override
+  public String stateRefusal(S state) {
+    return inner.stateRefusal(state);
+  }
+
+  @Override
   public Future<Boolean> write(K key, S state, long expectedVersion, List<? extends E> events) {
     writes.incrementAndGet();
     return writeHook.onWrite(key, expectedVersion, () -> inner.write(key, state, expectedVersion, events))

@@ -99,11 +99,15 @@ class StoreHostileTest {
   @Test
   void aStateOrEventWithALoneSurrogateIsRefusedByPgStoreAndNothingIsWritten() throws Exception {
     // Refused before anything is sent, so thrown: a failed Future would mean "may have been written".
+    // Through FoldWrite, the input that led to that state is rejected (ADR 0143).
     Future<FoldOutcomes<Object, Long>> folded = settled(FoldWrite
         .<String, JsonObject, Object, Long>builder(pgStore, (st, in) -> FoldDecision.accept(new JsonObject().put("name", "a\uD800b"), 1L))
         .initial(Accounts::opened).build()
         .call("s", List.of("rename")));
-    assertInstanceOf(IllegalArgumentException.class, folded.cause(), "a state stored altered, as " + await(pgStore.read("s")));
+    assertTrue(folded.succeeded(), "a state stored altered, as " + await(pgStore.read("s")));
+    assertInstanceOf(dev.ferry.FoldOutcome.Rejected.class, folded.result().list().get(0));
+    assertThrows(IllegalArgumentException.class,
+        () -> pgStore.write("s", new JsonObject().put("name", "a\uD800b"), 0, List.of()));
     assertThrows(IllegalArgumentException.class,
         () -> pgStore.write("e", new JsonObject().put("balance", 1), 0, List.of(new JsonObject().put("note", "\uDFFF"))),
         () -> "an event stored altered, as " + pgStore.events("e").await());
@@ -154,6 +158,49 @@ class StoreHostileTest {
       assertEquals(new dev.ferry.FoldOutcome.Applied<>(3L), list.get(batch.size() - 1), store.toString());
       assertEquals(List.of(Accounts.deposit("p", 1), Accounts.deposit("p", 2)), await(store.events("p")), store.toString());
     }
+  }
+
+  @Test
+  void anInputThatLeadsToAStateTheStoreCannotHoldIsRejectedAloneAndTheRestOfItsBatchIsWritten() throws Exception {
+    // The caller's name goes into the state (no events table: nothing refuses the input itself).
+    // A name with NUL or a lone surrogate (PgStore) or a value JSON cannot encode (both) made the
+    // write throw, failing every caller of the batch, and every later batch that name joined.
+    Object unencodable = new Object();
+    for (VersionedStore<String, JsonObject, Object> store : List.<VersionedStore<String, JsonObject, Object>>of(
+        PgStore.of(pg, "hostile_named"), JdbcStore.of(h2, "hostile_named"))) {
+      boolean isPg = store instanceof PgStore;
+      await(isPg ? ((PgStore) store).createTables() : ((JdbcStore) store).createTables());
+      FoldWrite<String, JsonObject, Object, Long> named = FoldWrite.<String, JsonObject, Object, Long>builder(store,
+          (state, in) -> {
+            JsonObject next = state.copy();
+            next.put("names", state.getInteger("names") + 1).put("last", ((JsonObject) in).getValue("name"));
+            return FoldDecision.accept(next, (long) next.getInteger("names"));
+          }).initial(() -> new JsonObject().put("names", 0)).build();
+      List<Object> batch = new ArrayList<>(List.of(new JsonObject().put("name", "ann")));
+      if (isPg) {
+        batch.add(new JsonObject().put("name", "a\u0000b"));
+        batch.add(new JsonObject().put("name", "x\uD800"));
+      }
+      batch.add(new JsonObject().put("name", unencodable));
+      batch.add(new JsonObject().put("name", "bob"));
+
+      FoldOutcomes<Object, Long> out = await(named.call("n", batch));
+
+      List<dev.ferry.FoldOutcome<Long>> list = out.list();
+      assertEquals(new dev.ferry.FoldOutcome.Applied<>(1L), list.get(0), store.toString());
+      for (int i = 1; i < batch.size() - 1; i++) {
+        var refused = assertInstanceOf(dev.ferry.FoldOutcome.Rejected.class, list.get(i), store + ": " + list.get(i));
+        assertTrue(refused.reason().startsWith("the store cannot hold the state it leads to"), refused.reason());
+      }
+      assertEquals(new dev.ferry.FoldOutcome.Applied<>(2L), list.get(batch.size() - 1), store.toString());
+      assertEquals(new Versioned<>(new JsonObject().put("names", 2).put("last", "bob"), 1), await(store.read("n")),
+          store.toString());
+    }
+    // Without an events table JdbcStore records no event: one JSON cannot encode does not refuse a
+    // write that keeps only the state (it threw, failing the batch, though refusal said it could).
+    JdbcStore stateOnly = JdbcStore.of(h2, "hostile_named");
+    assertEquals(null, stateOnly.refusal(unencodable));
+    assertTrue(await(stateOnly.write("plain", new JsonObject().put("names", 1), 0, List.of(unencodable))));
   }
 
   @Test
@@ -369,7 +416,12 @@ class StoreHostileTest {
 
     Future<FoldOutcomes<Object, Long>> done = settled(fw.call("odd", List.of("x")));
 
-    assertInstanceOf(io.vertx.core.json.EncodeException.class, done.cause(), "nothing was sent: " + done.cause());
+    // Through FoldWrite the input that led to that state is rejected (ADR 0143); the store itself
+    // throws, sending nothing.
+    assertTrue(done.succeeded(), "nothing was sent: " + done.cause());
+    assertInstanceOf(dev.ferry.FoldOutcome.Rejected.class, done.result().list().get(0));
+    assertThrows(io.vertx.core.json.EncodeException.class,
+        () -> h2Store.write("odd", new JsonObject().put("thing", new Object()), 0, List.of()));
     assertFalse(await(h2Store.read("odd")).exists());
   }
 
