@@ -76,7 +76,8 @@
  * and does not send it again while a later input of the client, forwarded
  * after it to the same node, is out (Router#waitBehindSent, #sentAfter,
  * #laterHere); if that one's answer says it may have been applied, the one
- * that came back is answered CLOSED, never applied (Router#overtaken). A
+ * that came back is answered CLOSED, never applied (Router#overtaken), and so
+ * is one still out then that comes back later (Router#overtakeOpen, ADR 0144). A
  * forwarded input's hold ends in a hand-back at most HB times a run (-DHB,
  * default 1); otherwise its deadline ends it (TIMEOUT), as it may in the code
  * when little of it was left. Answers say whether the input may have been
@@ -215,6 +216,7 @@ byte pft[NPEND];          /* the target of its open forward (kept while pbs: Pen
 bool pback[NPEND];        /* ... a back trip (Forward#back) */
 bool phb[NPEND];          /* Pending#handedBack: its last forward came back 408 */
 bool pbs[NPEND];          /* Pending#behindSent: came back, waits for what went out after it */
+bool pot[NPEND];          /* Forward#overtakenBy: out while a later input sent after it may have been applied */
 short aft[NPEND];         /* the pendings of its node forwarded after its last forward
                            * (Forward#no > Pending#forwardNo), bits by pslot(0, x, d); kept
                            * only while it is forwarded or pbs */
@@ -379,7 +381,7 @@ inline freeP(p) {
   pst[p] = FREE; pup[p] = 0; pupid[p] = 0; psnd[p] = 0; pvis[p] = 0;
   phop[p] = 0; pho[p] = 0; pret[p] = 0; palong[p] = 0; pwp[p] = 0;
   pretry[p] = 0; ppace[p] = 0; paseq[p] = 0; pft[p] = 0; pback[p] = 0;
-  phb[p] = 0; pbs[p] = 0; aft[p] = 0;
+  phb[p] = 0; pbs[p] = 0; aft[p] = 0; pot[p] = 0;
   /* no longer sent after anything (Router#forwardClosed) */
   zfa = pslot(pnode(p), 0, 0);
   do
@@ -603,6 +605,23 @@ inline overtaken(n, q) {
   :: zq < pslot(n + 1, 0, 0) ->
      if
      :: pbs[zq] && LATERHERE(zq, q) -> zov = zov | ABIT(zq)
+     :: else -> skip
+     fi;
+     zq++
+  :: else -> break
+  od;
+  zq = 0
+}
+
+/* Router#overtakeOpen (ADR 0144): q may have been applied; the forwards of n
+ * still out that q went out after (laterHere) are marked: if one comes back
+ * not delivered, it is answered CLOSED, never sent again */
+inline overtakeOpen(n, q) {
+  zq = pslot(n, 0, 0);
+  do
+  :: zq < pslot(n + 1, 0, 0) ->
+     if
+     :: pst[zq] == FWDD && LATERHERE(zq, q) -> pot[zq] = 1
      :: else -> skip
      fi;
      zq++
@@ -1155,15 +1174,22 @@ end:
                  * hand-back leaves its target reachable (ADR 0112) */
                 cameBack[pinput(a)] = 1;
                 if
-                :: b == GONE -> unr[n] = unr[n] | (1 << m)
-                :: else -> phb[a] = 1
-                fi;
-                pretry[a] = 0; pbs[a] = 1; hold(a, 1)
+                :: pot[a] ->
+                   /* a later input sent after it may have been applied
+                    * meanwhile (overtakeOpen): never sent again (ADR 0144) */
+                   answerC(a, NAPP); zov = ABIT(a)
+                :: else ->
+                   if
+                   :: b == GONE -> unr[n] = unr[n] | (1 << m)
+                   :: else -> phb[a] = 1
+                   fi;
+                   pretry[a] = 0; pbs[a] = 1; hold(a, 1)
+                fi
              :: else ->
                 /* relayed unchanged; if it may have been applied, what came back
                  * here behind it never is (mayHaveApplied, overtaken) */
                 if
-                :: b == ANS || b == GIVEN -> overtaken(n, a)
+                :: b == ANS || b == GIVEN -> overtaken(n, a); overtakeOpen(n, a)
                 :: else -> skip
                 fi;
                 if
@@ -1306,7 +1332,7 @@ end:
           sto--;
           pupid[ztd] = NOSLOT;
           zbk = pback[zsi]; ztt = pft[zsi];
-          overtaken(n, zsi); answerC(zsi, ANS); answerOvertaken(n);
+          overtaken(n, zsi); overtakeOpen(n, zsi); answerC(zsi, ANS); answerOvertaken(n);
           clearPath(n, ztt, zbk, 1);
           sentAfterAnswered(n, pinput(zsi));
           if

@@ -148,6 +148,13 @@ final class Router {
      * key wait here behind it; 0 otherwise.
      */
     long givenUpUntil;
+    /**
+     * A later input of its client and key, sent on after it to the same node, was answered "may
+     * have been applied" while this one was still out ({@link Router#overtakeOpen}): if it comes
+     * back not delivered it is never sent again (its place was passed). That input's place; null
+     * otherwise.
+     */
+    String overtakenBy;
 
     Forward(String target, Pending pending, int hop, boolean handOff, long remainingMs, String visited, boolean back,
         long holdMs, long sendTimeoutMs) {
@@ -491,7 +498,17 @@ final class Router {
       }
       boolean notDelivered = !ar.succeeded() && ar.cause() instanceof ReplyException re
           && re.failureType() == ReplyFailure.NO_HANDLERS;
-      if (notDelivered && !closed) {
+      boolean passed = notDelivered && !closed && f.overtakenBy != null;
+      if (passed) {
+        // Back not delivered, but a later input sent after it may have been applied meanwhile:
+        // sent again it could be applied after that one. Never applied, then (a 408 slower than
+        // that input's send timeout: formal/Handoff.pml, ADR 0144).
+        if (tracer != null) {
+          tracer.accept("give up " + p.input.body + " (came back after " + f.overtakenBy + " may have been applied)");
+        }
+        answer(p, new FerryException(FerryError.CLOSED, OVERTAKEN + " (" + f.overtakenBy + "), sent on from " + self
+            + " after this one, may have been applied before this one came back"));
+      } else if (notDelivered && !closed) {
         // Nothing reached a ferry: route it again, in its place among the key's inputs, once the
         // key's other forwards are back and no sooner than a pause or the next view (ADR 0056).
         // A hand-back says the target is up and only could not send it on in time: the target
@@ -520,9 +537,12 @@ final class Router {
         answer(p, new FerryException(FerryError.CLOSED, "the key's owner could not be reached: " + ar.cause().getMessage()));
       }
       boolean gaveUp = !notDelivered && mayHaveApplied(ar) && overtaken(f, false);
+      if (!notDelivered && mayHaveApplied(ar)) {
+        overtakeOpen(f);
+      }
       clearPath(f);
       sentAfterAnswered(f);
-      if (gaveUp) {
+      if (gaveUp || passed) {
         // What waited behind the inputs given up goes on, once the key's path no longer counts
         // this forward (routed before, it would follow a path with nothing on it: ADR 0115 review).
         flushHeld(f.pending.input.key);
@@ -1791,6 +1811,28 @@ final class Router {
       flushHeld(later.input.key); // what waited behind them goes on
     }
     return true;
+  }
+
+  /**
+   * {@code f} may have been applied. Every earlier input of its client and key whose forward went
+   * out from here before {@code f}'s, to the same node, and is still out, is marked: should it
+   * come back not delivered (a hand-back slower than {@code f}'s answer), it is answered CLOSED,
+   * never sent again ({@link #overtaken} does the same for those already back; ADR 0144).
+   */
+  private void overtakeOpen(Forward f) {
+    Pending later = f.pending;
+    TreeMap<Long, List<Forward>> places = later.origin == null ? null : openPlaces(later);
+    if (places == null) {
+      return;
+    }
+    for (List<Forward> same : places.headMap(later.originSeq, false).values()) {
+      for (Forward e : same) {
+        scanned++;
+        if (e.givenUpUntil == 0 && laterHere(e.pending, f)) {
+          e.overtakenBy = later.originText();
+        }
+      }
+    }
   }
 
   /** Routes the key's held inputs again, unless none is held or the key is being handed off. */

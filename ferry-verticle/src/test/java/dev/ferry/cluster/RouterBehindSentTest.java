@@ -126,6 +126,35 @@ class RouterBehindSentTest {
     assertTrue(y.succeeded(), "y answered: " + y);
   }
 
+  /**
+   * x2 is answered "may have applied" (its send timeout, here a reply timeout) while x1's hand-back
+   * is still on its way (a slow wire: formal/Handoff.pml, "a 408 on a slow wire and a send
+   * timeout"). x1 comes back after that: sent again, it could be applied after x2. Before ADR 0144
+   * nothing waited behind x2 when it was answered, and x1 went again when it came back.
+   */
+  @Test
+  void anInputThatComesBackAfterALaterOneSentAfterItMayHaveBeenAppliedIsNeverSentAgain() throws Exception {
+    start();
+    Future<Object> x1 = enter("x1", "c#1");
+    Future<Object> x2 = enter("x2", "c#2");
+    assertEquals(2, fromA.size(), "both forwarded to b");
+    a.forwarded(fromA.get(1), Future.failedFuture(new ReplyException(ReplyFailure.TIMEOUT, -1, "timed out")));
+    assertTrue(x2.failed(), "x2 answered 502, may have applied");
+    a.forwarded(fromA.get(0), RouterTesting.returned()); // x1's 408, slower than x2's send timeout
+    loop.advanceMillis(MAX_HOLD_MS);
+    assertEquals(2, fromA.size(), "x1 sent again after x2 may have been applied");
+    assertTrue(x1.failed() && x1.cause() instanceof FerryException fe && fe.kind() == FerryError.CLOSED,
+        "x1 answered " + x1);
+    assertEquals(0, a.heldCount());
+
+    // What waits behind x1 goes on: another client's input of the key.
+    Future<Object> y = enter("y", "d#1");
+    assertEquals(3, fromA.size(), "y forwarded");
+    a.forwarded(fromA.get(2), Future.succeededFuture("y"));
+    loop.runPending();
+    assertTrue(y.succeeded(), "y answered: " + y);
+  }
+
   private Future<Object> enter(String body, String origin) throws Exception {
     Future<Object> answer = RouterTesting.submit(a, key, body, 0, origin);
     loop.runPending();
