@@ -20,7 +20,8 @@ import java.util.function.Supplier;
  * reads again and folds the whole batch again, up to {@code maxAttempts} rounds; then the batch
  * fails and nothing of it was written. A batch whose inputs were all rejected writes nothing. A
  * write that fails without an answer fails the batch with {@link WriteOutcomeUnknownException}: it
- * may have been applied, so it is not retried.
+ * may have been applied, so it is not retried; one the store says was refused ({@link
+ * WriteRefusedException}) fails it with that exception, nothing written.
  *
  * <pre>{@code
  * FoldWrite<String, JsonObject, Object, Long> fw = FoldWrite
@@ -122,7 +123,9 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
           return Future.failedFuture(new WriteConflictException(key, attempt));
         }
         return attempt(key, inputs, attempt + 1);
-      }, failed -> Future.failedFuture(new WriteOutcomeUnknownException(key, attempt, failed)));
+      }, failed -> Future.failedFuture(failed instanceof WriteRefusedException
+          ? failed // the store knows nothing was written (ADR 0145)
+          : new WriteOutcomeUnknownException(key, attempt, failed)));
     });
   }
 

@@ -23,7 +23,9 @@ public interface VersionedStore<K, S, E> {
    *
    * @return {@code true} when written; {@code false} on a version conflict, in which case nothing
    *     was written. A failed Future, one that answers {@code null}, or none ({@code null}) means
-   *     the outcome is unknown to the caller: the batch fails and is not retried.
+   *     the outcome is unknown to the caller: the batch fails and is not retried; unless the Future
+   *     failed with {@link WriteRefusedException}, which says the store knows nothing was written
+   *     (the database answered with an error).
    * @throws RuntimeException when the store refuses the arguments before sending anything (say, an
    *     {@link IllegalArgumentException} for a state it cannot hold): nothing was written.
    */

@@ -176,6 +176,21 @@ class FoldWriteHostileTest {
   }
 
   @Test
+  void aWriteTheStoreSaysWasRefusedIsReportedAsSuchNotAsUnknown() {
+    // The database answered the write with an error: nothing written, and the store says so.
+    WriteRefusedException refused = new WriteRefusedException("k", new IllegalStateException("check constraint"));
+    FoldWrite<String, Long, Long, Long> fw = FoldWrite
+        .<String, Long, Long, Long>builder(TestStores.of(store::read, (key, state, expected, events) ->
+            Future.failedFuture(refused)), FoldWriteTest::add)
+        .initial(() -> 0L).build();
+
+    Future<FoldOutcomes<Long, Long>> done = fw.call("k", List.of(5L));
+
+    assertSame(refused, done.cause(), "reported as unknown: " + done.cause());
+    assertEquals(List.of(), store.writes);
+  }
+
+  @Test
   void aReadThatFailsKeepsItsOwnCauseSinceNothingWasWritten() {
     IllegalStateException down = new IllegalStateException("database down");
     VersionedStore<String, Long, Long> unreadable = TestStores.of(key -> Future.failedFuture(down),

@@ -2,9 +2,11 @@ package dev.ferry.store;
 
 import dev.ferry.Versioned;
 import dev.ferry.VersionedStore;
+import dev.ferry.WriteRefusedException;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
@@ -117,7 +119,10 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
     if (eventsText != null) {
       params.addString(eventsText);
     }
-    return pool.preparedQuery(sql).execute(params).map(PgStore::countIsOne);
+    // One statement: an error PostgreSQL answers (PgException) means it rolled back, nothing
+    // written; any other failure (a connection lost while it ran) leaves the outcome unknown.
+    return pool.preparedQuery(sql).execute(params).map(PgStore::countIsOne)
+        .recover(e -> Future.failedFuture(e instanceof PgException ? new WriteRefusedException(key, e) : e));
   }
 
   /**

@@ -16,6 +16,7 @@ import dev.ferry.PerKeyConfig;
 import dev.ferry.VersionedStore;
 import dev.ferry.WriteConflictException;
 import dev.ferry.WriteOutcomeUnknownException;
+import dev.ferry.WriteRefusedException;
 import dev.ferry.Versioned;
 import dev.ferry.examples.Accounts;
 import io.vertx.core.Future;
@@ -201,6 +202,25 @@ class StoreHostileTest {
     JdbcStore stateOnly = JdbcStore.of(h2, "hostile_named");
     assertEquals(null, stateOnly.refusal(unencodable));
     assertTrue(await(stateOnly.write("plain", new JsonObject().put("names", 1), 0, List.of(unencodable))));
+  }
+
+  @Test
+  void aWritePostgreSqlAnswersWithAnErrorIsReportedAsNotWrittenNotAsUnknown() throws Exception {
+    // A constraint of the user's own: PostgreSQL answers the statement with an error and rolls it
+    // back. It was reported as "may or may not have been written", which no caller can act on.
+    PgStore checked = PgStore.withEvents(pg, "hostile_checked", "hostile_checked_events");
+    await(checked.createTables());
+    await(pg.query("ALTER TABLE hostile_checked ADD CONSTRAINT not_negative"
+        + " CHECK ((state->>'balance')::bigint >= 0)").execute());
+    FoldWrite<String, JsonObject, Object, Long> overdraw = FoldWrite.<String, JsonObject, Object, Long>builder(checked,
+        (state, in) -> FoldDecision.accept(new JsonObject().put("balance", -1), -1L)).initial(Accounts::opened).build();
+
+    Future<FoldOutcomes<Object, Long>> done = settled(overdraw.call("c", List.of(Accounts.deposit("c", 1))));
+
+    WriteRefusedException refused = assertInstanceOf(WriteRefusedException.class, done.cause(), "" + done.cause());
+    assertInstanceOf(io.vertx.pgclient.PgException.class, refused.getCause());
+    assertFalse(await(checked.read("c")).exists());
+    assertEquals(List.of(), await(checked.events("c")));
   }
 
   @Test
