@@ -88,6 +88,13 @@ public final class RoutingClient {
     if (closing) {
       return Future.failedFuture(new FerryException(FerryError.CLOSED, ClientRouter.CLOSED_TEXT));
     }
+    // A value of no JSON type (a POJO): the event bus cannot write it to another node and only
+    // never delivers it, so its caller would learn of it at the send timeout, as an outcome
+    // unknown (ADR 0128). FerryClient checks it too; this client may be used without it.
+    String noJson = dev.ferry.verticle.Submission.notJson(body);
+    if (noJson != null) {
+      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, noJson));
+    }
     Object taken;
     try {
       // Taken as it is now, on the caller's thread: it is sent later, from the loop, and again

@@ -93,7 +93,9 @@ class RoutingClientHostileTest {
    */
   @Test
   void aBodyVertxCannotCopyIsBadInputAndLeavesNothingBehind() {
-    for (Object bad : new Object[] {new JsonObject().put("x", new Object()), new JsonArray().add(new Object())}) {
+    // A value with no codec at all (a POJO) threw from the send in the same place.
+    for (Object bad : new Object[] {new JsonObject().put("x", new Object()), new JsonArray().add(new Object()),
+        new java.util.concurrent.atomic.AtomicLong(1)}) {
       Future<Object> answer = submit("k", bad);
       // The next input of the key, from the same client, goes after it; once it is answered, so
       // must the bad one be.
@@ -103,7 +105,7 @@ class RoutingClientHostileTest {
       assertEquals(FerryError.BAD_INPUT, e.kind(), e.getMessage());
       assertEquals(0, await(client.activeKeys()), "a key stays in flight with nothing on the wire");
     }
-    assertEquals(List.of("next", "next"), atN0);
+    assertEquals(List.of("next", "next", "next"), atN0);
   }
 
   /**
