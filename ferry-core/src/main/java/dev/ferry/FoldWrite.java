@@ -133,49 +133,84 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
     S state;
     final List<I> accepted = new ArrayList<>();
     final List<FoldOutcome<R>> outcomes = new ArrayList<>();
-    /** An input was rejected because the store cannot hold the state it led to. */
-    boolean stateRefused;
+    /** In a refold only: per accepted input, its index in the batch and the state after it. */
+    List<Integer> acceptedAt;
+    List<S> after;
   }
 
   private Fold fold(Versioned<S> current, List<I> inputs) {
-    return fold(current, inputs, false);
+    return fold(current, inputs, null);
   }
 
   /**
    * The write refused {@code fold} before sending anything. When the store says it cannot hold the
-   * folded state, folds again asking after each accepted input, so that the input that made such a
-   * state is rejected alone and the others are written (ADR 0143); otherwise the write's refusal
-   * stands (rethrown: the key or an event, nothing any one input's rejection would mend).
+   * folded state, finds the input that led to a state it cannot hold, rejects it alone and folds
+   * again, until the store holds the final state (ADR 0143); otherwise the write's refusal stands
+   * (rethrown: the key or an event, nothing any one input's rejection would mend). The input is
+   * found by bisection over the states after each accepted input (the first refused, when a refused
+   * state stays refused as inputs follow, as a NUL copied into it does): a few questions per input
+   * rejected, each of which may encode the whole state, rather than one per input of the batch.
+   * Each input rejected this way costs one more fold of the batch (apply again for every input).
    */
   private Fold refold(Versioned<S> current, List<I> inputs, Fold fold, RuntimeException refused) {
-    if (stateRefusal(fold.state) == null) {
+    String why = stateRefusal(fold.state);
+    if (why == null) {
       throw refused;
     }
-    Fold again = fold(current, inputs, true);
-    if (!again.stateRefused) {
-      throw refused; // asked input by input, the store refused none: nothing to reject alone
+    String[] stateRefused = new String[inputs.size()];
+    Fold again = fold(current, inputs, stateRefused); // apply is pure: its final state is fold's
+    while (why != null && !again.accepted.isEmpty()) {
+      int lo = 0;
+      int hi = again.after.size() - 1; // the last state is refused (why)
+      String firstWhy = why;
+      while (lo < hi) {
+        int mid = (lo + hi) >>> 1;
+        String at = stateRefusal(again.after.get(mid));
+        if (at != null) {
+          hi = mid;
+          firstWhy = at;
+        } else {
+          lo = mid + 1;
+        }
+      }
+      stateRefused[again.acceptedAt.get(lo)] = firstWhy;
+      again = fold(current, inputs, stateRefused);
+      why = again.accepted.isEmpty() ? null : stateRefusal(again.state);
     }
     return again;
   }
 
-  private Fold fold(Versioned<S> current, List<I> inputs, boolean askState) {
+  /**
+   * Folds {@code inputs} over the current state. {@code stateRefused} (a refold's, else null): per
+   * input, why the store cannot hold the state it led to; such an input is rejected with it.
+   */
+  private Fold fold(Versioned<S> current, List<I> inputs, String[] stateRefused) {
     Fold fold = new Fold();
     fold.state = current.exists() ? current.state() : initial.get();
-    for (I input : inputs) {
+    if (stateRefused != null) {
+      fold.acceptedAt = new ArrayList<>();
+      fold.after = new ArrayList<>();
+    }
+    for (int i = 0; i < inputs.size(); i++) {
+      I input = inputs.get(i);
       FoldDecision<S, R> d = decide(fold.state, input);
       String refused = d instanceof FoldDecision.Accepted ? refusal(input) : null;
-      if (refused == null && askState && d instanceof FoldDecision.Accepted<S, R> a) {
-        refused = stateRefusal(a.state());
-        fold.stateRefused |= refused != null;
+      if (refused == null && stateRefused != null && stateRefused[i] != null) {
+        refused = stateRefused[i];
       }
       if (refused != null) {
-        // Accepted by apply, but the store cannot record it: refused here it fails only itself, as
-        // a rejection; found at the write it would fail every input of the batch (ADR 0139).
+        // Accepted by apply, but the store cannot record it (or hold the state it leads to):
+        // refused here it fails only itself, as a rejection; found at the write it would fail
+        // every input of the batch (ADRs 0139, 0143).
         fold.outcomes.add(new FoldOutcome.Rejected<>(refused));
       } else if (d instanceof FoldDecision.Accepted<S, R> a) {
         fold.state = a.state();
         fold.accepted.add(input);
         fold.outcomes.add(new FoldOutcome.Applied<>(a.result()));
+        if (stateRefused != null) {
+          fold.acceptedAt.add(i);
+          fold.after.add(a.state());
+        }
       } else {
         fold.outcomes.add(new FoldOutcome.Rejected<>(((FoldDecision.Rejected<S, R>) d).reason()));
       }

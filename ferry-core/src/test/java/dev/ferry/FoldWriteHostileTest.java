@@ -150,6 +150,46 @@ class FoldWriteHostileTest {
     assertEquals("no such key: x", refused.getMessage());
   }
 
+  @Test
+  void findingTheInputWhoseStateTheStoreCannotHoldAsksAboutAFewStatesNotEveryOne() {
+    // Each question may encode the whole state (PgStore, JdbcStore): asked after every input, one
+    // refused input cost a batch of 256 some 256 encodings of it, on the event loop, in every
+    // batch that input joined (found by review). Asked by bisection, about log2(256) + 2.
+    int[] asked = {0};
+    VersionedStore<String, Long, Long> bounded = new VersionedStore<>() {
+      @Override
+      public Future<Versioned<Long>> read(String key) {
+        return store.read(key);
+      }
+
+      @Override
+      public Future<Boolean> write(String key, Long state, long expected, List<? extends Long> events) {
+        if (state >= 1_000_000) {
+          throw new IllegalArgumentException("cannot hold " + state);
+        }
+        return store.write(key, state, expected, events);
+      }
+
+      @Override
+      public String stateRefusal(Long state) {
+        asked[0]++;
+        return state >= 1_000_000 ? "too big" : null;
+      }
+    };
+    FoldWrite<String, Long, Long, Long> fw =
+        FoldWrite.<String, Long, Long, Long>builder(bounded, FoldWriteTest::add).initial(() -> 0L).build();
+    List<Long> batch = new java.util.ArrayList<>();
+    for (int i = 0; i < 256; i++) {
+      batch.add(i == 100 ? 1_000_000L : 1L);
+    }
+
+    FoldOutcomes<Long, Long> out = fw.call("k", batch).result();
+
+    assertEquals(new FoldOutcome.Rejected<>("the store cannot hold the state it leads to: too big"), out.list().get(100));
+    assertEquals(new Versioned<>(255L, 1), store.rows.get("k"));
+    assertTrue(asked[0] <= 12, "asked about " + asked[0] + " states");
+  }
+
   /** The memory store, but each write is applied and then answered by {@code answer}. */
   private VersionedStore<String, Long, Long> answering(java.util.function.Supplier<Future<Boolean>> answer) {
     return TestStores.of(store::read, (key, state, expected, events) -> {

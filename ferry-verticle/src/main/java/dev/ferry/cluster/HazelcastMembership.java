@@ -210,6 +210,12 @@ final class HazelcastMembership implements Membership {
           members.add(id);
         }
       }
+      if (announcedSelf && life != null && !life.equals(lives.get(self))) {
+        // Announced and running, but its life gone: a survivor that took this member for crashed
+        // removed it, late, after this node had announced itself again (see below). Put back
+        // first, so that the announcement is never read without it for longer than a read.
+        putLife();
+      }
       // TRUE: announced; FALSE: withdrawn, leaving (ADR 0095).
       Set<String> on = new HashSet<>();
       Set<String> leaving = new HashSet<>();
@@ -229,9 +235,9 @@ final class HazelcastMembership implements Membership {
         (Boolean.TRUE.equals(announced.get(self)) ? on : leaving).add(self);
       }
       // Read after the announcements: a ferry's life is put before it announces (putLife), so every
-      // ferry read above has its life here, or a later one's.
+      // ferry read above has its life here, or a later one's. A routing client never uses them.
       Map<String, String> ferryLives = new HashMap<>();
-      for (Map.Entry<String, String> e : lives.entrySet()) {
+      for (Map.Entry<String, String> e : announce ? lives.entrySet() : Set.<Map.Entry<String, String>>of()) {
         if (on.contains(e.getKey()) || leaving.contains(e.getKey())) {
           ferryLives.put(e.getKey(), e.getValue());
         }

@@ -1828,7 +1828,7 @@ final class Router {
     for (List<Forward> same : places.headMap(later.originSeq, false).values()) {
       for (Forward e : same) {
         scanned++;
-        if (e.givenUpUntil == 0 && laterHere(e.pending, f)) {
+        if (e.overtakenBy == null && e.givenUpUntil == 0 && laterHere(e.pending, f)) {
           e.overtakenBy = later.originText();
         }
       }

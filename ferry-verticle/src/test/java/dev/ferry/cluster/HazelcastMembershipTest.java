@@ -60,6 +60,30 @@ class HazelcastMembershipTest {
     waitFor(() -> "life-b2".equals(last(seenByA).lives().get(bId)), "a never saw b's new life: " + last(seenByA));
   }
 
+  /**
+   * A survivor that took b for crashed removes b's life late, after b (still running) announced
+   * itself again: b stayed announced without a life, and only a ferry deployed again wrote one, so
+   * b's releases counted whichever ferry sent them (the rule before ADR 0142). b puts it back at
+   * its next read. (Found by review.)
+   */
+  @Test
+  void anAnnouncedNodeWhoseLifeIsGonePutsItBack() {
+    Vertx a = cluster.start();
+    Vertx b = cluster.start();
+    List<Membership.Snapshot> seenByA = new CopyOnWriteArrayList<>();
+    started(a, cluster.clients.get(0), seenByA, "life-a");
+    String bId = ClusterHarness.nodeId(b);
+    started(b, cluster.clients.get(1), new CopyOnWriteArrayList<>(), "life-b");
+    waitFor(() -> "life-b".equals(last(seenByA).lives().get(bId)), "a never saw b's life: " + seenByA);
+    com.hazelcast.map.IMap<String, String> lives = ((io.vertx.spi.cluster.hazelcast.HazelcastClusterManager)
+        ((io.vertx.core.internal.VertxInternal) a).clusterManager()).getHazelcastInstance()
+        .getMap("__ferry.lives.ferry.test.membership");
+    await(a.executeBlocking(() -> lives.remove(bId))); // a survivor's late removal
+    waitFor(() -> "life-b".equals(await(a.executeBlocking(() -> lives.get(bId)))),
+        "b is announced but its life never came back (re-read every " + HazelcastMembership.REREAD_MS + " ms)");
+    assertTrue(announcedIn(seenByA, bId));
+  }
+
   private static Membership.Snapshot last(List<Membership.Snapshot> seen) {
     return seen.isEmpty() ? new Membership.Snapshot(java.util.Set.of(), java.util.Set.of(), java.util.Set.of())
         : seen.get(seen.size() - 1);
