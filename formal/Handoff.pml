@@ -235,12 +235,11 @@ byte unsN[NN];            /* nodes of the unsettled views */
 byte unsO[NN];            /* owners of the key in the unsettled views (obit) */
 byte aw[NN];              /* Views#awaiting */
 byte rel[NN * 8];         /* releases received, per view id (mask) */
-/* releases received from another ferry than the one the membership announces
- * at that node (ADR 0142): here B's closed ferry's (life 1), recorded before
- * the run. Every snapshot that lists a node's open ferry names the life of the
- * ferry in the run (a ferry puts its life before it announces itself), so
- * these never count (Views#counts); a first release of another life voids
- * them as it voids rel (ADR 0131) */
+/* releases received from B's closed ferry (life 1), recorded before the run;
+ * rel holds those of the ferries in the run. A release counts only if its
+ * life is the one the node's last snapshot names at its sender (ADR 0142,
+ * Views#counts: COUNTED below); a first release of another life voids these
+ * as it voids rel (ADR 0131) */
 byte relOld[NN * 8];
 bool jb[NN];              /* Views#ownedJustBefore, window open */
 bool relSent[NN];
@@ -273,6 +272,25 @@ bool closed[NN];          /* Router#closed (-DCLOSE): ClusterNode#close after th
 #define LIFE(n) 1
 #endif
 byte heard[NN * NN];
+/* per node, the life of B's ferry its last snapshot named (Views#announcedLives,
+ * ADR 0142; 0: no open ferry at B). Each snapshot that lists B's ferry names
+ * the life of the ferry in the run; -DSTALELIFE: S1 names its predecessor's
+ * (life 1: a read of the map older than the new ferry's first write) */
+#if defined(LIVES) || defined(REDEPLOY)
+byte alife[NN];
+#ifdef STALELIFE
+#define SLIFE(s) ((s) == 1 -> 1 : LIFE(B))
+#else
+#define SLIFE(s) LIFE(B)
+#endif
+/* Views#counts: of the releases recorded for n's view, those that count: a
+ * release of B's counts if its life is the one n's snapshot names (or none) */
+#define BBIT(n, c) (((n) != B && (c)) -> (1 << B) : 0)
+#define COUNTED(n) ((rel[(n) * 8 + vw[n]] & ~BBIT(n, alife[n] != 0 && alife[n] != LIFE(B))) | \
+  (relOld[(n) * 8 + vw[n]] & BBIT(n, alife[n] == 0 || alife[n] == 1)))
+#else
+#define COUNTED(n) rel[(n) * 8 + vw[n]]
+#endif
 
 #define known(n) kn[n]
 #define gated(n) (aw[n] != 0 && (unsO[n] & ~(1 << (n))) != 0)
@@ -889,7 +907,7 @@ inline flushAll(n) {
 
 /* Views: awaiting, and settling (the unsettled views collapse to the view) */
 inline recompute(n) {
-  aw[n] = unsN[n] & mb[n] & fer[vi[n]] & ~(1 << (n)) & ~rel[(n) * 8 + vw[n]];   /* a closed ferry holds nothing */
+  aw[n] = unsN[n] & mb[n] & fer[vi[n]] & ~(1 << (n)) & ~COUNTED(n);   /* a closed ferry holds nothing */
   if
   :: aw[n] == 0 -> unsN[n] = vw[n]; unsO[n] = obit(owner(vw[n]))
   :: else -> skip
@@ -1039,6 +1057,9 @@ inline snapshot(n, s) {
   zsnv = VIEW(s);
   zsch = (!known(n) || zsnv != vw[n]);
   mb[n] = mem[s];
+#if defined(LIVES) || defined(REDEPLOY)
+  alife[n] = (((fer[s] >> B) & 1) -> SLIFE(s) : 0);
+#endif
   if
   :: zsch ->
      if
@@ -1854,7 +1875,7 @@ init {
     rank0 = B; rank1 = A;
     mem[0] = 3; ann[0] = 3; mem[1] = 3; ann[1] = 3;
     kn[A] = 1; vw[A] = 3; mb[A] = 3; unsN[A] = 3; unsO[A] = 2; relSent[A] = 1; relTo[A] = 2;
-    relOld[A * 8 + 3] = 2; heard[A * NN + B] = 1;
+    relOld[A * 8 + 3] = 2; heard[A * NN + B] = 1; alife[A] = 1;
     ckn = 1; cvw = 3;
 #else
     rank0 = B; rank1 = A;
