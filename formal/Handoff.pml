@@ -274,15 +274,13 @@ bool closed[NN];          /* Router#closed (-DCLOSE): ClusterNode#close after th
 byte heard[NN * NN];
 /* per node, the life of B's ferry its last snapshot named (Views#announcedLives,
  * ADR 0142; 0: no open ferry at B). Each snapshot that lists B's ferry names
- * the life of the ferry in the run; -DSTALELIFE: S1 names its predecessor's
- * (life 1: a read of the map older than the new ferry's first write) */
+ * the life of the ferry in the run: a ferry writes its life before it
+ * announces itself, so a read that names an older life also predates the new
+ * ferry's announcement, i.e. it is an earlier read, which the model's free
+ * timing of reads covers */
 #if defined(LIVES) || defined(REDEPLOY)
 byte alife[NN];
-#ifdef STALELIFE
-#define SLIFE(s) ((s) == 1 -> 1 : LIFE(B))
-#else
 #define SLIFE(s) LIFE(B)
-#endif
 /* Views#counts: of the releases recorded for n's view, those that count: a
  * release of B's counts if its life is the one n's snapshot names (or none) */
 #define BBIT(n, c) (((n) != B && (c)) -> (1 << B) : 0)

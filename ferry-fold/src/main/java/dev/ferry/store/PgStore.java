@@ -122,7 +122,23 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
     // One statement: an error PostgreSQL answers (PgException) means it rolled back, nothing
     // written; any other failure (a connection lost while it ran) leaves the outcome unknown.
     return pool.preparedQuery(sql).execute(params).map(PgStore::countIsOne)
-        .recover(e -> Future.failedFuture(e instanceof PgException ? new WriteRefusedException(key, e) : e));
+        .recover(e -> Future.failedFuture(refusedOutright(e) ? new WriteRefusedException(key, e) : e));
+  }
+
+  /**
+   * Whether a failed write was refused outright, nothing written: an ERROR PostgreSQL answered
+   * (the client fails a query with it only once the server is ready for the next, the statement
+   * rolled back). Not one whose very code says the outcome is unknown: 40003
+   * (statement_completion_unknown: CockroachDB's "result is ambiguous") or a connection error
+   * (class 08, as a pooler may answer for a lost server); nor FATAL or PANIC (the client reports
+   * those as a closed connection anyway). ADR 0145.
+   */
+  static boolean refusedOutright(Throwable e) {
+    if (!(e instanceof PgException pg) || !"ERROR".equals(pg.getSeverity())) {
+      return false;
+    }
+    String state = pg.getSqlState();
+    return state != null && !state.equals("40003") && !state.startsWith("08");
   }
 
   /**

@@ -221,6 +221,15 @@ class StoreHostileTest {
     assertInstanceOf(io.vertx.pgclient.PgException.class, refused.getCause());
     assertFalse(await(checked.read("c")).exists());
     assertEquals(List.of(), await(checked.events("c")));
+
+    // Not every error answer is a refusal (found by review): 40003 says the outcome is unknown
+    // (CockroachDB's "result is ambiguous"), a class 08 error is a connection's (a pooler's answer
+    // for a lost server), and a FATAL one is no answer to the statement.
+    assertTrue(PgStore.refusedOutright(new io.vertx.pgclient.PgException("lock", "ERROR", "55P03", null)));
+    assertFalse(PgStore.refusedOutright(new io.vertx.pgclient.PgException("ambiguous", "ERROR", "40003", null)));
+    assertFalse(PgStore.refusedOutright(new io.vertx.pgclient.PgException("lost", "ERROR", "08006", null)));
+    assertFalse(PgStore.refusedOutright(new io.vertx.pgclient.PgException("shutdown", "FATAL", "57P01", null)));
+    assertFalse(PgStore.refusedOutright(new IllegalStateException("closed")));
   }
 
   @Test
