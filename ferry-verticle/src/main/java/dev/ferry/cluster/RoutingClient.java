@@ -106,6 +106,8 @@ public final class RoutingClient {
     } catch (IllegalStateException notJson) {
       return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
           "the body is not a JSON value: " + notJson.getMessage()));
+    } catch (java.util.ConcurrentModificationException changing) {
+      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, dev.ferry.verticle.Submission.CHANGING));
     }
     Promise<Object> answer = Driver.callerPromise();
     try {

@@ -139,19 +139,20 @@ public final class FerryClient {
       delivery.addHeader(ORDER_HEADER, Long.toString(options.order));
     }
     delivery.setSendTimeout(options.sendTimeoutMs());
+    if (routing != null) {
+      // The routing client checks the body itself (one walk, not two).
+      long timeoutMs = options.timeout == null ? 0 : options.timeout.toMillis();
+      @SuppressWarnings("unchecked")
+      Future<T> routed = (Future<T>) routing.submit(key, body, delivery, timeoutMs, delivery.getSendTimeout());
+      return routed.transform(ar -> ar.succeeded() ? Future.succeededFuture(ar.result())
+          : Future.failedFuture(toFerryException(ar.cause())));
+    }
     // Checked here too, as the node will (ADR 0128): clustered, a body the event bus cannot write
     // to another node is not failed by the event bus, only never delivered, so the caller would
     // learn of it only at its send timeout, as an outcome unknown.
     String why = Submission.notJson(body);
     if (why != null) {
       return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, why));
-    }
-    if (routing != null) {
-      long timeoutMs = options.timeout == null ? 0 : options.timeout.toMillis();
-      @SuppressWarnings("unchecked")
-      Future<T> routed = (Future<T>) routing.submit(key, body, delivery, timeoutMs, delivery.getSendTimeout());
-      return routed.transform(ar -> ar.succeeded() ? Future.succeededFuture(ar.result())
-          : Future.failedFuture(toFerryException(ar.cause())));
     }
     Future<io.vertx.core.eventbus.Message<T>> reply;
     try {
@@ -168,6 +169,9 @@ public final class FerryClient {
       // in Json"). Nothing was sent; a Future, like every failure.
       return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
           "the body is not a JSON value: " + notJson.getMessage()));
+    } catch (java.util.ConcurrentModificationException changing) {
+      // Another thread changes the body as Vert.x copies it to send it: nothing was sent.
+      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, Submission.CHANGING));
     } catch (java.util.concurrent.RejectedExecutionException closed) {
       // The Vert.x instance is closed (its event loops refuse work): nothing was sent. Answered
       // as a Future like every other failure, not thrown at a caller racing the shutdown.

@@ -214,7 +214,13 @@ public final class Submission implements Completable<Object> {
       return null;
     }
     if (body instanceof JsonObject || body instanceof JsonArray) {
-      String why = Nested.check(body, Nested.MAX_DEPTH);
+      String why;
+      try {
+        why = Nested.check(body, Nested.MAX_DEPTH);
+      } catch (java.util.ConcurrentModificationException changing) {
+        // Another thread changes it as it is walked (a caller's mistake): no input to send.
+        return CHANGING;
+      }
       return why == null ? null : UNENCODABLE + why;
     }
     if (body instanceof Double d ? Double.isFinite(d) : body instanceof Float f && Float.isFinite(f)) {
@@ -223,6 +229,9 @@ public final class Submission implements Completable<Object> {
     return "the body must be a JSON value (JsonObject, JsonArray, String, number, Boolean), got "
         + (body instanceof Double || body instanceof Float ? body : body.getClass().getSimpleName());
   }
+
+  /** The 400 for a body another thread changed while it was checked or copied to be sent. */
+  public static final String CHANGING = "the body changed while it was being sent (another thread changes it?)";
 
   /** How a 400 for a body JSON cannot encode begins, at arrival or when its request is written. */
   static final String UNENCODABLE = "the body cannot be encoded as JSON: ";

@@ -53,4 +53,31 @@ class FerryClientHostileTest extends VerticleTestBase {
     assertEquals("before", await(sent), "an input sent before the close keeps its own answer");
     assertEquals(1, downstream.count(), "nothing sent after the close");
   }
+
+  /**
+   * A body another thread changes while the client checks or copies it: the walk or the copy
+   * throws ConcurrentModificationException, which escaped {@code submit} as a throw, where every
+   * other bad body is a failed Future (found by review). Here the body's map throws as it is
+   * walked, as one being changed does.
+   */
+  @Test
+  void aBodyChangedWhileItIsSubmittedIsBadInputNotAThrow() {
+    deploy(config(new JsonObject()));
+    java.util.Map<String, Object> changing = new java.util.HashMap<>(java.util.Map.of("a", 1)) {
+      @Override
+      public java.util.Set<java.util.Map.Entry<String, Object>> entrySet() {
+        throw new java.util.ConcurrentModificationException();
+      }
+
+      @Override
+      public void forEach(java.util.function.BiConsumer<? super String, ? super Object> action) {
+        throw new java.util.ConcurrentModificationException();
+      }
+    };
+    FerryClient client = FerryClient.create(vertx);
+    io.vertx.core.Future<Object> answer = client.submit("k", new JsonObject(changing));
+    dev.ferry.FerryException e = (dev.ferry.FerryException) failure(answer);
+    assertEquals(dev.ferry.FerryError.BAD_INPUT, e.kind(), e.getMessage());
+    assertEquals(0, downstream.count(), "nothing sent");
+  }
 }
