@@ -23,8 +23,8 @@ public final class WriteOutcomeUnknownException extends RuntimeException {
 
   // Made where a store failed: a key's or a cause's toString that throws must not replace this
   // exception with its own, whose caller (StoreService: "batch not written") would take it for safe
-  // to retry.
-  private static String text(Object o) {
+  // to retry. WriteRefusedException uses it too.
+  static String text(Object o) {
     try {
       return String.valueOf(o);
     } catch (Exception broken) {

@@ -15,17 +15,10 @@ public final class WriteRefusedException extends RuntimeException {
   private final transient Object key;
 
   public WriteRefusedException(Object key, Throwable cause) {
-    super("the write of key " + text(key) + " was refused, nothing written: " + text(cause), cause);
+    // A key's or a cause's toString that throws must not replace this exception with its own.
+    super("the write of key " + WriteOutcomeUnknownException.text(key) + " was refused, nothing written: "
+        + WriteOutcomeUnknownException.text(cause), cause);
     this.key = key;
-  }
-
-  // As in WriteOutcomeUnknownException: a toString that throws must not replace this exception.
-  private static String text(Object o) {
-    try {
-      return String.valueOf(o);
-    } catch (Exception broken) {
-      return o.getClass().getName();
-    }
   }
 
   public Object key() {

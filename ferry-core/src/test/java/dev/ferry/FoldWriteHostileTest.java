@@ -58,28 +58,15 @@ class FoldWriteHostileTest {
   void anInputTheStoreCannotRecordIsRejectedAloneAndTheRestIsWritten() {
     // The store records the inputs as events, and says which it cannot hold (100), or throws asking
     // (200). Found at the write, either one failed every input of its batch.
-    VersionedStore<String, Long, Long> picky = new VersionedStore<>() {
-      @Override
-      public Future<Versioned<Long>> read(String key) {
-        return store.read(key);
-      }
-
-      @Override
-      public Future<Boolean> write(String key, Long state, long expected, List<? extends Long> events) {
-        if (events.contains(100L) || events.contains(200L)) {
-          throw new IllegalArgumentException("cannot hold " + events);
-        }
-        return store.write(key, state, expected, events);
-      }
-
-      @Override
-      public String refusal(Long event) {
-        if (event == 200L) {
-          throw new IllegalStateException("asked about 200");
-        }
-        return event == 100L ? "100 does not fit" : null;
-      }
-    };
+    VersionedStore<String, Long, Long> picky = refusing(
+        (state, events) -> events.contains(100L) || events.contains(200L) ? "cannot hold " + events : null,
+        event -> {
+          if (event == 200L) {
+            throw new IllegalStateException("asked about 200");
+          }
+          return event == 100L ? "100 does not fit" : null;
+        },
+        state -> null);
     FoldWrite<String, Long, Long, Long> fw =
         FoldWrite.<String, Long, Long, Long>builder(picky, FoldWriteTest::add).initial(() -> 0L).build();
 
@@ -101,28 +88,15 @@ class FoldWriteHostileTest {
     // The store holds no state above 100; it says so when asked, and its write throws, sending
     // nothing. Without the question, the input that took the state there failed every input of
     // its batch, and its retries failed the batches they joined.
-    VersionedStore<String, Long, Long> bounded = new VersionedStore<>() {
-      @Override
-      public Future<Versioned<Long>> read(String key) {
-        return store.read(key);
-      }
-
-      @Override
-      public Future<Boolean> write(String key, Long state, long expected, List<? extends Long> events) {
-        if (state > 100) {
-          throw new IllegalArgumentException("cannot hold " + state);
-        }
-        return store.write(key, state, expected, events);
-      }
-
-      @Override
-      public String stateRefusal(Long state) {
-        if (state == 99L) {
-          throw new IllegalStateException("asked about 99");
-        }
-        return state > 100 ? state + " is over 100" : null;
-      }
-    };
+    VersionedStore<String, Long, Long> bounded = refusing(
+        (state, events) -> state > 100 ? "cannot hold " + state : null,
+        event -> null,
+        state -> {
+          if (state == 99L) {
+            throw new IllegalStateException("asked about 99");
+          }
+          return state > 100 ? state + " is over 100" : null;
+        });
     FoldWrite<String, Long, Long, Long> fw =
         FoldWrite.<String, Long, Long, Long>builder(bounded, FoldWriteTest::add).initial(() -> 0L).build();
 
@@ -156,26 +130,13 @@ class FoldWriteHostileTest {
     // refused input cost a batch of 256 some 256 encodings of it, on the event loop, in every
     // batch that input joined (found by review). Asked by bisection, about log2(256) + 2.
     int[] asked = {0};
-    VersionedStore<String, Long, Long> bounded = new VersionedStore<>() {
-      @Override
-      public Future<Versioned<Long>> read(String key) {
-        return store.read(key);
-      }
-
-      @Override
-      public Future<Boolean> write(String key, Long state, long expected, List<? extends Long> events) {
-        if (state >= 1_000_000) {
-          throw new IllegalArgumentException("cannot hold " + state);
-        }
-        return store.write(key, state, expected, events);
-      }
-
-      @Override
-      public String stateRefusal(Long state) {
-        asked[0]++;
-        return state >= 1_000_000 ? "too big" : null;
-      }
-    };
+    VersionedStore<String, Long, Long> bounded = refusing(
+        (state, events) -> state >= 1_000_000 ? "cannot hold " + state : null,
+        event -> null,
+        state -> {
+          asked[0]++;
+          return state >= 1_000_000 ? "too big" : null;
+        });
     FoldWrite<String, Long, Long, Long> fw =
         FoldWrite.<String, Long, Long, Long>builder(bounded, FoldWriteTest::add).initial(() -> 0L).build();
     List<Long> batch = new java.util.ArrayList<>();
@@ -188,6 +149,41 @@ class FoldWriteHostileTest {
     assertEquals(new FoldOutcome.Rejected<>("the store cannot hold the state it leads to: too big"), out.list().get(100));
     assertEquals(new Versioned<>(255L, 1), store.rows.get("k"));
     assertTrue(asked[0] <= 12, "asked about " + asked[0] + " states");
+  }
+
+  /**
+   * The memory store, but its write throws, sending nothing, when {@code refuses} gives a reason
+   * for the state and events, and it answers FoldWrite's questions with {@code refusal} (an event)
+   * and {@code stateRefusal} (a state).
+   */
+  private VersionedStore<String, Long, Long> refusing(
+      java.util.function.BiFunction<Long, List<? extends Long>, String> refuses,
+      java.util.function.Function<Long, String> refusal, java.util.function.Function<Long, String> stateRefusal) {
+    return new VersionedStore<>() {
+      @Override
+      public Future<Versioned<Long>> read(String key) {
+        return store.read(key);
+      }
+
+      @Override
+      public Future<Boolean> write(String key, Long state, long expected, List<? extends Long> events) {
+        String why = refuses.apply(state, events);
+        if (why != null) {
+          throw new IllegalArgumentException(why);
+        }
+        return store.write(key, state, expected, events);
+      }
+
+      @Override
+      public String refusal(Long event) {
+        return refusal.apply(event);
+      }
+
+      @Override
+      public String stateRefusal(Long state) {
+        return stateRefusal.apply(state);
+      }
+    };
   }
 
   /** The memory store, but each write is applied and then answered by {@code answer}. */

@@ -52,9 +52,7 @@ class HazelcastMembershipTest {
     waitFor(() -> "life-b1".equals(last(seenByA).lives().get(bId)), "a never saw b's life: " + seenByA);
     assertEquals("life-a", last(seenByA).lives().get(ClusterHarness.nodeId(a)));
     await(first.close());
-    com.hazelcast.map.IMap<String, String> lives = ((io.vertx.spi.cluster.hazelcast.HazelcastClusterManager)
-        ((io.vertx.core.internal.VertxInternal) a).clusterManager()).getHazelcastInstance()
-        .getMap("__ferry.lives.ferry.test.membership");
+    com.hazelcast.map.IMap<String, String> lives = livesMap(a);
     assertEquals(null, await(a.executeBlocking(() -> lives.get(bId))), "a closed ferry's life is gone");
     started(b, cluster.clients.get(1), new CopyOnWriteArrayList<>(), "life-b2");
     waitFor(() -> "life-b2".equals(last(seenByA).lives().get(bId)), "a never saw b's new life: " + last(seenByA));
@@ -75,13 +73,17 @@ class HazelcastMembershipTest {
     String bId = ClusterHarness.nodeId(b);
     started(b, cluster.clients.get(1), new CopyOnWriteArrayList<>(), "life-b");
     waitFor(() -> "life-b".equals(last(seenByA).lives().get(bId)), "a never saw b's life: " + seenByA);
-    com.hazelcast.map.IMap<String, String> lives = ((io.vertx.spi.cluster.hazelcast.HazelcastClusterManager)
-        ((io.vertx.core.internal.VertxInternal) a).clusterManager()).getHazelcastInstance()
-        .getMap("__ferry.lives.ferry.test.membership");
+    com.hazelcast.map.IMap<String, String> lives = livesMap(a);
     await(a.executeBlocking(() -> lives.remove(bId))); // a survivor's late removal
     waitFor(() -> "life-b".equals(await(a.executeBlocking(() -> lives.get(bId)))),
         "b is announced but its life never came back (re-read every " + HazelcastMembership.REREAD_MS + " ms)");
     assertTrue(announcedIn(seenByA, bId));
+  }
+
+  /** The map of ferries' lives (ADR 0142), as {@code node}'s Hazelcast member holds it. */
+  private static com.hazelcast.map.IMap<String, String> livesMap(Vertx node) {
+    return ((io.vertx.spi.cluster.hazelcast.HazelcastClusterManager) ((io.vertx.core.internal.VertxInternal) node)
+        .clusterManager()).getHazelcastInstance().getMap("__ferry.lives.ferry.test.membership");
   }
 
   private static Membership.Snapshot last(List<Membership.Snapshot> seen) {
