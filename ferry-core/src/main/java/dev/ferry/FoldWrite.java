@@ -16,9 +16,9 @@ import java.util.function.Supplier;
  * order (a rejected input leaves the state as it was), and writes the final state and the accepted
  * inputs with one conditional write; an input the store says it cannot record ({@link
  * VersionedStore#refusal}) is rejected like one apply rejects, and so is one after which the store
- * cannot hold the state ({@link VersionedStore#stateRefusal}, asked when a write refused). When another writer got in between (a version conflict), it
- * reads again and folds the whole batch again, up to {@code maxAttempts} rounds; then the batch
- * fails and nothing of it was written. A batch whose inputs were all rejected writes nothing. A
+ * cannot hold the state ({@link VersionedStore#stateRefusal}, asked when a write refused). When
+ * another writer got in between (a version conflict), it reads again and folds the whole batch
+ * again, up to {@code maxAttempts} rounds; then the batch fails and nothing of it was written. A batch whose inputs were all rejected writes nothing. A
  * write that fails without an answer fails the batch with {@link WriteOutcomeUnknownException}: it
  * may have been applied, so it is not retried; one the store says was refused ({@link
  * WriteRefusedException}) fails it with that exception, nothing written.

@@ -25,9 +25,9 @@ import java.util.function.Consumer;
 /**
  * {@link Membership} over Hazelcast: live members from the cluster's member list (Vert.x node id
  * from the member attribute {@code __vertx.nodeId}), announced Ferry nodes from a Hazelcast map
- * named after the submit address, and each announced ferry's life ({@link Router#life}) from a second
- * map beside it (ADR 0142; a second map, so that a node of an earlier version reads the first as
- * before). Every Hazelcast call blocks, so each runs in {@code
+ * named after the submit address, and each announced ferry's life ({@link Router#life}) from a
+ * second map beside it (ADR 0142; a second map, so that a node of an earlier version reads the
+ * first as before). Every Hazelcast call blocks, so each runs in {@code
  * executeBlocking} (ordered: snapshots are read, and delivered, one after the other); Hazelcast's
  * listener threads only hop to the context and ask for a fresh snapshot.
  *

@@ -508,6 +508,9 @@ final class Router {
         }
         answer(p, new FerryException(FerryError.CLOSED, OVERTAKEN + " (" + f.overtakenBy + "), sent on from " + self
             + " after this one, may have been applied before this one came back"));
+        if (!(ar.cause() instanceof ReplyException re && re.failureCode() == RETURNED)) {
+          unreachable.add(f.target); // as below: a 410 says the target takes nothing more
+        }
       } else if (notDelivered && !closed) {
         // Nothing reached a ferry: route it again, in its place among the key's inputs, once the
         // key's other forwards are back and no sooner than a pause or the next view (ADR 0056).
