@@ -99,6 +99,7 @@ public final class FerryClient {
    * address round robin over the nodes, so two inputs of one sender may reach a key's owner by
    * different paths and in either order; entering at one node gives all of this client's inputs
    * one path, so each key's inputs keep the order they were sent in. Not clustered: this client.
+   * Clustered, a client of its own: closing this one does not close it, nor the reverse.
    */
   public FerryClient atThisNode() {
     if (!vertx.isClustered()) {

@@ -155,6 +155,20 @@ class RouterBehindSentTest {
     assertTrue(y.succeeded(), "y answered: " + y);
   }
 
+  /** The same with x1 refused by b (410, b leaving): b is also taken as unreachable, as for any 410. */
+  @Test
+  void anInputRefusedAfterALaterOneMayHaveBeenAppliedIsClosedAndItsTargetUnreachable() throws Exception {
+    start();
+    Future<Object> x1 = enter("x1", "c#1");
+    enter("x2", "c#2");
+    a.forwarded(fromA.get(1), Future.failedFuture(new ReplyException(ReplyFailure.TIMEOUT, -1, "timed out")));
+    a.forwarded(fromA.get(0), Future.failedFuture(new ReplyException(ReplyFailure.NO_HANDLERS, 410, "leaving")));
+    loop.runPending();
+    assertTrue(x1.failed() && x1.cause() instanceof FerryException fe && fe.kind() == FerryError.CLOSED,
+        "x1 answered " + x1);
+    assertTrue(a.describe().contains("unreachable=[b]"), a.describe());
+  }
+
   private Future<Object> enter(String body, String origin) throws Exception {
     Future<Object> answer = RouterTesting.submit(a, key, body, 0, origin);
     loop.runPending();
