@@ -157,6 +157,12 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
     if (why == null) {
       throw refused;
     }
+    if (fold.accepted.size() > 0 && stateRefusal(fold(current, List.of()).state) != null) {
+      // The state the batch starts from is refused already (an initial state the store cannot
+      // hold, a store refusing every state): no input is to blame, and rejecting them one by one
+      // would tell every caller it was theirs. The batch fails as before (found by review).
+      throw refused;
+    }
     String[] stateRefused = new String[inputs.size()];
     Fold again = fold(current, inputs, stateRefused); // apply is pure: its final state is fold's
     while (why != null && !again.accepted.isEmpty()) {
@@ -285,7 +291,10 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
       this.apply = Objects.requireNonNull(apply, "apply");
     }
 
-    /** The state of an entity that does not exist yet (required); called once per such read. */
+    /**
+     * The state of an entity that does not exist yet (required); called each time a batch is folded
+     * over such an entity: once per read, more after a write that refused a state (ADR 0143).
+     */
     public Builder<K, S, I, R> initial(Supplier<? extends S> initial) {
       this.initial = Objects.requireNonNull(initial, "initial");
       return this;

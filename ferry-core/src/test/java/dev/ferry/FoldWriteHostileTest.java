@@ -151,6 +151,24 @@ class FoldWriteHostileTest {
     assertTrue(asked[0] <= 12, "asked about " + asked[0] + " states");
   }
 
+  @Test
+  void aStartingStateTheStoreCannotHoldFailsTheBatchInsteadOfBlamingEachInput() {
+    // An initial state the store refuses (a configuration mistake): no input is to blame. The
+    // refold rejected them one by one, telling each caller INPUT_REJECTED, a final answer.
+    VersionedStore<String, Long, Long> bounded = refusing(
+        (state, events) -> state >= 1_000 ? "cannot hold " + state : null,
+        event -> null,
+        state -> state >= 1_000 ? "too big" : null);
+    FoldWrite<String, Long, Long, Long> fw =
+        FoldWrite.<String, Long, Long, Long>builder(bounded, FoldWriteTest::add).initial(() -> 5_000L).build();
+
+    Future<FoldOutcomes<Long, Long>> done = fw.call("k", List.of(1L, 2L, 3L));
+
+    IllegalArgumentException e = assertInstanceOf(IllegalArgumentException.class, done.cause(), "" + done.result());
+    assertEquals("cannot hold 5006", e.getMessage());
+    assertEquals(List.of(), store.writes);
+  }
+
   /**
    * The memory store, but its write throws, sending nothing, when {@code refuses} gives a reason
    * for the state and events, and it answers FoldWrite's questions with {@code refusal} (an event)

@@ -287,7 +287,9 @@ final class HazelcastMembership implements Membership {
       // handler.
       if (announced != null && announce) {
         announced.remove(self);
-        lives.remove(self, life); // not a later ferry's (one deployed again before this close ended)
+        if (lives != null && life != null) {
+          lives.remove(self, life); // not a later ferry's (one deployed again before this close ended)
+        }
       }
       if (membersListenerId != null) {
         hz.getCluster().removeMembershipListener(membersListenerId);
