@@ -210,12 +210,6 @@ final class HazelcastMembership implements Membership {
           members.add(id);
         }
       }
-      if (announcedSelf && life != null && !life.equals(lives.get(self))) {
-        // Announced and running, but its life gone: a survivor that took this member for crashed
-        // removed it, late, after this node had announced itself again (see below). Put back
-        // first, so that the announcement is never read without it for longer than a read.
-        putLife();
-      }
       // TRUE: announced; FALSE: withdrawn, leaving (ADR 0095).
       Set<String> on = new HashSet<>();
       Set<String> leaving = new HashSet<>();
@@ -241,6 +235,14 @@ final class HazelcastMembership implements Membership {
         if (on.contains(e.getKey()) || leaving.contains(e.getKey())) {
           ferryLives.put(e.getKey(), e.getValue());
         }
+      }
+      if (announcedSelf && life != null && !life.equals(ferryLives.get(self)) && on.contains(self)) {
+        // Announced and running, but its life gone: a survivor that took this member for crashed
+        // removed it, late, after this node had announced itself again (above). Put back, read
+        // without it once (its releases then count as an earlier version's do). No read of its
+        // own: every read reads the lives anyway.
+        putLife();
+        ferryLives.put(self, life);
       }
       return new Snapshot(Set.copyOf(members), Set.copyOf(on), Set.copyOf(leaving), Map.copyOf(ferryLives));
     }).onComplete(ar -> {
