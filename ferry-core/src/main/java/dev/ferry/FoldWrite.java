@@ -157,7 +157,7 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
     if (why == null) {
       throw refused;
     }
-    if (fold.accepted.size() > 0 && stateRefusal(fold(current, List.of()).state) != null) {
+    if (stateRefusal(startingState(current)) != null) {
       // The state the batch starts from is refused already (an initial state the store cannot
       // hold, a store refusing every state): no input is to blame, and rejecting them one by one
       // would tell every caller it was theirs. The batch fails as before (found by review).
@@ -186,13 +186,18 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
     return again;
   }
 
+  /** The state a batch is folded over: the entity's, or the initial one for an entity not written yet. */
+  private S startingState(Versioned<S> current) {
+    return current.exists() ? current.state() : initial.get();
+  }
+
   /**
    * Folds {@code inputs} over the current state. {@code stateRefused} (a refold's, else null): per
    * input, why the store cannot hold the state it led to; such an input is rejected with it.
    */
   private Fold fold(Versioned<S> current, List<I> inputs, String[] stateRefused) {
     Fold fold = new Fold();
-    fold.state = current.exists() ? current.state() : initial.get();
+    fold.state = startingState(current);
     if (stateRefused != null) {
       fold.acceptedAt = new ArrayList<>();
       fold.after = new ArrayList<>();

@@ -46,6 +46,9 @@ public final class StoreService {
   /** How long a batch may wait behind its key unless {@link #start(Vertx, String, FoldWrite, Class, Duration, int)} says. */
   public static final Duration DEFAULT_MAX_WAIT = Duration.ofSeconds(30);
 
+  /** The 503 of a batch that arrived, or waited, until the service stopped: nothing of it written. */
+  private static final String STOPPED = "batch not written: the store service stopped before its turn";
+
   /** A batch waiting behind its key's write, and when it arrived (nanos of {@link System#nanoTime}). */
   private record Waiting(Message<Object> msg, long arrived) {}
 
@@ -164,7 +167,7 @@ public final class StoreService {
 
     <I> void arrived(String key, Message<Object> msg, FoldWrite<String, ?, I, ?> foldWrite, Class<I> inputType) {
       if (stopped) {
-        msg.fail(503, "batch not written: the store service stopped before its turn");
+        msg.fail(503, STOPPED);
         return;
       }
       ArrayDeque<Waiting> waiting = writing.get(key);
@@ -182,7 +185,7 @@ public final class StoreService {
       stopped = true;
       for (ArrayDeque<Waiting> waiting : writing.values()) {
         for (Waiting w; (w = waiting.poll()) != null; ) {
-          w.msg().fail(503, "batch not written: the store service stopped before its turn");
+          w.msg().fail(503, STOPPED);
         }
       }
     }

@@ -539,8 +539,9 @@ final class Router {
       } else {
         answer(p, new FerryException(FerryError.CLOSED, "the key's owner could not be reached: " + ar.cause().getMessage()));
       }
-      boolean gaveUp = !notDelivered && mayHaveApplied(ar) && overtaken(f, false);
-      if (!notDelivered && mayHaveApplied(ar)) {
+      boolean mayHave = !notDelivered && mayHaveApplied(ar);
+      boolean gaveUp = mayHave && overtaken(f, false);
+      if (mayHave) {
         overtakeOpen(f);
       }
       clearPath(f);
