@@ -71,6 +71,9 @@ import java.util.TreeMap;
  *   <li>A forward answered "given up by a leave" ({@link #GIVEN_UP}) before the holds it allowed
  *       are over counts as open until then: its client's later inputs of the key wait here behind
  *       it ({@link #keepGivenUp}, ADR 0115), since it may still reach an owner.
+ *   <li>No input of a client and key that passed a leaving node is applied, or sent on, after
+ *       this node submitted a later input of theirs to its ferry ({@link #fence}, ADR 0146): a
+ *       forward given up by a leave and slow on the wire gets 503 instead, whatever its delay.
  *   <li>Every input's holds here end within the hold bound from its arrival ({@link #holdBound}).
  * </ul>
  *
@@ -103,6 +106,14 @@ final class Router {
    * which knows neither when the forward went nor what hold it allowed.
    */
   static final String GIVEN_UP = "given up by a leave";
+  /**
+   * How the 503 of an input begins when a later input of its sender (the same client and key) was
+   * submitted to this node's ferry before it arrived (ADR 0146): applied now, it would come after
+   * that one.
+   */
+  static final String FENCED = "never applied: a later input of its sender went to the downstream first";
+  /** Key-and-sender pairs {@link #fence} remembers, most recently used kept. */
+  static final int FENCE_ENTRIES = 1 << 16;
   /** Why {@link #close} gives up a forward still open (after {@link #GIVEN_UP}'s words and hold). */
   static final String CLOSED_BEFORE_ANSWER = "this node closed before the key's owner answered";
   private static final String GIVEN_UP_FOR = GIVEN_UP + " (may still be applied for ";
@@ -247,6 +258,24 @@ final class Router {
    */
   private final Map<String, Map<String, TreeMap<Long, List<Pending>>>> behindSent = new HashMap<>();
 
+  /**
+   * Per key and origin (a client, {@link Pending#origin}), the largest place this node submitted
+   * to its ferry: the fence (ADR 0146). An input of that client and key with a smaller place that
+   * arrives later is answered 503, never applied: whatever kept it on its way (a slow link behind a
+   * leave that gave it up), its client's later input got through first. Lowered when the ferry
+   * hands the key off (what it hands off was never called). The most recently used {@link
+   * #FENCE_ENTRIES} pairs are kept; an input of a pair forgotten relies on ADR 0115's waits alone.
+   */
+  private final Map<Fenced, Long> fence = new LinkedHashMap<>(16, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<Fenced, Long> eldest) {
+      return size() > FENCE_ENTRIES;
+    }
+  };
+
+  /** A key and a client: one entry of {@link #fence}. */
+  private record Fenced(String key, String origin) {}
+
   /** Entries in {@link #handBackMarks}, and the count past which they are swept for ended ones. */
   private int handBackEntries;
   private int handBackSweepAbove = 64;
@@ -263,7 +292,7 @@ final class Router {
   private long forwardsMade;
   /** Inputs that entered at this node from a caller, numbered for {@link Pending#origin}. */
   private long entered;
-  /** This node as the origin of what enters it without one. */
+  /** This ferry (node id and life) as the origin of what enters it without one. */
   private final String selfOrigin;
   /** See {@link #life()}. */
   private final String life = java.util.UUID.randomUUID().toString();
@@ -320,7 +349,9 @@ final class Router {
     this.callTimeoutMs = callTimeoutMs;
     this.ownedWindowNanos = 2 * callTimeoutMs * 1_000_000;
     this.views = new Views(self);
-    this.selfOrigin = self + "#";
+    // With the life: a ferry deployed again under this id counts from 1 again, and other nodes'
+    // fences (ADR 0146) still hold its predecessor's places.
+    this.selfOrigin = self + "/" + life + "#";
   }
 
   public String self() {
@@ -385,6 +416,10 @@ final class Router {
         answer(p, behindGivenUpAnswer());
         return;
       }
+      if (behindFence(p)) {
+        answer(p, fencedAnswer(p));
+        return;
+      }
       route(p);
     });
   }
@@ -406,6 +441,37 @@ final class Router {
   private FerryException behindGivenUpAnswer() {
     return new FerryException(FerryError.CLOSED, "never applied: an earlier input of its sender was forwarded from "
         + self + " and given up (" + givenUpWhy + "), and may still be applied");
+  }
+
+  /**
+   * Whether a later input of {@code p}'s client and key went to this node's ferry before {@code p}
+   * (ADR 0146): {@code p} is then never applied here, nor sent on. The same place passes (the same
+   * input coming again, or handed off and back). Only an input that passed a node leaving (the
+   * only kind whose leave gives forwards up) is refused: a raw sender may stamp a routing client's
+   * origin with a place of its choosing (ADR 0098), and that client's inputs that pass no leaving
+   * node never meet the fence it raised.
+   */
+  private boolean behindFence(Pending p) {
+    if (p.origin == null || !passedLeavingNode(p.visited)) {
+      return false;
+    }
+    Long place = fence.get(new Fenced(p.input.key, p.origin));
+    return place != null && p.originSeq < place;
+  }
+
+  private boolean passedLeavingNode(String visited) {
+    if (!visited.isEmpty()) {
+      for (String v : visited.split(",")) {
+        if (views.leaving(v)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private FerryException fencedAnswer(Pending p) {
+    return new FerryException(FerryError.CLOSED, FENCED + " at " + self + " (" + p.originText() + ")");
   }
 
   /** {@link #snapshot(Set, Set, Set, Map)} with no lives announced. */
@@ -896,6 +962,13 @@ final class Router {
       answer(p, new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent"));
       return;
     }
+    if (behindFence(p)) {
+      answer(p, fencedAnswer(p)); // held here while a later one went in: never applied after it
+      return;
+    }
+    if (p.origin != null) {
+      fence.merge(new Fenced(p.input.key, p.origin), p.originSeq, Math::max);
+    }
     unwait(p);
     // Kept while it waits in the ferry: if the key is handed off meanwhile, the input goes on with
     // the nodes it passed and its place among the key's inputs here.
@@ -1377,6 +1450,17 @@ final class Router {
     })));
   }
 
+  /**
+   * {@code p} left this node's ferry uncalled (a hand-off): the fence of its client and key drops
+   * below it, so that it may come back here. The ferry keeps the order it was given, so every input
+   * of that client submitted here with a larger place leaves with it.
+   */
+  private void lowerFence(Pending p) {
+    if (p.origin != null) {
+      fence.computeIfPresent(new Fenced(p.input.key, p.origin), (k, place) -> Math.min(place, p.originSeq - 1));
+    }
+  }
+
   /** One waiting input of a key handed off here, routed to whoever owns the key now. */
   private Future<Object> handedOff(Submission input, Duration remaining) {
     Promise<Object> answer = Promise.promise();
@@ -1399,6 +1483,7 @@ final class Router {
         p.sender = before.sender;
         p.giveUpAt = before.giveUpAt;
         p.senderWaitsUntil = before.senderWaitsUntil;
+        lowerFence(p);
       }
       // Not route(): the key is still marked as handing off, and these inputs go before its held ones.
       String owner = views.owner(input.key);

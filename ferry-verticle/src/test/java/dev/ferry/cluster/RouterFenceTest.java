@@ -1,0 +1,160 @@
+package dev.ferry.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.testing.VirtualLoop;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The fence (ADR 0146): a node never applies an input of a client and key after it submitted a
+ * later one of theirs to its ferry, and nothing else is refused for it. The trace it was made for
+ * is in RouterLeaveGiveUpOrderTest; these are the cases around it.
+ */
+class RouterFenceTest {
+  private static final long CALL_MS = 1_000;
+  private static final long MAX_HOLD_MS = ClusterNode.maxHoldMs(CALL_MS, 1_000);
+  private final VirtualLoop loop = new VirtualLoop();
+  private final List<List<Object>> calls = new ArrayList<>();
+  private final List<Promise<List<Object>>> open = new ArrayList<>();
+  private final Map<String, List<Router.Forward>> out = new HashMap<>();
+
+  private Router router(String self) {
+    return new Router(loop, self, RouterTesting.recordingFerry(loop, CALL_MS, calls), CALL_MS, MAX_HOLD_MS,
+        RouterTesting.recording(out.computeIfAbsent(self, n -> new ArrayList<>())));
+  }
+
+  private List<Object> applied() {
+    return calls.stream().flatMap(List::stream).toList();
+  }
+
+  private static String keyOwnedBy(String owner, List<String> view) {
+    for (int k = 0; ; k++) {
+      if (Rendezvous.owner("k" + k, view).equals(owner)) {
+        return "k" + k;
+      }
+    }
+  }
+
+  /**
+   * b's ferry hands the key off with x2 and x3 waiting behind x1's call, and ownership comes back
+   * before the call ends: x2 and x3 are submitted here again. They were never called, so the fence
+   * that x3 set must not refuse x2 (before the fence dropped at the hand-off, x2 got 503).
+   */
+  @Test
+  void inputsHandedOffUncalledAndBackAreAppliedInOrder() throws Exception {
+    Router b = new Router(loop, "b", RouterTesting.ferryWithOpenCalls(loop, CALL_MS, calls, open), CALL_MS,
+        MAX_HOLD_MS, RouterTesting.recording(out.computeIfAbsent("b", n -> new ArrayList<>())));
+    String key = keyOwnedBy("c", List.of("b", "c"));
+    b.snapshot(Set.of("b"), Set.of("b"), Set.of());
+    loop.runPending();
+    Future<Object> x1 = RouterTesting.forwarded(b, "a", key, "x1", "cl#1", 0);
+    loop.runPending();
+    Future<Object> x2 = RouterTesting.forwarded(b, "a", key, "x2", "cl#2", 0);
+    Future<Object> x3 = RouterTesting.forwarded(b, "a", key, "x3", "cl#3", 0);
+    loop.runPending();
+    assertEquals(List.of(List.of("x1")), calls, "x2 and x3 wait in the ferry behind x1's call");
+
+    b.snapshot(Set.of("b", "c"), Set.of("b", "c"), Set.of()); // c owns: b's ferry hands the key off
+    loop.runPending();
+    b.snapshot(Set.of("b"), Set.of("b"), Set.of()); // c gone before the hand-off: b owns again
+    loop.runPending();
+    open.get(0).complete(List.of());
+    loop.advanceMillis(Router.RETRY_MS);
+    for (int i = 1; i < open.size(); i++) {
+      open.get(i).complete(List.of());
+    }
+    loop.advanceMillis(Router.RETRY_MS);
+
+    assertEquals(List.of("x1", "x2", "x3"), applied(), "x2 " + x2 + ", x3 " + x3);
+    assertTrue(x1.succeeded() && x2.succeeded() && x3.succeeded(), "x2 " + x2 + ", x3 " + x3);
+  }
+
+  /**
+   * a leaves. x5 waits at b (gated: no release yet) when a hand-off x7 of the same client arrives; hand-offs
+   * go first, so x7 is submitted, and x5 would be applied after it. The check at submit answers x5
+   * 503 instead (a forged place, or a client's inputs split between the old owner and the new).
+   */
+  @Test
+  void anInputHeldWhileALaterOneOfItsClientWentFirstIsNeverApplied() throws Exception {
+    Router b = router("b");
+    String key = keyOwnedBy("a", List.of("a", "b"));
+    b.snapshot(Set.of("a", "b"), Set.of("b"), Set.of("a")); // a leaves: b owns once a released
+    loop.runPending();
+    Future<Object> x5 = RouterTesting.forwarded(b, "a", key, "x5", "f#5", 0);
+    Promise<Object> x7 = Promise.promise();
+    b.accept(RouterTesting.input(key, "x7"), 1, true, "a", "f#7", 0, x7);
+    loop.runPending();
+    assertTrue(calls.isEmpty(), "held until a releases: " + calls);
+
+    b.released("a", "b");
+    loop.advanceMillis(Router.RETRY_MS);
+
+    assertEquals(List.of("x7"), applied());
+    assertTrue(RouterTesting.closed(x5) && x5.cause().getMessage().startsWith(Router.FENCED), "x5: " + x5);
+  }
+
+  /**
+   * Inputs entering a node without an origin take the node's: a ferry deployed again under the same
+   * node id counts them from 1 again. Its first input is no earlier than its predecessor's last,
+   * and the owner applies it (with the node id alone as origin it got 503 from the fence).
+   */
+  @Test
+  void aFerryDeployedAgainUnderItsIdIsNotFencedByItsPredecessorsInputs() throws Exception {
+    Router b = router("b");
+    String key = keyOwnedBy("b", List.of("a", "b"));
+    Set<String> members = Set.of("a", "b");
+    b.snapshot(members, Set.of("b"), Set.of("a")); // a leaving: what it forwards meets the fence
+    b.released("a", "b");
+    Router before = router("a");
+    before.snapshot(members, Set.of("b"), Set.of("a"));
+    before.released("b", "b");
+    loop.runPending();
+    RouterTesting.submit(before, key, "r1", 0);
+    RouterTesting.submit(before, key, "r2", 0);
+    loop.runPending();
+    RouterTesting.deliverAll(before, b, out.get("a"));
+    loop.advanceMillis(Router.RETRY_MS);
+    out.get("a").clear();
+
+    Router again = router("a");
+    again.snapshot(members, Set.of("b"), Set.of("a"));
+    again.released("b", "b");
+    loop.runPending();
+    Future<Object> r3 = RouterTesting.submit(again, key, "r3", 0);
+    loop.runPending();
+    RouterTesting.deliverAll(again, b, out.get("a"));
+    loop.advanceMillis(Router.RETRY_MS);
+
+    assertEquals(List.of("r1", "r2", "r3"), applied());
+    assertTrue(r3.succeeded(), "r3: " + r3);
+  }
+  /**
+   * A raw sender stamps a routing client's origin with a place ahead of the client's own (ADR
+   * 0098: nothing stops it) and enters at the owner b. The client's next input comes through a, a
+   * node of b's view, and is applied: only what passed a leaving node (a leave that may have given
+   * it up) meets the fence.
+   */
+  @Test
+  void aForgedPlaceDoesNotRefuseTheClientsInputsThroughTheView() throws Exception {
+    Router b = router("b");
+    String key = keyOwnedBy("b", List.of("a", "b"));
+    b.snapshot(Set.of("a", "b"), Set.of("a", "b"), Set.of());
+    b.released("a", "a,b");
+    loop.runPending();
+    Future<Object> forged = RouterTesting.submit(b, key, "forged", 0, "cl#9");
+    loop.runPending();
+    Future<Object> x1 = RouterTesting.forwarded(b, "a", key, "x1", "cl#1", 0);
+    loop.advanceMillis(Router.RETRY_MS);
+
+    assertEquals(List.of("forged", "x1"), applied(), "x1: " + x1);
+    assertTrue(forged.succeeded() && x1.succeeded(), "x1: " + x1);
+  }
+}
