@@ -157,4 +157,28 @@ class RouterFenceTest {
     assertEquals(List.of("forged", "x1"), applied(), "x1: " + x1);
     assertTrue(forged.succeeded() && x1.succeeded(), "x1: " + x1);
   }
+  /**
+   * The fence is bounded: past {@link Router#FENCE_ENTRIES} key-and-client pairs the least recently
+   * used is forgotten, and a late input of that pair is no longer refused (ADR 0115's waits alone
+   * then). Without the bound the map grows with every key a client ever sent.
+   */
+  @Test
+  void theFenceForgetsTheLeastRecentlyUsedPairPastItsBound() throws Exception {
+    Router b = router("b");
+    b.snapshot(Set.of("a", "b"), Set.of("b"), Set.of("a"));
+    b.released("a", "b");
+    loop.runPending();
+    RouterTesting.forwarded(b, "a", "first", "x2", "cl#2", 0);
+    for (int k = 0; k < Router.FENCE_ENTRIES; k++) {
+      RouterTesting.forwarded(b, "a", "other-" + k, "y", "cl#3", 0);
+    }
+    loop.advanceMillis(Router.RETRY_MS);
+    Future<Object> late = RouterTesting.forwarded(b, "a", "first", "x1", "cl#1", 0);
+    loop.advanceMillis(Router.RETRY_MS);
+
+    assertTrue(late.succeeded(), "the pair was forgotten, so x1 is applied: " + late);
+    Future<Object> fenced = RouterTesting.forwarded(b, "a", "other-" + (Router.FENCE_ENTRIES - 1), "y0", "cl#1", 0);
+    loop.advanceMillis(Router.RETRY_MS);
+    assertTrue(RouterTesting.closed(fenced), "a recent pair is still fenced: " + fenced);
+  }
 }
