@@ -90,6 +90,16 @@
  * later inputs behind it (#behindGivenUpForward); the routing client waits
  * before it sends the key's later requests (ClientRouter, KeyState
  * #givenUpUntil), until a moment of its own.
+ * The fence (ADR 0146: a node never applies an input behind a later one of
+ * its sender; Router#fence, #behindFence): each node keeps, for the key and
+ * the client, the largest place it submitted to its ferry (fen); an input
+ * that arrives (REQ, or FWD, hand-offs included) with a smaller place is
+ * answered NAPP (503 CLOSED) to whoever sent it, at once and without a
+ * Pending, and so is one about to be submitted; when the engine hands the key
+ * off, the fence drops to just below the smallest place handed off (never
+ * called, it may come back). It closes the slow-wire case of a leave that
+ * gives up: the given-up forward that arrives after the client's later input
+ * was submitted there is refused, not applied (docs/verification.md).
  * -DCLOSE (with -DLEAVE): the leaving node closes after its leave and drain
  * (Router#close: held CLOSED, open forwards 502); -DSTO=n: n send timeouts
  * between live nodes (Router#forwarded, TIMEOUT), within ADR 0109's premise
@@ -258,6 +268,10 @@ byte gvp[NN];             /* Router#givenUp: the first place given up here, plus
 byte mk[NN];              /* Router#handBackMarks: the client's places handed back (bits) */
 byte mks[NN * N];         /* ... and the node each went back to (HandBackMark#sender) */
 bool dead[NN];
+byte fen[NN];             /* Router#fence: the largest place submitted here, plus 1 (0: none) */
+/* Router#behindFence: place x comes after a later place of its client was
+ * submitted here (equal passes: the same input again) */
+#define behindFence(n, x) ((x) + 1 < fen[n])
 bool closed[NN];          /* Router#closed (-DCLOSE): ClusterNode#close after the leave */
 /* the node's loop still runs its timers and membership: not crashed, not
  * closed (after Router#close its Vert.x may close too: no timer, no snapshot) */
@@ -775,12 +789,21 @@ inline dispatch(n) {
   fi
 }
 
+/* Router#submit; behind the fence (arrival normally catches it): CLOSED */
 inline submit(n, p) {
-  PROP(handOffsFirst, hoTransit[n] == 0);
-  pbs[p] = 0; aft[p] = 0; pft[p] = 0;       /* unwait */
-  pst[p] = ENG;
-  lane[n]!p;
-  dispatch(n)
+  if
+  :: behindFence(n, pinput(p)) -> answerC(p, NAPP)
+  :: else ->
+     PROP(handOffsFirst, hoTransit[n] == 0);
+     pbs[p] = 0; aft[p] = 0; pft[p] = 0;       /* unwait */
+     if
+     :: pinput(p) + 1 > fen[n] -> fen[n] = pinput(p) + 1
+     :: else -> skip
+     fi;
+     pst[p] = ENG;
+     lane[n]!p;
+     dispatch(n)
+  fi
 }
 
 /* Router#route */
@@ -1013,7 +1036,14 @@ inline handedOff(n, p) {
 inline finishHandOff(n) {
   PROP(handOffAfterCall, !inflight[n]);
   do
-  :: len(lane[n]) > 0 -> lane[n]?zhx; handedOff(n, zhx)
+  :: len(lane[n]) > 0 ->
+     lane[n]?zhx;
+     /* the fence drops to just below the smallest place handed off */
+     if
+     :: pinput(zhx) < fen[n] -> fen[n] = pinput(zhx)
+     :: else -> skip
+     fi;
+     handedOff(n, zhx)
   :: else -> break
   od;
   handing[n] = 0;
@@ -1146,14 +1176,19 @@ end:
        fi;
        if
        :: k == REQ && refusing[n] -> netSend(n, CL, REP, a, GONE)
-       :: k == REQ && !refusing[n] -> accept(n, a, CL, a, 0)
-       :: k == FWD && refusing[n] ->
+       /* behind the fence (Router#behindFence): 503 CLOSED, never applied */
+       :: k == REQ && !refusing[n] && behindFence(n, a) -> netSend(n, CL, REP, a, NAPP)
+       :: k == REQ && !refusing[n] && !behindFence(n, a) -> accept(n, a, CL, a, 0)
+       :: k == FWD && (refusing[n] || behindFence(n, pinput(a))) ->
           if
           :: (b >> 7) & 1 -> hoTransit[n]--
           :: else -> skip
           fi;
-          netSend(n, m, REP, a, GONE)
-       :: k == FWD && !refusing[n] -> accept(n, pinput(a), m, a, b)
+          if
+          :: refusing[n] -> netSend(n, m, REP, a, GONE)
+          :: else -> netSend(n, m, REP, a, NAPP)
+          fi
+       :: k == FWD && !refusing[n] && !behindFence(n, pinput(a)) -> accept(n, pinput(a), m, a, b)
        :: k == REL ->
           /* Router#released: the first release of another life at m's id
            * (Views#newLife) voids every release recorded from m, and m is
