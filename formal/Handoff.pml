@@ -46,7 +46,9 @@
  * Properties: never two calls in flight for the key outside a crash
  * (oneCallPerKey; -DSTRICT checks it in a crash too, and must fail); the
  * routing client's inputs reach the downstream in submission order
- * (keyOrder); every input is sent at most once (sentOnce); every request is
+ * (keyOrder), and the fence refuses none but an input whose forward was
+ * given up (the routing rules keep order themselves; any other refusal
+ * would be an order break turned into a 503: fenceRefused); every input is sent at most once (sentOnce); every request is
  * answered exactly once (exactlyOnce), and once nothing can move, every
  * request was answered and nothing is held or open at a live node
  * (stranded, nothingOpen); a node's engine starts no call once its hand-off
@@ -344,6 +346,7 @@ byte budget = RB;
 byte hbud = HB;
 bool crashed;
 bool cameBack[N];         /* the input came back to a node not delivered (410 or 408) */
+bool givenUp[N];          /* a forward of the input was given up (502 GIVEN: a leave, a close) */
 
 /* scratch (hidden: every event is one atomic step) */
 hidden byte zrOwn, zrVia, zrTgt, zrq, zrb, zri, zqi, zfj, zfb, zhx, zdx, zdc, zci, zsi,
@@ -424,6 +427,10 @@ inline freeP(p) {
 /* the one outcome of pending p, to whoever it came from: ANS (may have been
  * applied), NAPP (never applied), BACK (handed back, 408) */
 inline netSendTo(n, p, code) {
+  if
+  :: (code) == GIVEN -> givenUp[pinput(p)] = 1
+  :: else -> skip
+  fi;
   if
   :: pup[p] == CL -> netSend(n, CL, REP, pinput(p), code)
   :: pup[p] != CL && pupid[p] == NOSLOT -> skip   /* its sender's send timed out: the event bus drops the reply */
@@ -789,10 +796,20 @@ inline dispatch(n) {
   fi
 }
 
+/* the fence refuses place x (503 CLOSED): without it x would go on behind a
+ * later place of its client submitted at this node. The routing rules keep
+ * order without the fence, but for an input whose forward a leave gave up
+ * (ADR 0146): any other refusal counts as an order break, a 503 the client
+ * did not need (backOrder first for one that came back, as in dispatch) */
+inline fenceRefused(x) {
+  PROP(backOrder, !cameBack[x] || givenUp[x]);
+  PROP(keyOrder, givenUp[x])
+}
+
 /* Router#submit; behind the fence (arrival normally catches it): CLOSED */
 inline submit(n, p) {
   if
-  :: behindFence(n, pinput(p)) -> answerC(p, NAPP)
+  :: behindFence(n, pinput(p)) -> fenceRefused(pinput(p)); answerC(p, NAPP)
   :: else ->
      PROP(handOffsFirst, hoTransit[n] == 0);
      pbs[p] = 0; aft[p] = 0; pft[p] = 0;       /* unwait */
@@ -1177,7 +1194,7 @@ end:
        if
        :: k == REQ && refusing[n] -> netSend(n, CL, REP, a, GONE)
        /* behind the fence (Router#behindFence): 503 CLOSED, never applied */
-       :: k == REQ && !refusing[n] && behindFence(n, a) -> netSend(n, CL, REP, a, NAPP)
+       :: k == REQ && !refusing[n] && behindFence(n, a) -> fenceRefused(a); netSend(n, CL, REP, a, NAPP)
        :: k == REQ && !refusing[n] && !behindFence(n, a) -> accept(n, a, CL, a, 0)
        :: k == FWD && (refusing[n] || behindFence(n, pinput(a))) ->
           if
@@ -1186,7 +1203,7 @@ end:
           fi;
           if
           :: refusing[n] -> netSend(n, m, REP, a, GONE)
-          :: else -> netSend(n, m, REP, a, NAPP)
+          :: else -> fenceRefused(pinput(a)); netSend(n, m, REP, a, NAPP)
           fi
        :: k == FWD && !refusing[n] && !behindFence(n, pinput(a)) -> accept(n, pinput(a), m, a, b)
        :: k == REL ->
