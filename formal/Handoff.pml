@@ -48,18 +48,19 @@
  * routing client's inputs reach the downstream in submission order
  * (keyOrder), and the fence refuses none but an input whose forward was
  * given up (the routing rules keep order themselves; any other refusal
- * would be an order break turned into a 503: fenceRefused); every input is sent at most once (sentOnce); every request is
- * answered exactly once (exactlyOnce), and once nothing can move, every
- * request was answered and nothing is held or open at a live node
- * (stranded, nothingOpen); a node's engine starts no call once its hand-off
- * began and hands off only with no call in flight (noCallWhileHanding,
- * handOffAfterCall); once nothing can move, every leaving node refuses
- * (leaveEnds: its leave ended, ADR 0099); an input that came back to a node
- * not delivered (410 or 408) is never applied after a later input of its
- * client (backOrder: per-sender order across a hand-back, ADR 0115; keyOrder
- * restricted to those inputs, checked first); once nothing can move, every
- * live node that knows a view is settled: no release it waits for is missing
- * (settles, Views#settled). modelBound guards the model's own sizes.
+ * would be an order break turned into a 503: fenceRefused); every input is
+ * sent at most once (sentOnce); every request is answered exactly once
+ * (exactlyOnce), and once nothing can move, every request was answered and
+ * nothing is held or open at a live node (stranded, nothingOpen); a node's
+ * engine starts no call once its hand-off began and hands off only with no
+ * call in flight (noCallWhileHanding, handOffAfterCall); once nothing can
+ * move, every leaving node refuses (leaveEnds: its leave ended, ADR 0099);
+ * an input that came back to a node not delivered (410 or 408) is never
+ * applied after a later input of its client (backOrder: per-sender order
+ * across a hand-back, ADR 0115; keyOrder restricted to those inputs, checked
+ * first); once nothing can move, every live node that knows a view is
+ * settled: no release it waits for is missing (settles, Views#settled).
+ * modelBound guards the model's own sizes.
  *
  * Ferry lives (ADR 0131, Router#released, Views#newLife): every release
  * carries its ferry's life; a node keeps the last life it heard from each node
