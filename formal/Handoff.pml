@@ -103,6 +103,11 @@
  * called, it may come back). It closes the slow-wire case of a leave that
  * gives up: the given-up forward that arrives after the client's later input
  * was submitted there is refused, not applied (docs/verification.md).
+ * -DFENCE_LEAVING: the fence refuses only an input that passed a node this
+ * node sees leaving (Router#passedLeavingNode, Views#leaving: a member whose
+ * ferry is open, not announced), as Router#behindFence does; not in
+ * formal/check: with -DCLOSE and 2 inputs it breaks keyOrder (A's ferry
+ * closes, B adopts that, and x0 given up on the wire is no longer fenced).
  * -DCLOSE (with -DLEAVE): the leaving node closes after its leave and drain
  * (Router#close: held CLOSED, open forwards 502); -DSTO=n: n send timeouts
  * between live nodes (Router#forwarded, TIMEOUT), within ADR 0109's premise
@@ -274,7 +279,12 @@ bool dead[NN];
 byte fen[NN];             /* Router#fence: the largest place submitted here, plus 1 (0: none) */
 /* Router#behindFence: place x comes after a later place of its client was
  * submitted here (equal passes: the same input again) */
-#define behindFence(n, x) ((x) + 1 < fen[n])
+#ifdef FENCE_LEAVING
+#define LEAVINGAT(n) (fer[vi[n]] & mb[n] & ~vw[n])
+#define behindFence(n, x, vis) ((x) + 1 < fen[n] && ((vis) & LEAVINGAT(n)) != 0)
+#else
+#define behindFence(n, x, vis) ((x) + 1 < fen[n])
+#endif
 bool closed[NN];          /* Router#closed (-DCLOSE): ClusterNode#close after the leave */
 /* the node's loop still runs its timers and membership: not crashed, not
  * closed (after Router#close its Vert.x may close too: no timer, no snapshot) */
@@ -810,7 +820,7 @@ inline fenceRefused(x) {
 /* Router#submit; behind the fence (arrival normally catches it): CLOSED */
 inline submit(n, p) {
   if
-  :: behindFence(n, pinput(p)) -> fenceRefused(pinput(p)); answerC(p, NAPP)
+  :: behindFence(n, pinput(p), pvis[p]) -> fenceRefused(pinput(p)); answerC(p, NAPP)
   :: else ->
      PROP(handOffsFirst, hoTransit[n] == 0);
      pbs[p] = 0; aft[p] = 0; pft[p] = 0;       /* unwait */
@@ -1195,9 +1205,9 @@ end:
        if
        :: k == REQ && refusing[n] -> netSend(n, CL, REP, a, GONE)
        /* behind the fence (Router#behindFence): 503 CLOSED, never applied */
-       :: k == REQ && !refusing[n] && behindFence(n, a) -> fenceRefused(a); netSend(n, CL, REP, a, NAPP)
-       :: k == REQ && !refusing[n] && !behindFence(n, a) -> accept(n, a, CL, a, 0)
-       :: k == FWD && (refusing[n] || behindFence(n, pinput(a))) ->
+       :: k == REQ && !refusing[n] && behindFence(n, a, 0) -> fenceRefused(a); netSend(n, CL, REP, a, NAPP)
+       :: k == REQ && !refusing[n] && !behindFence(n, a, 0) -> accept(n, a, CL, a, 0)
+       :: k == FWD && (refusing[n] || behindFence(n, pinput(a), (b >> 3) & 15)) ->
           if
           :: (b >> 7) & 1 -> hoTransit[n]--
           :: else -> skip
@@ -1206,7 +1216,7 @@ end:
           :: refusing[n] -> netSend(n, m, REP, a, GONE)
           :: else -> fenceRefused(pinput(a)); netSend(n, m, REP, a, NAPP)
           fi
-       :: k == FWD && !refusing[n] && !behindFence(n, pinput(a)) -> accept(n, pinput(a), m, a, b)
+       :: k == FWD && !refusing[n] && !behindFence(n, pinput(a), (b >> 3) & 15) -> accept(n, pinput(a), m, a, b)
        :: k == REL ->
           /* Router#released: the first release of another life at m's id
            * (Views#newLife) voids every release recorded from m, and m is
