@@ -46,18 +46,21 @@
  * Properties: never two calls in flight for the key outside a crash
  * (oneCallPerKey; -DSTRICT checks it in a crash too, and must fail); the
  * routing client's inputs reach the downstream in submission order
- * (keyOrder); every input is sent at most once (sentOnce); every request is
- * answered exactly once (exactlyOnce), and once nothing can move, every
- * request was answered and nothing is held or open at a live node
- * (stranded, nothingOpen); a node's engine starts no call once its hand-off
- * began and hands off only with no call in flight (noCallWhileHanding,
- * handOffAfterCall); once nothing can move, every leaving node refuses
- * (leaveEnds: its leave ended, ADR 0099); an input that came back to a node
- * not delivered (410 or 408) is never applied after a later input of its
- * client (backOrder: per-sender order across a hand-back, ADR 0115; keyOrder
- * restricted to those inputs, checked first); once nothing can move, every
- * live node that knows a view is settled: no release it waits for is missing
- * (settles, Views#settled). modelBound guards the model's own sizes.
+ * (keyOrder), and the fence refuses none but an input whose forward was
+ * given up (the routing rules keep order themselves; any other refusal
+ * would be an order break turned into a 503: fenceRefused); every input is
+ * sent at most once (sentOnce); every request is answered exactly once
+ * (exactlyOnce), and once nothing can move, every request was answered and
+ * nothing is held or open at a live node (stranded, nothingOpen); a node's
+ * engine starts no call once its hand-off began and hands off only with no
+ * call in flight (noCallWhileHanding, handOffAfterCall); once nothing can
+ * move, every leaving node refuses (leaveEnds: its leave ended, ADR 0099);
+ * an input that came back to a node not delivered (410 or 408) is never
+ * applied after a later input of its client (backOrder: per-sender order
+ * across a hand-back, ADR 0115; keyOrder restricted to those inputs, checked
+ * first); once nothing can move, every live node that knows a view is
+ * settled: no release it waits for is missing (settles, Views#settled).
+ * modelBound guards the model's own sizes.
  *
  * Ferry lives (ADR 0131, Router#released, Views#newLife): every release
  * carries its ferry's life; a node keeps the last life it heard from each node
@@ -90,6 +93,21 @@
  * later inputs behind it (#behindGivenUpForward); the routing client waits
  * before it sends the key's later requests (ClientRouter, KeyState
  * #givenUpUntil), until a moment of its own.
+ * The fence (ADR 0146: a node never applies an input behind a later one of
+ * its sender; Router#fence, #behindFence): each node keeps, for the key and
+ * the client, the largest place it submitted to its ferry (fen); an input
+ * that arrives (REQ, or FWD, hand-offs included) with a smaller place is
+ * answered NAPP (503 CLOSED) to whoever sent it, at once and without a
+ * Pending, and so is one about to be submitted; when the engine hands the key
+ * off, the fence drops to just below the smallest place handed off (never
+ * called, it may come back). It closes the slow-wire case of a leave that
+ * gives up: the given-up forward that arrives after the client's later input
+ * was submitted there is refused, not applied (docs/verification.md).
+ * -DFENCE_LEAVING: the fence refuses only an input that passed a node this
+ * node sees leaving (Router#passedLeavingNode, Views#leaving: a member whose
+ * ferry is open, not announced), as Router#behindFence does; not in
+ * formal/check: with -DCLOSE and 2 inputs it breaks keyOrder (A's ferry
+ * closes, B adopts that, and x0 given up on the wire is no longer fenced).
  * -DCLOSE (with -DLEAVE): the leaving node closes after its leave and drain
  * (Router#close: held CLOSED, open forwards 502); -DSTO=n: n send timeouts
  * between live nodes (Router#forwarded, TIMEOUT), within ADR 0109's premise
@@ -258,6 +276,15 @@ byte gvp[NN];             /* Router#givenUp: the first place given up here, plus
 byte mk[NN];              /* Router#handBackMarks: the client's places handed back (bits) */
 byte mks[NN * N];         /* ... and the node each went back to (HandBackMark#sender) */
 bool dead[NN];
+byte fen[NN];             /* Router#fence: the largest place submitted here, plus 1 (0: none) */
+/* Router#behindFence: place x comes after a later place of its client was
+ * submitted here (equal passes: the same input again) */
+#ifdef FENCE_LEAVING
+#define LEAVINGAT(n) (fer[vi[n]] & mb[n] & ~vw[n])
+#define behindFence(n, x, vis) ((x) + 1 < fen[n] && ((vis) & LEAVINGAT(n)) != 0)
+#else
+#define behindFence(n, x, vis) ((x) + 1 < fen[n])
+#endif
 bool closed[NN];          /* Router#closed (-DCLOSE): ClusterNode#close after the leave */
 /* the node's loop still runs its timers and membership: not crashed, not
  * closed (after Router#close its Vert.x may close too: no timer, no snapshot) */
@@ -330,6 +357,7 @@ byte budget = RB;
 byte hbud = HB;
 bool crashed;
 bool cameBack[N];         /* the input came back to a node not delivered (410 or 408) */
+bool givenUp[N];          /* a forward of the input was given up (502 GIVEN: a leave, a close) */
 
 /* scratch (hidden: every event is one atomic step) */
 hidden byte zrOwn, zrVia, zrTgt, zrq, zrb, zri, zqi, zfj, zfb, zhx, zdx, zdc, zci, zsi,
@@ -410,6 +438,10 @@ inline freeP(p) {
 /* the one outcome of pending p, to whoever it came from: ANS (may have been
  * applied), NAPP (never applied), BACK (handed back, 408) */
 inline netSendTo(n, p, code) {
+  if
+  :: (code) == GIVEN -> givenUp[pinput(p)] = 1
+  :: else -> skip
+  fi;
   if
   :: pup[p] == CL -> netSend(n, CL, REP, pinput(p), code)
   :: pup[p] != CL && pupid[p] == NOSLOT -> skip   /* its sender's send timed out: the event bus drops the reply */
@@ -775,12 +807,31 @@ inline dispatch(n) {
   fi
 }
 
+/* the fence refuses place x (503 CLOSED): without it x would go on behind a
+ * later place of its client submitted at this node. The routing rules keep
+ * order without the fence, but for an input whose forward a leave gave up
+ * (ADR 0146): any other refusal counts as an order break, a 503 the client
+ * did not need (backOrder first for one that came back, as in dispatch) */
+inline fenceRefused(x) {
+  PROP(backOrder, !cameBack[x] || givenUp[x]);
+  PROP(keyOrder, givenUp[x])
+}
+
+/* Router#submit; behind the fence (arrival normally catches it): CLOSED */
 inline submit(n, p) {
-  PROP(handOffsFirst, hoTransit[n] == 0);
-  pbs[p] = 0; aft[p] = 0; pft[p] = 0;       /* unwait */
-  pst[p] = ENG;
-  lane[n]!p;
-  dispatch(n)
+  if
+  :: behindFence(n, pinput(p), pvis[p]) -> fenceRefused(pinput(p)); answerC(p, NAPP)
+  :: else ->
+     PROP(handOffsFirst, hoTransit[n] == 0);
+     pbs[p] = 0; aft[p] = 0; pft[p] = 0;       /* unwait */
+     if
+     :: pinput(p) + 1 > fen[n] -> fen[n] = pinput(p) + 1
+     :: else -> skip
+     fi;
+     pst[p] = ENG;
+     lane[n]!p;
+     dispatch(n)
+  fi
 }
 
 /* Router#route */
@@ -1013,7 +1064,14 @@ inline handedOff(n, p) {
 inline finishHandOff(n) {
   PROP(handOffAfterCall, !inflight[n]);
   do
-  :: len(lane[n]) > 0 -> lane[n]?zhx; handedOff(n, zhx)
+  :: len(lane[n]) > 0 ->
+     lane[n]?zhx;
+     /* the fence drops to just below the smallest place handed off */
+     if
+     :: pinput(zhx) < fen[n] -> fen[n] = pinput(zhx)
+     :: else -> skip
+     fi;
+     handedOff(n, zhx)
   :: else -> break
   od;
   handing[n] = 0;
@@ -1146,14 +1204,19 @@ end:
        fi;
        if
        :: k == REQ && refusing[n] -> netSend(n, CL, REP, a, GONE)
-       :: k == REQ && !refusing[n] -> accept(n, a, CL, a, 0)
-       :: k == FWD && refusing[n] ->
+       /* behind the fence (Router#behindFence): 503 CLOSED, never applied */
+       :: k == REQ && !refusing[n] && behindFence(n, a, 0) -> fenceRefused(a); netSend(n, CL, REP, a, NAPP)
+       :: k == REQ && !refusing[n] && !behindFence(n, a, 0) -> accept(n, a, CL, a, 0)
+       :: k == FWD && (refusing[n] || behindFence(n, pinput(a), (b >> 3) & 15)) ->
           if
           :: (b >> 7) & 1 -> hoTransit[n]--
           :: else -> skip
           fi;
-          netSend(n, m, REP, a, GONE)
-       :: k == FWD && !refusing[n] -> accept(n, pinput(a), m, a, b)
+          if
+          :: refusing[n] -> netSend(n, m, REP, a, GONE)
+          :: else -> fenceRefused(pinput(a)); netSend(n, m, REP, a, NAPP)
+          fi
+       :: k == FWD && !refusing[n] && !behindFence(n, pinput(a), (b >> 3) & 15) -> accept(n, pinput(a), m, a, b)
        :: k == REL ->
           /* Router#released: the first release of another life at m's id
            * (Views#newLife) voids every release recorded from m, and m is
