@@ -103,11 +103,14 @@
  * called, it may come back). It closes the slow-wire case of a leave that
  * gives up: the given-up forward that arrives after the client's later input
  * was submitted there is refused, not applied (docs/verification.md).
- * -DFENCE_LEAVING: the fence refuses only an input that passed a node this
- * node sees leaving (Router#passedLeavingNode, Views#leaving: a member whose
- * ferry is open, not announced), as Router#behindFence does; not in
- * formal/check: with -DCLOSE and 2 inputs it breaks keyOrder (A's ferry
- * closes, B adopts that, and x0 given up on the wire is no longer fenced).
+ * As in the code, the fence refuses only an input that passed a node outside
+ * the refusing node's view (Router#passedOutsideView: leaving, its ferry
+ * closed, or not announced yet); -DFENCE_ALL: every input (the rule first
+ * modelled); -DFENCE_LEAVING: only an input that passed a node seen leaving
+ * (a member whose ferry is open, not announced), the code's rule for a
+ * while: not in formal/check, with -DCLOSE and 2 inputs it breaks keyOrder
+ * (A's ferry closes, B adopts that, and x0 given up on the wire is no longer
+ * fenced).
  * -DCLOSE (with -DLEAVE): the leaving node closes after its leave and drain
  * (Router#close: held CLOSED, open forwards 502); -DSTO=n: n send timeouts
  * between live nodes (Router#forwarded, TIMEOUT), within ADR 0109's premise
@@ -279,11 +282,15 @@ bool dead[NN];
 byte fen[NN];             /* Router#fence: the largest place submitted here, plus 1 (0: none) */
 /* Router#behindFence: place x comes after a later place of its client was
  * submitted here (equal passes: the same input again) */
-#ifdef FENCE_LEAVING
+#if defined(FENCE_LEAVING)
 #define LEAVINGAT(n) (fer[vi[n]] & mb[n] & ~vw[n])
 #define behindFence(n, x, vis) ((x) + 1 < fen[n] && ((vis) & LEAVINGAT(n)) != 0)
-#else
+#elif defined(FENCE_ALL)
 #define behindFence(n, x, vis) ((x) + 1 < fen[n])
+#else
+/* the code's rule: only an input that passed a node outside this node's view
+ * (Router#passedOutsideView) */
+#define behindFence(n, x, vis) ((x) + 1 < fen[n] && ((vis) & ~vw[n]) != 0)
 #endif
 bool closed[NN];          /* Router#closed (-DCLOSE): ClusterNode#close after the leave */
 /* the node's loop still runs its timers and membership: not crashed, not

@@ -71,7 +71,7 @@ import java.util.TreeMap;
  *   <li>A forward answered "given up by a leave" ({@link #GIVEN_UP}) before the holds it allowed
  *       are over counts as open until then: its client's later inputs of the key wait here behind
  *       it ({@link #keepGivenUp}, ADR 0115), since it may still reach an owner.
- *   <li>No input of a client and key that passed a leaving node is applied, or sent on, after
+ *   <li>No input of a client and key that passed a node outside the view is applied, or sent on, after
  *       this node submitted a later input of theirs to its ferry ({@link #fence}, ADR 0146): a
  *       forward given up by a leave and slow on the wire gets 503 instead, whatever its delay.
  *   <li>Every input's holds here end within the hold bound from its arrival ({@link #holdBound}).
@@ -446,23 +446,26 @@ final class Router {
   /**
    * Whether a later input of {@code p}'s client and key went to this node's ferry before {@code p}
    * (ADR 0146): {@code p} is then never applied here, nor sent on. The same place passes (the same
-   * input coming again, or handed off and back). Only an input that passed a node leaving (the
-   * only kind whose leave gives forwards up) is refused: a raw sender may stamp a routing client's
-   * origin with a place of its choosing (ADR 0098), and that client's inputs that pass no leaving
-   * node never meet the fence it raised.
+   * input coming again, or handed off and back). Only an input that passed a node outside this
+   * node's view is refused: one leaving (the only kind whose leave gives forwards up), or whose
+   * ferry closed since (formal/Handoff.pml found that a fence for leaving nodes alone lets the
+   * given-up forward in once the membership says the ferry closed), or not announced yet. A raw
+   * sender may stamp a routing client's origin with a place of its choosing (ADR 0098); that
+   * client's inputs that pass only nodes of the view never meet the fence it raised.
    */
   private boolean behindFence(Pending p) {
-    if (p.origin == null || !passedLeavingNode(p.visited)) {
+    if (p.origin == null || !passedOutsideView(p.visited)) {
       return false;
     }
     Long place = fence.get(new Fenced(p.input.key, p.origin));
     return place != null && p.originSeq < place;
   }
 
-  private boolean passedLeavingNode(String visited) {
+  private boolean passedOutsideView(String visited) {
     if (!visited.isEmpty()) {
+      List<String> view = views.view();
       for (String v : visited.split(",")) {
-        if (views.leaving(v)) {
+        if (!view.contains(v)) {
           return true;
         }
       }

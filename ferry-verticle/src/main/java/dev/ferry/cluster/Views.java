@@ -238,11 +238,6 @@ final class Views {
     return view;
   }
 
-  /** Whether {@code node} withdrew its announcement and its ferry is still open: it is leaving. */
-  boolean leaving(String node) {
-    return ferries.contains(node) && !view.contains(node) && members.contains(node);
-  }
-
   String id() {
     return id;
   }

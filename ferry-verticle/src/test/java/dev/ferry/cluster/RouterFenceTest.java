@@ -139,8 +139,8 @@ class RouterFenceTest {
   /**
    * A raw sender stamps a routing client's origin with a place ahead of the client's own (ADR
    * 0098: nothing stops it) and enters at the owner b. The client's next input comes through a, a
-   * node of b's view, and is applied: only what passed a leaving node (a leave that may have given
-   * it up) meets the fence.
+   * node of b's view, and is applied: only what passed a node outside the view (a leave that may
+   * have given it up) meets the fence.
    */
   @Test
   void aForgedPlaceDoesNotRefuseTheClientsInputsThroughTheView() throws Exception {
@@ -180,5 +180,28 @@ class RouterFenceTest {
     Future<Object> fenced = RouterTesting.forwarded(b, "a", "other-" + (Router.FENCE_ENTRIES - 1), "y0", "cl#1", 0);
     loop.advanceMillis(Router.RETRY_MS);
     assertTrue(RouterTesting.closed(fenced), "a recent pair is still fenced: " + fenced);
+  }
+  /**
+   * formal/Handoff.pml's trace against a fence for leaving nodes only: x2 went to b's downstream;
+   * a, which gave x1 up, closes its ferry (still a member, no longer leaving: out of the
+   * membership's ferries); x1 then arrives from a, still slow on the wire. It passed a node outside
+   * b's view, so it meets the fence; with "leaving" alone it was applied after x2.
+   */
+  @Test
+  void aGivenUpForwardFromANodeWhoseFerryClosedSinceIsStillFenced() throws Exception {
+    Router b = router("b");
+    String key = keyOwnedBy("b", List.of("b"));
+    b.snapshot(Set.of("a", "b"), Set.of("b"), Set.of("a"));
+    b.released("a", "b");
+    loop.runPending();
+    Future<Object> x2 = RouterTesting.submit(b, key, "x2", 0, "cl#2");
+    loop.runPending();
+    b.snapshot(Set.of("a", "b"), Set.of("b"), Set.of()); // a's ferry closed; its Vert.x node lingers
+    loop.runPending();
+    Future<Object> x1 = RouterTesting.forwarded(b, "a", key, "x1", "cl#1", 0);
+    loop.advanceMillis(Router.RETRY_MS);
+
+    assertEquals(List.of("x2"), applied(), "x1: " + x1);
+    assertTrue(x2.succeeded() && RouterTesting.closed(x1), "x1: " + x1);
   }
 }
