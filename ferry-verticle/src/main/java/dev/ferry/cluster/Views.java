@@ -238,9 +238,14 @@ final class Views {
     return view;
   }
 
-  /** Whether {@code node} withdrew its announcement and its ferry is still open: it is leaving. */
-  boolean leaving(String node) {
-    return ferries.contains(node) && !view.contains(node) && members.contains(node);
+  /**
+   * Whether {@code node} is a member outside the view: it withdrew its announcement (leaving), or
+   * its ferry closed while its Vert.x node stays (an undeploy: ADR 0131). Either may have been a
+   * leave that gave forwards up (ADR 0146); its ferry closing ends neither those forwards' trips
+   * nor the need to fence them.
+   */
+  boolean withdrawn(String node) {
+    return members.contains(node) && !view.contains(node);
   }
 
   String id() {
