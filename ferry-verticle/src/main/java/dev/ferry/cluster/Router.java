@@ -111,9 +111,15 @@ final class Router {
    * submitted to this node's ferry before it arrived (ADR 0146): applied now, it would come after
    * that one.
    */
-  static final String FENCED = "never applied: a later input of its sender went to the downstream first";
+  static final String FENCED = "never applied: fenced, its sender's later input went to the downstream first";
   /** Key-and-sender pairs {@link #fence} remembers, most recently used kept. */
   static final int FENCE_ENTRIES = 1 << 16;
+  /**
+   * The longest origin (without its place) {@link #fence} keeps: a routing client's is a UUID, a
+   * node's its node id and life. Nothing else bounds {@code ferry-origin}, and the fence keeps its
+   * text after the input is answered: an origin no client or node writes is not fenced.
+   */
+  static final int FENCED_ORIGIN_MAX = 256;
   /** Why {@link #close} gives up a forward still open (after {@link #GIVEN_UP}'s words and hold). */
   static final String CLOSED_BEFORE_ANSWER = "this node closed before the key's owner answered";
   private static final String GIVEN_UP_FOR = GIVEN_UP + " (may still be applied for ";
@@ -263,18 +269,35 @@ final class Router {
    * to its ferry: the fence (ADR 0146). An input of that client and key with a smaller place that
    * arrives later is answered 503, never applied: whatever kept it on its way (a slow link behind a
    * leave that gave it up), its client's later input got through first. Lowered when the ferry
-   * hands the key off (what it hands off was never called). The most recently used {@link
-   * #FENCE_ENTRIES} pairs are kept; an input of a pair forgotten relies on ADR 0115's waits alone.
+   * hands the key off (what it hands off was never called), but never below a place the ferry
+   * called. The most recently used {@link #FENCE_ENTRIES} pairs are kept; an input of a pair
+   * forgotten relies on ADR 0115's waits alone.
    */
-  private final Map<Fenced, Long> fence = new LinkedHashMap<>(16, 0.75f, true) {
+  private final Map<Fenced, Fence> fence = new LinkedHashMap<>(16, 0.75f, true) {
     @Override
-    protected boolean removeEldestEntry(Map.Entry<Fenced, Long> eldest) {
+    protected boolean removeEldestEntry(Map.Entry<Fenced, Fence> eldest) {
       return size() > FENCE_ENTRIES;
     }
   };
 
   /** A key and a client: one entry of {@link #fence}. */
   private record Fenced(String key, String origin) {}
+
+  /**
+   * The places of one key and client that went to this node's ferry: the largest submitted (a
+   * hand-off lowers it) and the largest that left it otherwise than by a hand-off (called, or
+   * answered there). The second is never lowered: the engine hands off in the order it was given,
+   * but that is the client's order only if its places came in order, and a raw sender may stamp
+   * any place (ADR 0098), so a place handed off says nothing of those already called.
+   */
+  private static final class Fence {
+    long submitted = Long.MIN_VALUE;
+    long called = Long.MIN_VALUE;
+
+    long place() {
+      return Math.max(submitted, called);
+    }
+  }
 
   /** Entries in {@link #handBackMarks}, and the count past which they are swept for ended ones. */
   private int handBackEntries;
@@ -292,7 +315,7 @@ final class Router {
   private long forwardsMade;
   /** Inputs that entered at this node from a caller, numbered for {@link Pending#origin}. */
   private long entered;
-  /** This ferry (node id and life) as the origin of what enters it without one. */
+  /** This node as the origin of what enters it without one. */
   private final String selfOrigin;
   /** See {@link #life()}. */
   private final String life = java.util.UUID.randomUUID().toString();
@@ -349,9 +372,8 @@ final class Router {
     this.callTimeoutMs = callTimeoutMs;
     this.ownedWindowNanos = 2 * callTimeoutMs * 1_000_000;
     this.views = new Views(self);
-    // With the life: a ferry deployed again under this id counts from 1 again, and other nodes'
-    // fences (ADR 0146) still hold its predecessor's places.
-    this.selfOrigin = self + "/" + life + "#";
+    // The '/' says a node gave it: never fenced (ADR 0146; a routing client's origin has none).
+    this.selfOrigin = self + "/#";
   }
 
   public String self() {
@@ -454,11 +476,22 @@ final class Router {
    * client's inputs that pass only nodes of the view never meet the fence it raised.
    */
   private boolean behindFence(Pending p) {
-    if (p.origin == null || !passedOutsideView(p.visited)) {
+    if (!fenceable(p) || !passedOutsideView(p.visited)) {
       return false;
     }
-    Long place = fence.get(new Fenced(p.input.key, p.origin));
-    return place != null && p.originSeq < place;
+    Fence f = fence.get(new Fenced(p.input.key, p.origin));
+    return f != null && p.originSeq < f.place();
+  }
+
+  /**
+   * Whether {@code p}'s origin is one a sender stamped (a routing client's, or a raw sender's own),
+   * and not too long to keep. An origin a node gave what entered it without one (it has a '/',
+   * {@link #selfOrigin}) is shared by every raw sender entering there, whose inputs no rule keeps in
+   * one order on their way (ADR 0098: in a membership storm a later one may overtake an earlier one
+   * upstream): fenced, those would get 503 where they were applied before (ADR 0146's review).
+   */
+  private static boolean fenceable(Pending p) {
+    return p.origin != null && p.origin.length() <= FENCED_ORIGIN_MAX && p.origin.indexOf('/') < 0;
   }
 
   private boolean passedOutsideView(String visited) {
@@ -969,8 +1002,9 @@ final class Router {
       answer(p, fencedAnswer(p)); // held here while a later one went in: never applied after it
       return;
     }
-    if (p.origin != null) {
-      fence.merge(new Fenced(p.input.key, p.origin), p.originSeq, Math::max);
+    Fence placed = !fenceable(p) ? null : fence.computeIfAbsent(new Fenced(p.input.key, p.origin), k -> new Fence());
+    if (placed != null) {
+      placed.submitted = Math.max(placed.submitted, p.originSeq);
     }
     unwait(p);
     // Kept while it waits in the ferry: if the key is handed off meanwhile, the input goes on with
@@ -981,7 +1015,12 @@ final class Router {
     }
     effects.add(() -> {
       Future<Object> outcome = remaining > 0 ? ferry.submit(p.input, Duration.ofMillis(remaining)) : ferry.submit(p.input);
-      outcome.onComplete(ar -> submitted.remove(p.input, p));
+      outcome.onComplete(ar -> {
+        // Still here: it left the ferry by its call or an answer there, not by a hand-off.
+        if (submitted.remove(p.input, p) && placed != null && mayHaveBeenCalled(ar)) {
+          placed.called = Math.max(placed.called, p.originSeq);
+        }
+      });
       // Not through Submission.answerTo: an input handed off and come back is submitted here again,
       // and each submission's outcome must reach its own Pending. An input whose deadline passes
       // while its batch waits to be written is still left out, and answered 504 when its call ends.
@@ -1455,13 +1494,28 @@ final class Router {
 
   /**
    * {@code p} left this node's ferry uncalled (a hand-off): the fence of its client and key drops
-   * below it, so that it may come back here. The ferry keeps the order it was given, so every input
-   * of that client submitted here with a larger place leaves with it.
+   * below it, so that it may come back here, but not below what the ferry called ({@link Fence}).
+   * The ferry keeps the order it was given, so every input of that client submitted here after it
+   * leaves with it.
    */
   private void lowerFence(Pending p) {
-    if (p.origin != null) {
-      fence.computeIfPresent(new Fenced(p.input.key, p.origin), (k, place) -> Math.min(place, p.originSeq - 1));
+    Fence f = !fenceable(p) ? null : fence.get(new Fenced(p.input.key, p.origin));
+    if (f != null) {
+      f.submitted = Math.min(f.submitted, p.originSeq - 1);
     }
+  }
+
+  /**
+   * Whether this node's ferry may have sent an input to the downstream, by its outcome there: not
+   * if refused, closed, out of time or bad before it was sent ({@link #mayHaveApplied}'s reading).
+   */
+  private static boolean mayHaveBeenCalled(AsyncResult<Object> ar) {
+    if (ar.succeeded() || !(ar.cause() instanceof FerryException fe)) {
+      return true;
+    }
+    FerryError kind = fe.kind();
+    return kind != FerryError.REJECTED && kind != FerryError.CLOSED && kind != FerryError.TIMEOUT
+        && kind != FerryError.BAD_INPUT;
   }
 
   /** One waiting input of a key handed off here, routed to whoever owns the key now. */

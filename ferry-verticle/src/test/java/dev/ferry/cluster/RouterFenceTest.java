@@ -102,40 +102,28 @@ class RouterFenceTest {
   }
 
   /**
-   * Inputs entering a node without an origin take the node's: a ferry deployed again under the same
-   * node id counts them from 1 again. Its first input is no earlier than its predecessor's last,
-   * and the owner applies it (with the node id alone as origin it got 503 from the fence).
+   * Inputs that entered a without an origin carry a's ("a/#n"): every raw sender entering there
+   * shares it, and nothing keeps their inputs in one order on their way (a membership storm may let
+   * a later one overtake an earlier one upstream, RouterFenceReviewTest's seed 313). Such an origin
+   * is never fenced: the earlier input is applied after the later one, as before ADR 0146, not
+   * answered 503.
    */
   @Test
-  void aFerryDeployedAgainUnderItsIdIsNotFencedByItsPredecessorsInputs() throws Exception {
+  void rawInputsCarryingTheOriginOfTheNodeTheyEnteredAreNeverFenced() throws Exception {
     Router b = router("b");
-    String key = keyOwnedBy("b", List.of("a", "b"));
-    Set<String> members = Set.of("a", "b");
-    b.snapshot(members, Set.of("b"), Set.of("a")); // a leaving: what it forwards meets the fence
+    String key = keyOwnedBy("b", List.of("b"));
+    b.snapshot(Set.of("a", "b"), Set.of("b"), Set.of("a"));
     b.released("a", "b");
-    Router before = router("a");
-    before.snapshot(members, Set.of("b"), Set.of("a"));
-    before.released("b", "b");
     loop.runPending();
-    RouterTesting.submit(before, key, "r1", 0);
-    RouterTesting.submit(before, key, "r2", 0);
+    Future<Object> r2 = RouterTesting.forwarded(b, "a", key, "r2", "a/#2", 0);
     loop.runPending();
-    RouterTesting.deliverAll(before, b, out.get("a"));
-    loop.advanceMillis(Router.RETRY_MS);
-    out.get("a").clear();
-
-    Router again = router("a");
-    again.snapshot(members, Set.of("b"), Set.of("a"));
-    again.released("b", "b");
-    loop.runPending();
-    Future<Object> r3 = RouterTesting.submit(again, key, "r3", 0);
-    loop.runPending();
-    RouterTesting.deliverAll(again, b, out.get("a"));
+    Future<Object> r1 = RouterTesting.forwarded(b, "a", key, "r1", "a/#1", 0);
     loop.advanceMillis(Router.RETRY_MS);
 
-    assertEquals(List.of("r1", "r2", "r3"), applied());
-    assertTrue(r3.succeeded(), "r3: " + r3);
+    assertEquals(List.of("r2", "r1"), applied(), "r1: " + r1);
+    assertTrue(r1.succeeded() && r2.succeeded(), "r1: " + r1);
   }
+
   /**
    * A raw sender stamps a routing client's origin with a place ahead of the client's own (ADR
    * 0098: nothing stops it) and enters at the owner b. The client's next input comes through a, a
