@@ -16,7 +16,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The fence (ADR 0146): a node never applies an input of a client and key after it submitted a
  * later one of theirs to its ferry, and nothing else is refused for it. The trace it was made for
- * is in RouterLeaveGiveUpOrderTest; these are the cases around it.
+ * is in RouterLeaveGiveUpOrderTest; these are the cases around it, the later ones found by a
+ * hostile review of the first version (ADR 0146, "Review").
  */
 class RouterFenceTest {
   private static final long CALL_MS = 1_000;
@@ -104,7 +105,7 @@ class RouterFenceTest {
   /**
    * Inputs that entered a without an origin carry a's ("a/#n"): every raw sender entering there
    * shares it, and nothing keeps their inputs in one order on their way (a membership storm may let
-   * a later one overtake an earlier one upstream, RouterFenceReviewTest's seed 313). Such an origin
+   * a later one overtake an earlier one upstream, seed 313, the last test below). Such an origin
    * is never fenced: the earlier input is applied after the later one, as before ADR 0146, not
    * answered 503.
    */
@@ -169,27 +170,163 @@ class RouterFenceTest {
     loop.advanceMillis(Router.RETRY_MS);
     assertTrue(RouterTesting.closed(fenced), "a recent pair is still fenced: " + fenced);
   }
+
+  private static boolean fenced(Future<Object> answer) {
+    return RouterTesting.closed(answer) && answer.cause().getMessage().startsWith(Router.FENCED);
+  }
+
   /**
-   * formal/Handoff.pml's trace against a fence for leaving nodes only: x2 went to b's downstream;
-   * a, which gave x1 up, closes its ferry (still a member, no longer leaving: out of the
-   * membership's ferries); x1 then arrives from a, still slow on the wire. It passed a node outside
-   * b's view, so it meets the fence; with "leaving" alone it was applied after x2.
+   * a's leave gave x1 up (502) and ended; a's ferry closed, its Vert.x node stays a member (an
+   * undeploy, or a ferry to be deployed again there: ADR 0131). The client waited and sent x2 to b,
+   * which applied it. x1, slower on the wire than all that, reaches b only now: a is no longer
+   * leaving (no ferry) nor departed (still a member), so before the fix b applied x1 after x2. A
+   * closed ferry gave its forwards up as a leaving one does: what passed it meets the fence too.
    */
   @Test
-  void aGivenUpForwardFromANodeWhoseFerryClosedSinceIsStillFenced() throws Exception {
+  void aGivenUpForwardArrivingAfterItsNodesFerryClosedIsNeverAppliedAfterItsLaterRequest() throws Exception {
     Router b = router("b");
-    String key = keyOwnedBy("b", List.of("b"));
-    b.snapshot(Set.of("a", "b"), Set.of("b"), Set.of("a"));
+    String key = "k0";
+    b.snapshot(Set.of("a", "b"), Set.of("b"), Set.of("a")); // a leaving
     b.released("a", "b");
     loop.runPending();
     Future<Object> x2 = RouterTesting.submit(b, key, "x2", 0, "cl#2");
     loop.runPending();
-    b.snapshot(Set.of("a", "b"), Set.of("b"), Set.of()); // a's ferry closed; its Vert.x node lingers
+    assertTrue(x2.succeeded(), "x2 applied at b: " + x2);
+
+    b.snapshot(Set.of("a", "b"), Set.of("b"), Set.of()); // a's ferry closed; its Vert.x node stays
     loop.runPending();
-    Future<Object> x1 = RouterTesting.forwarded(b, "a", key, "x1", "cl#1", 0);
+    Future<Object> x1 = RouterTesting.forwarded(b, "a", key, "x1", "cl#1", MAX_HOLD_MS / 2);
     loop.advanceMillis(Router.RETRY_MS);
 
-    assertEquals(List.of("x2"), applied(), "x1: " + x1);
-    assertTrue(x2.succeeded() && RouterTesting.closed(x1), "x1: " + x1);
+    assertEquals(List.of("x2"), applied(), "x1 reached b after x2 was applied there: " + x1);
+    assertTrue(fenced(x1), "x1 answered 503 by the fence: " + x1);
+  }
+
+  /**
+   * A raw sender copies the client's origin with a place behind the client's last (ADR 0098 lets
+   * it): "cl#3" waits in b's ferry behind the client's x5, which is called. The key moves away and
+   * back before the call ends; once it ends, b's ferry hands "cl#3" off uncalled, and the fence
+   * dropped to 2 (lowerFence: "every later place leaves with it" is true only when places arrive
+   * in order). x5 was applied, yet the client's x4, given up by a's leave and slow on the wire, was
+   * then applied after it. The fence never drops below a place this ferry called.
+   */
+  @Test
+  void aForgedPlaceHandedOffDoesNotLowerTheFenceBelowWhatWasCalled() throws Exception {
+    Router b = new Router(loop, "b", RouterTesting.ferryWithOpenCalls(loop, CALL_MS, calls, open), CALL_MS,
+        MAX_HOLD_MS, RouterTesting.recording(out.computeIfAbsent("b", n -> new ArrayList<>())));
+    String key = keyOwnedBy("c", List.of("b", "c"));
+    b.snapshot(Set.of("a", "b"), Set.of("b"), Set.of("a")); // a leaving: b owns
+    b.released("a", "b");
+    loop.runPending();
+    Future<Object> x5 = RouterTesting.submit(b, key, "x5", 0, "cl#5");
+    loop.runPending();
+    Future<Object> forged = RouterTesting.submit(b, key, "forged", 0, "cl#3");
+    loop.runPending();
+    assertEquals(List.of(List.of("x5")), calls, "the forged place waits behind x5's call");
+
+    b.snapshot(Set.of("a", "b", "c"), Set.of("b", "c"), Set.of("a")); // c owns: a hand-off once x5's call ends
+    loop.runPending();
+    b.snapshot(Set.of("a", "b"), Set.of("b"), Set.of("a")); // c gone: b owns again
+    loop.runPending();
+    completeCalls();
+    assertTrue(x5.succeeded(), "x5 applied: " + x5);
+
+    Future<Object> x4 = RouterTesting.forwarded(b, "a", key, "x4", "cl#4", MAX_HOLD_MS / 2);
+    completeCalls();
+
+    RouterTesting.assertAppliedInOrder(applied(), "x4", "x5", "x4: " + x4 + ", forged: " + forged);
+    assertTrue(fenced(x4), "x4 answered 503 by the fence: " + x4);
+  }
+
+  /**
+   * The other side of the case above: what the fence keeps of what left the ferry is only what may
+   * have been applied. x2 (through a, leaving) waits in b's ferry behind x1's call; the client's x3
+   * waits behind it and its deadline passes there (504, never sent). The key moves away and back,
+   * and x2 is handed off and comes back: x3 was never applied, so x2 is applied, not fenced.
+   */
+  @Test
+  void aLaterPlaceThatNeverLeftTheFerryDoesNotFenceOneHandedOffAndBack() throws Exception {
+    Router b = new Router(loop, "b", RouterTesting.ferryWithOpenCalls(loop, CALL_MS, calls, open), CALL_MS,
+        MAX_HOLD_MS, RouterTesting.recording(out.computeIfAbsent("b", n -> new ArrayList<>())));
+    String key = keyOwnedBy("c", List.of("b", "c"));
+    b.snapshot(Set.of("a", "b"), Set.of("b"), Set.of("a"));
+    b.released("a", "b");
+    loop.runPending();
+    Future<Object> x1 = RouterTesting.submit(b, key, "x1", 0, "cl#1");
+    loop.runPending();
+    Future<Object> x2 = RouterTesting.forwarded(b, "a", key, "x2", "cl#2", MAX_HOLD_MS / 2);
+    Future<Object> x3 = RouterTesting.submit(b, key, "x3", 50, "cl#3");
+    loop.advanceMillis(60);
+    assertTrue(x3.failed(), "x3's deadline passed in the ferry: " + x3);
+
+    b.snapshot(Set.of("a", "b", "c"), Set.of("b", "c"), Set.of("a"));
+    loop.runPending();
+    b.snapshot(Set.of("a", "b"), Set.of("b"), Set.of("a"));
+    loop.runPending();
+    completeCalls();
+
+    assertEquals(List.of("x1", "x2"), applied(), "x2: " + x2);
+    assertTrue(x1.succeeded() && x2.succeeded(), "x2: " + x2);
+  }
+
+  /**
+   * The fence keeps each pair's key and origin text after its inputs are answered, up to {@link
+   * Router#FENCE_ENTRIES} pairs. The key is at most 1,024 characters (the contract), but nothing
+   * bounds {@code ferry-origin}: a raw sender that stamps 10,000 characters (one of the
+   * simulation's forged origins) on inputs of many keys made b keep 10,000 characters per pair
+   * (650 MB at the bound). An origin no client or node writes is not fenced; the honest ones are.
+   */
+  @Test
+  void aHugeForgedOriginIsNotKeptByTheFence() throws Exception {
+    Router b = router("b");
+    b.snapshot(Set.of("b"), Set.of("b"), Set.of());
+    loop.runPending();
+    for (int k = 0; k < 100; k++) {
+      RouterTesting.submit(b, "k" + k, "forged" + k, 0, "h".repeat(10_000) + "#1");
+    }
+    RouterTesting.submit(b, "k0", "honest", 0, java.util.UUID.randomUUID() + "#1");
+    loop.advanceMillis(Router.RETRY_MS);
+
+    java.lang.reflect.Field field = Router.class.getDeclaredField("fence");
+    field.setAccessible(true);
+    Map<?, ?> fence = (Map<?, ?>) field.get(b);
+    long originChars = 0;
+    for (Object pair : fence.keySet()) {
+      java.lang.reflect.Method origin = pair.getClass().getDeclaredMethod("origin");
+      origin.setAccessible(true);
+      originChars += ((String) origin.invoke(pair)).length();
+    }
+    assertEquals(1, fence.size(), "the honest origin is fenced, the huge ones are not");
+    assertTrue(originChars < 100, "origin text kept by the fence: " + originChars + " characters");
+  }
+
+  /**
+   * Found by the review, fixed (origins a node gave are not fenced): seed 313 of membership storms,
+   * no crash, no give-up, no forged origin.
+   * raw/k1:4 and raw/k1:11 enter n3 without an origin (n3's: #1 and #2; two raw senders, or one
+   * pipelining at n3's node address). n3 forwards both to n2, n2 both to n1 (all three leaving);
+   * k1:11 reached n2 while n2 had forwards open to n3, so it came "along the path" and went on
+   * with the hand-off class, k1:4 without. At n1 both wait for a pause (hop limit) and k1:11, a
+   * hand-off, goes first (behindOwnSender looks only at inputs ahead in the queue). The owner n3
+   * applies k1:11; k1:4 arrives through n2 and n1, leaving nodes, and the fence answers it 503
+   * "never applied" ("raw overtaken"). Before the fence it was applied after k1:11: allowed for
+   * two raw senders, an order violation for one node-address sender (an upstream rule's, not the
+   * fence's to answer). The contract promises raw senders no 503 through a graceful leave. Also seeds 473, 649, 2711 of storms; 1026, 1344, 1371
+   * with views adopted late; 649, 732, 2711, 2832 of storms with ferries deployed again, and
+   * 1061, 1361, 1396, 2709 of those with late views (all pass on the commit before ADR 0146).
+   */
+  @Test
+  void rawInputsOfOneEntryNodeReorderedUpstreamInAGracefulStormAreNotRefused() {
+    RouterSimulationTest.replay(313, RouterSimulationTest.STORM, false, false, false, false);
+  }
+
+  /** Completes every call the ferry opened, one after the other, with pauses for held inputs. */
+  private void completeCalls() {
+    for (int round = 0; round < 10; round++) {
+      loop.advanceMillis(Router.RETRY_MS);
+      for (Promise<List<Object>> call : List.copyOf(open)) {
+        call.tryComplete(List.of());
+      }
+    }
   }
 }
