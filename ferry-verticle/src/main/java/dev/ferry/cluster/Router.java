@@ -71,9 +71,9 @@ import java.util.TreeMap;
  *   <li>A forward answered "given up by a leave" ({@link #GIVEN_UP}) before the holds it allowed
  *       are over counts as open until then: its client's later inputs of the key wait here behind
  *       it ({@link #keepGivenUp}, ADR 0115), since it may still reach an owner.
- *   <li>No input of a client and key that passed a node outside the view is applied, or sent on, after
- *       this node submitted a later input of theirs to its ferry ({@link #fence}, ADR 0146): a
- *       forward given up by a leave and slow on the wire gets 503 instead, whatever its delay.
+ *   <li>No input of a client and key that passed a node outside the view is applied, or sent on,
+ *       after this node submitted a later input of theirs to its ferry ({@link #fence}, ADR 0146):
+ *       a forward given up by a leave and slow on the wire gets 503 instead, whatever its delay.
  *   <li>Every input's holds here end within the hold bound from its arrival ({@link #holdBound}).
  * </ul>
  *
@@ -115,9 +115,9 @@ final class Router {
   /** Key-and-sender pairs {@link #fence} remembers, most recently used kept. */
   static final int FENCE_ENTRIES = 1 << 16;
   /**
-   * The longest origin (without its place) {@link #fence} keeps: a routing client's is a UUID, a
-   * node's its node id and life. Nothing else bounds {@code ferry-origin}, and the fence keeps its
-   * text after the input is answered: an origin no client or node writes is not fenced.
+   * The longest origin (without its place) {@link #fence} keeps: a routing client's is a UUID.
+   * Nothing else bounds {@code ferry-origin}, and the fence keeps its text after the input is
+   * answered: an origin no client writes is not fenced.
    */
   static final int FENCED_ORIGIN_MAX = 256;
   /** Why {@link #close} gives up a forward still open (after {@link #GIVEN_UP}'s words and hold). */
@@ -265,10 +265,11 @@ final class Router {
   private final Map<String, Map<String, TreeMap<Long, List<Pending>>>> behindSent = new HashMap<>();
 
   /**
-   * Per key and origin (a client, {@link Pending#origin}), the largest place this node submitted
-   * to its ferry: the fence (ADR 0146). An input of that client and key with a smaller place that
-   * arrives later is answered 503, never applied: whatever kept it on its way (a slow link behind a
-   * leave that gave it up), its client's later input got through first. Lowered when the ferry
+   * Per key and origin (a client that stamped it, {@link #fenceable}), the largest place this node
+   * submitted to its ferry: the fence (ADR 0146). An input of that client and key with a smaller
+   * place that passed a node outside the view and arrives later is answered 503, never applied:
+   * whatever kept it on its way (a slow link behind a leave that gave it up), its client's later
+   * input got through first. Lowered when the ferry
    * hands the key off (what it hands off was never called), but never below a place the ferry
    * called. The most recently used {@link #FENCE_ENTRIES} pairs are kept; an input of a pair
    * forgotten relies on ADR 0115's waits alone.
