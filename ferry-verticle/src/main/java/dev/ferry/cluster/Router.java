@@ -477,11 +477,12 @@ final class Router {
    * client's inputs that pass only nodes of the view never meet the fence it raised.
    */
   private boolean behindFence(Pending p) {
-    if (!fenceable(p) || !passedOutsideView(p.visited)) {
+    if (!fenceable(p)) {
       return false;
     }
     Fence f = fence.get(new Fenced(p.input.key, p.origin));
-    return f != null && p.originSeq < f.place();
+    // The nodes it passed are looked at only in the rare case its place is behind the fence.
+    return f != null && p.originSeq < f.place() && passedOutsideView(p.visited);
   }
 
   /**
