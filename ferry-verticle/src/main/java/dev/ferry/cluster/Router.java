@@ -269,10 +269,9 @@ final class Router {
    * submitted to its ferry: the fence (ADR 0146). An input of that client and key with a smaller
    * place that passed a node outside the view and arrives later is answered 503, never applied:
    * whatever kept it on its way (a slow link behind a leave that gave it up), its client's later
-   * input got through first. Lowered when the ferry
-   * hands the key off (what it hands off was never called), but never below a place the ferry
-   * called. The most recently used {@link #FENCE_ENTRIES} pairs are kept; an input of a pair
-   * forgotten relies on ADR 0115's waits alone.
+   * input got through first. Lowered when the ferry hands the key off (what it hands off was never
+   * called), but never below a place the ferry called. The most recently used {@link
+   * #FENCE_ENTRIES} pairs are kept; an input of a pair forgotten relies on ADR 0115's waits alone.
    */
   private final Map<Fenced, Fence> fence = new LinkedHashMap<>(16, 0.75f, true) {
     @Override
@@ -477,10 +476,15 @@ final class Router {
    * client's inputs that pass only nodes of the view never meet the fence it raised.
    */
   private boolean behindFence(Pending p) {
-    if (!fenceable(p)) {
-      return false;
-    }
-    Fence f = fence.get(new Fenced(p.input.key, p.origin));
+    return behind(p, fenceOf(p));
+  }
+
+  /** The fence of {@code p}'s client and key, or null if none is kept (or its origin is not fenced). */
+  private Fence fenceOf(Pending p) {
+    return fenceable(p) ? fence.get(new Fenced(p.input.key, p.origin)) : null;
+  }
+
+  private boolean behind(Pending p, Fence f) {
     // The nodes it passed are looked at only in the rare case its place is behind the fence.
     return f != null && p.originSeq < f.place() && passedOutsideView(p.visited);
   }
@@ -1000,14 +1004,19 @@ final class Router {
       answer(p, new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent"));
       return;
     }
-    if (behindFence(p)) {
+    Fence placed = fenceOf(p);
+    if (behind(p, placed)) {
       answer(p, fencedAnswer(p)); // held here while a later one went in: never applied after it
       return;
     }
-    Fence placed = !fenceable(p) ? null : fence.computeIfAbsent(new Fenced(p.input.key, p.origin), k -> new Fence());
+    if (placed == null && fenceable(p)) {
+      placed = new Fence();
+      fence.put(new Fenced(p.input.key, p.origin), placed);
+    }
     if (placed != null) {
       placed.submitted = Math.max(placed.submitted, p.originSeq);
     }
+    Fence calledHere = placed;
     unwait(p);
     // Kept while it waits in the ferry: if the key is handed off meanwhile, the input goes on with
     // the nodes it passed and its place among the key's inputs here.
@@ -1019,8 +1028,8 @@ final class Router {
       Future<Object> outcome = remaining > 0 ? ferry.submit(p.input, Duration.ofMillis(remaining)) : ferry.submit(p.input);
       outcome.onComplete(ar -> {
         // Still here: it left the ferry by its call or an answer there, not by a hand-off.
-        if (submitted.remove(p.input, p) && placed != null && mayHaveBeenCalled(ar)) {
-          placed.called = Math.max(placed.called, p.originSeq);
+        if (submitted.remove(p.input, p) && calledHere != null && mayHaveBeenCalled(ar)) {
+          calledHere.called = Math.max(calledHere.called, p.originSeq);
         }
       });
       // Not through Submission.answerTo: an input handed off and come back is submitted here again,
@@ -1501,7 +1510,7 @@ final class Router {
    * leaves with it.
    */
   private void lowerFence(Pending p) {
-    Fence f = !fenceable(p) ? null : fence.get(new Fenced(p.input.key, p.origin));
+    Fence f = fenceOf(p);
     if (f != null) {
       f.submitted = Math.min(f.submitted, p.originSeq - 1);
     }
@@ -1515,9 +1524,13 @@ final class Router {
     if (ar.succeeded() || !(ar.cause() instanceof FerryException fe)) {
       return true;
     }
-    FerryError kind = fe.kind();
-    return kind != FerryError.REJECTED && kind != FerryError.CLOSED && kind != FerryError.TIMEOUT
-        && kind != FerryError.BAD_INPUT;
+    return !neverSent(fe.kind());
+  }
+
+  /** Whether an answer of this kind says the input was never sent to the downstream. */
+  private static boolean neverSent(FerryError kind) {
+    return kind == FerryError.REJECTED || kind == FerryError.CLOSED || kind == FerryError.TIMEOUT
+        || kind == FerryError.BAD_INPUT;
   }
 
   /** One waiting input of a key handed off here, routed to whoever owns the key now. */
@@ -2029,9 +2042,7 @@ final class Router {
     }
     switch (re.failureType()) {
       case RECIPIENT_FAILURE: {
-        FerryError kind = FerryError.ofCode(re.failureCode());
-        return kind != FerryError.REJECTED && kind != FerryError.CLOSED && kind != FerryError.TIMEOUT
-            && kind != FerryError.BAD_INPUT;
+        return !neverSent(FerryError.ofCode(re.failureCode()));
       }
       case TIMEOUT:
         return true;
