@@ -599,6 +599,19 @@ class PerKeyEngineTest {
     }
 
     @Test
+    void aLaneWhoseEveryInputPassedItsDeadlineByTheTimeItIsGrantedIsLetGoOf() {
+      PerKeyHarness h = harness(config().directIdleKeys(false).maxInFlightBatches(1).build());
+      h.submit("x", "x1"); // holds the only slot
+      Future<String> a1 = h.submit(In.of("a", "a1"), Duration.ofMillis(10)); // waits in line
+      h.loop.stallMillis(10); // a1's deadline passes while the loop is busy: its timer has not run
+      h.succeed(0); // a's turn comes, with nothing left to send
+      assertEquals(FerryError.TIMEOUT, failure(a1).kind());
+      assertEquals(1, h.down.calls.size(), "nothing of a is ever sent");
+      assertEquals(0, h.ferry.metrics().activeLanes(), "an idle key costs nothing");
+      assertEquals(null, h.engine().brokenInvariant());
+    }
+
+    @Test
     void anInputInFlightIsNeverDropped() {
       PerKeyHarness h = harness(config().build());
       Future<String> f = h.submit(In.of("a", "a1"), Duration.ofMillis(10));
