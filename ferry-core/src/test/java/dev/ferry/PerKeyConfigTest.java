@@ -89,6 +89,27 @@ class PerKeyConfigTest {
         () -> PerKeyConfig.builder().callTimeout(Duration.ofDays(365L * 1000)).build());
   }
 
+  /**
+   * Each rule's edge is on the side the rule states: the smallest and the largest allowed values
+   * build, from the builder and from JSON, and one step past them is named; a bad drain timeout
+   * is named like the others.
+   */
+  @Test
+  void everyBoundItselfIsAllowedAndOneStepPastItIsNamed() {
+    Duration longest = Duration.ofMillis(dev.ferry.internal.Limits.MAX_MS);
+    PerKeyConfig.builder().maxBatchWeight(1).maxQueuedWeight(1).maxBatchDelay(longest)
+        .callTimeout(longest).drainTimeout(longest).build();
+    PerKeyConfig.builder().callTimeout(Duration.ofMillis(1)).drainTimeout(Duration.ZERO).build();
+    PerKeyConfig.fromJson(new JsonObject().put("maxBatchDelayMs", 0).put("callTimeoutMs", 1).put("drainTimeoutMs", 0));
+    PerKeyConfig.fromJson(new JsonObject().put("maxBatchDelayMs", dev.ferry.internal.Limits.MAX_MS)
+        .put("callTimeoutMs", dev.ferry.internal.Limits.MAX_MS).put("drainTimeoutMs", dev.ferry.internal.Limits.MAX_MS));
+    Duration tooLong = longest.plusMillis(1);
+    InvalidConfigException e = assertThrows(InvalidConfigException.class, () -> PerKeyConfig.builder()
+        .maxBatchDelay(tooLong).callTimeout(tooLong).drainTimeout(Duration.ofMillis(-1)).build());
+    assertEquals(3, e.violations().size(), e.getMessage());
+    assertTrue(e.getMessage().contains("drainTimeout"), e.getMessage());
+  }
+
   /** ADR 0016: a config that names no mode is adaptive, with the ceiling 256, however it is made. */
   @Test
   void withNoDispatchGivenTheModeIsAdaptiveWithItsCeiling() {

@@ -93,8 +93,13 @@ final class Lane<K, I> {
     return head;
   }
 
-  /** Accounts for an entry settled while it waited; it stays queued (and held) until it is compacted away. */
+  /**
+   * Accounts for an entry settled while it waited; it stays queued (and held) until it is compacted
+   * away, unless it is the head, which goes at once. Settle it before: a head still reading as
+   * waiting would stay held, taking room in the waiting room until the lane next moved.
+   */
   void forget(Entry<K, I> entry) {
+    assert !entry.waiting() : "forgot an entry that is still waiting";
     count--;
     weight -= entry.weight;
     expired++;

@@ -518,10 +518,11 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
 
   @Override
   void dropWaiting(Lane<K, I> lane, Entry<K, I> e) {
+    // Settled first: the lane lets go of an expired head at once only if it reads as settled.
+    answerTimedOut(e);
     lane.forget(e);
     queuedInputs--;
     queuedWeight -= e.weight;
-    answerTimedOut(e);
   }
 
   @Override

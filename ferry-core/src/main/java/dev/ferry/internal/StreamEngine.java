@@ -216,8 +216,9 @@ public final class StreamEngine<I> extends EngineCore<Void, I> {
 
   @Override
   void dropWaiting(Lane<Void, I> lane, Entry<Void, I> e) {
-    lane.forget(e);
+    // Settled first: the queue lets go of an expired head at once only if it reads as settled.
     answerTimedOut(e);
+    lane.forget(e);
   }
 
   @Override

@@ -1,6 +1,7 @@
 package dev.ferry.internal;
 
 import static dev.ferry.internal.PerKeyHarness.failure;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -43,6 +44,13 @@ class EveryCallerAnsweredTest {
   class ThrowingUserFunctions {
     private final VirtualLoop loop = new VirtualLoop();
     private final RecordingDownstream<String, In> down = new RecordingDownstream<>(loop);
+
+    @Test
+    void aKeyFunctionReturningNullFailsItsCallerWithBadInput() {
+      PerKeyFerry<String, In, List<In>, String> ferry = perKey(in -> null, null, null);
+      assertEquals(FerryError.BAD_INPUT, failure(submit(ferry, In.of("a", "a1"))).kind());
+      assertTrue(down.calls.isEmpty());
+    }
 
     private PerKeyFerry<String, In, List<In>, String> perKey(
         java.util.function.Function<In, String> key, java.util.function.ToLongFunction<In> weigh,
@@ -168,6 +176,15 @@ class EveryCallerAnsweredTest {
     }
 
     @Test
+    void anInputAdmittedExactlyAtItsDeadlineIsAnsweredTimeoutAndNeverSent() throws Exception {
+      Future<String> f = submitFromElsewhere(In.of("a", "a1"), Duration.ofMillis(50));
+      h.loop.stallMillis(50); // the loop gets to it at the very instant its deadline is reached
+      h.loop.runPending();
+      assertEquals(FerryError.TIMEOUT, failure(f).kind());
+      assertTrue(h.down.calls.isEmpty(), "a deadline reached is a deadline passed, as when a batch forms");
+    }
+
+    @Test
     void aKeyedCallersDeadlineRunsFromSubmit() throws Exception {
       VirtualLoop loop = new VirtualLoop();
       List<List<String>> calls = new ArrayList<>();
@@ -261,6 +278,67 @@ class EveryCallerAnsweredTest {
     }
 
     @Test
+    void anExpiredInputStillHeldCountsTowardMaxQueuedWeightUntilItIsGone() {
+      PerKeyHarness h = new PerKeyHarness(PerKeyConfig.builder().directIdleKeys(false).maxQueuedWeight(10).build());
+      h.submit("a", "a0"); // in flight: a's next inputs wait
+      h.submit(In.weighing("a", "a1", 1));
+      Future<String> a2 = h.submit(In.weighing("a", "a2", 6), Duration.ofMillis(10));
+      h.submit(In.weighing("a", "a3", 1));
+      h.loop.advanceMillis(10);
+      assertEquals(FerryError.TIMEOUT, failure(a2).kind());
+      assertEquals(2, h.ferry.metrics().queuedWeight(), "a2 is no longer waiting");
+      assertEquals(FerryError.REJECTED, failure(h.submit(In.weighing("b", "b1", 3))).kind(),
+          "a2's weight is still held in a's lane: 2 + 6 + 3 > 10");
+      h.succeed(0);
+      assertFalse(h.submit(In.weighing("b", "b2", 3)).failed(), "once a2 is gone, its weight is free again");
+      assertArrayEquals(new long[] {0, 0}, h.ferry.expiredStillHeld());
+    }
+
+    @Test
+    void anExpiredInputAtTheHeadOfItsLaneOrAloneInItIsGoneAtOnce() {
+      PerKeyHarness h = new PerKeyHarness(PerKeyConfig.builder().dispatch(dev.ferry.Dispatch.FIXED_SLOTS)
+          .directIdleKeys(false).maxQueueing(2).build());
+      h.submit("a", "a0"); // in flight: a's next inputs wait
+      h.submit("b", "b0"); // in flight: b's too
+      Future<String> a1 = h.submit(In.weighing("a", "a1", 4), Duration.ofMillis(10)); // a's head
+      h.submit("a", "a2");
+      h.loop.advanceMillis(10);
+      assertEquals(FerryError.TIMEOUT, failure(a1).kind());
+      assertArrayEquals(new long[] {0, 0}, h.ferry.expiredStillHeld(), "an expired head goes at once");
+      Future<String> b1 = h.submit(In.weighing("b", "b1", 3), Duration.ofMillis(10)); // alone in b's lane
+      h.loop.advanceMillis(10);
+      assertEquals(FerryError.TIMEOUT, failure(b1).kind());
+      assertArrayEquals(new long[] {0, 0}, h.ferry.expiredStillHeld(), "so does one with nothing live behind it");
+      assertFalse(h.submit("c", "c1").failed(), "the room (2) holds a2 and c1, nothing expired");
+      h.down.succeedAll();
+      h.loop.runPending();
+      h.down.succeedAll();
+      h.loop.runPending();
+      assertArrayEquals(new long[] {0, 0}, h.ferry.expiredStillHeld());
+      assertEquals(null, h.engine().brokenInvariant());
+    }
+
+    /** Compacting the lines drops only the retired lanes: a live lane still in line keeps its turn. */
+    @Test
+    void compactingTheLinesKeepsEveryLaneStillWaitingInThem() {
+      for (dev.ferry.Dispatch mode : dev.ferry.Dispatch.values()) {
+        PerKeyConfig.Builder b = PerKeyConfig.builder().dispatch(mode).directIdleKeys(false).maxInFlightBatches(1);
+        PerKeyHarness h = new PerKeyHarness(mode == dev.ferry.Dispatch.ADAPTIVE ? b.pinnedLimit(1).build() : b.build());
+        h.submit("busy", "b1"); // holds the only slot
+        Future<String> live = h.submit("live", "l1"); // waits in line, first
+        for (int i = 0; i < 40; i++) {
+          h.submit(In.of("k" + i, "k" + i), Duration.ofMillis(5));
+        }
+        h.loop.advanceMillis(5); // 40 lanes expire in line: more stale than live, so the lines are compacted
+        assertTrue(h.engine().linedUp() <= 33, mode + ": compacted, " + h.engine().linedUp());
+        h.succeed(0);
+        assertEquals("live[l1]", h.call(1), mode + ": the live lane kept its place");
+        h.succeed(1);
+        assertEquals("l1", live.result());
+      }
+    }
+
+    @Test
     void expiredInputsOfALaneAreCompactedOnceTheyAreAsManyAsTheLiveOnes() {
       PerKeyHarness h = new PerKeyHarness(PerKeyConfig.builder().maxQueueing(100).build());
       h.submit("a", "a0");
@@ -294,6 +372,24 @@ class EveryCallerAnsweredTest {
       Future<String> x4 = ferry.submit("x4");
       loop.runPending();
       assertEquals(FerryError.REJECTED, failure(x4).kind(), "x2 is still queued behind x1");
+    }
+
+    @Test
+    void makesExpiredHeadIsGoneAtOnceAndFreesItsRoom() {
+      VirtualLoop loop = new VirtualLoop();
+      RecordingDownstream<Void, String> down = new RecordingDownstream<>(loop);
+      StreamFerry<String, List<String>, String> ferry = new StreamFerry<>(loop,
+          FerryConfig.builder().maxInFlightBatches(1).maxQueueing(2).build(), null,
+          inputs -> down.call(null, inputs), (in, r) -> in);
+      ferry.submit("x0"); // in flight: the next inputs wait
+      Future<String> x1 = ferry.submit("x1", Duration.ofMillis(10)); // the queue's head
+      ferry.submit("x2");
+      loop.advanceMillis(10);
+      assertEquals(FerryError.TIMEOUT, failure(x1).kind());
+      Future<String> x3 = ferry.submit("x3");
+      loop.runPending();
+      assertFalse(x3.failed(), "x1 is gone: the room (2) holds x2 and x3");
+      assertArrayEquals(new long[] {0, 0}, ferry.expiredStillHeld());
     }
 
     @Test

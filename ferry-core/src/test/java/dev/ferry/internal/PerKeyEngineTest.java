@@ -121,6 +121,19 @@ class PerKeyEngineTest {
     }
 
     @Test
+    void underACustomOrderEveryTieLeavesInSubmissionOrderHoweverManyThereAre() {
+      PerKeyHarness h = harness(config().build(), Comparator.comparingLong(In::order), (in, r) -> in.label());
+      h.submit(new In("a", "first", 1, 0)); // in flight: the ties wait together
+      List<String> tied = new ArrayList<>();
+      for (int i = 0; i < 12; i++) {
+        h.submit(new In("a", "t" + i, 1, 7));
+        tied.add("t" + i);
+      }
+      h.succeed(0);
+      assertEquals("a" + tied, h.call(1));
+    }
+
+    @Test
     void aCustomOrderThatThrowsCountsAsATieAndNoInputIsLost() {
       PerKeyHarness h = harness(config().build(), (a, b) -> {
         if (a.label().equals("bad") || b.label().equals("bad")) {
@@ -269,6 +282,28 @@ class PerKeyEngineTest {
     }
 
     @Test
+    void aLaneFullByWeightLeavesAtOnceDespiteTheDelay() {
+      PerKeyHarness h = harness(config().maxBatchDelay(Duration.ofMillis(10)).maxBatchWeight(5).build());
+      h.submit(In.weighing("a", "a1", 2));
+      assertEquals(0, h.down.calls.size());
+      h.submit(In.weighing("a", "a2", 3)); // 5: as heavy as a batch may be
+      assertEquals(List.of("a[a1, a2]"), h.calls());
+    }
+
+    @Test
+    void underACustomOrderTheDelayBelongsToTheOldestInputNotToTheFirstInOrder() {
+      PerKeyHarness h = harness(config().maxBatchDelay(Duration.ofMillis(10)).build(),
+          Comparator.comparingLong(In::order), (in, r) -> in.label());
+      h.submit(new In("a", "oldest", 1, 5));
+      h.loop.advanceMillis(6);
+      h.submit(new In("a", "newest", 1, 1)); // sorts ahead of the oldest
+      h.loop.advanceMillis(3);
+      assertEquals(0, h.down.calls.size(), "nothing leaves before the oldest input waited 10 ms");
+      h.loop.advanceMillis(1);
+      assertEquals(List.of("a[newest, oldest]"), h.calls(), "the oldest input waited 10 ms, whatever its place");
+    }
+
+    @Test
     void theDelayBelongsToTheOldestInputNotToWhenTheLaneBecameFree() {
       PerKeyHarness h = harness(config().maxBatchDelay(Duration.ofMillis(10)).maxBatchSize(2).build());
       h.submit("a", "a1");
@@ -394,6 +429,34 @@ class PerKeyEngineTest {
       assertFalse(a.isComplete());
       assertFalse(c.isComplete());
       assertEquals(10, h.ferry.metrics().queuedWeight());
+    }
+
+    @Test
+    void aRejectionForWeightIsCountedAndToldWithItsReason() {
+      PerKeyHarness h = harness(config().maxQueuedWeight(10).build());
+      List<String> reasons = new ArrayList<>();
+      h.ferry.observe(new Probe() {
+        @Override
+        public void rejected(String reason) {
+          reasons.add(reason);
+        }
+      });
+      h.loop.runPending();
+      h.submit("x", "x0"); // in flight: x's next inputs wait
+      Future<String> heavy = h.submit(In.weighing("x", "heavy", 11));
+      assertEquals(FerryError.REJECTED, failure(heavy).kind());
+      assertEquals(1, h.ferry.metrics().rejected(), "the running counter counts every rejection");
+      assertEquals(List.of("weight"), reasons);
+    }
+
+    @Test
+    void anInputWeighingNothingIsAcceptedAndSent() {
+      PerKeyHarness h = harness(config().build());
+      h.submit("a", "a0");
+      Future<String> free = h.submit(In.weighing("a", "free", 0));
+      h.succeed(0);
+      h.succeed(1);
+      assertEquals("free", free.result(), "a weight must be >= 0: 0 is allowed");
     }
 
     @Test
@@ -536,6 +599,19 @@ class PerKeyEngineTest {
     }
 
     @Test
+    void aLaneWhoseEveryInputPassedItsDeadlineByTheTimeItIsGrantedIsLetGoOf() {
+      PerKeyHarness h = harness(config().directIdleKeys(false).maxInFlightBatches(1).build());
+      h.submit("x", "x1"); // holds the only slot
+      Future<String> a1 = h.submit(In.of("a", "a1"), Duration.ofMillis(10)); // waits in line
+      h.loop.stallMillis(10); // a1's deadline passes while the loop is busy: its timer has not run
+      h.succeed(0); // a's turn comes, with nothing left to send
+      assertEquals(FerryError.TIMEOUT, failure(a1).kind());
+      assertEquals(1, h.down.calls.size(), "nothing of a is ever sent");
+      assertEquals(0, h.ferry.metrics().activeLanes(), "an idle key costs nothing");
+      assertEquals(null, h.engine().brokenInvariant());
+    }
+
+    @Test
     void anInputInFlightIsNeverDropped() {
       PerKeyHarness h = harness(config().build());
       Future<String> f = h.submit(In.of("a", "a1"), Duration.ofMillis(10));
@@ -588,6 +664,19 @@ class PerKeyEngineTest {
       h.succeed(1);
       assertEquals("a2", a2.result());
       assertEquals(1, h.ferry.metrics().failedBatches());
+    }
+
+    @Test
+    void aCallStartedWhileAnEarlierOneWasOpenTimesOutAfterItsOwnFullTimeout() {
+      PerKeyHarness h = harness(config().callTimeout(Duration.ofMillis(100)).build());
+      Future<String> a1 = h.submit("a", "a1");
+      h.loop.advanceMillis(50);
+      Future<String> b1 = h.submit("b", "b1");
+      h.loop.advanceMillis(50);
+      assertEquals(FerryError.FAILED, failure(a1).kind());
+      assertFalse(b1.isComplete(), "b1's call started 50 ms later");
+      h.loop.advanceMillis(50);
+      assertEquals(FerryError.FAILED, failure(b1).kind(), "every call times out, not only the first of a run");
     }
   }
 
@@ -676,6 +765,79 @@ class PerKeyEngineTest {
       assertTrue(closed.succeeded());
       assertSame(closed, h.ferry.close(), "closing twice is harmless");
     }
+
+    @Test
+    void aSecondDrainDoesNotCutTheFirstShort() {
+      PerKeyHarness h = harness(config().build());
+      h.submit("a", "a1");
+      Future<String> a2 = h.submit("a", "a2");
+      Future<Void> drained = h.ferry.drain(Duration.ofSeconds(1));
+      h.ferry.drain(Duration.ZERO);
+      h.loop.advanceMillis(1);
+      assertFalse(a2.isComplete(), "the drain already running keeps its timeout");
+      h.succeed(0);
+      h.succeed(1);
+      assertEquals("a2", a2.result());
+      assertTrue(drained.succeeded());
+    }
+
+    /** The owner's close drains for its own drainTimeout at most (EngineCore#ownerClosing). */
+    @Test
+    void theOwnersCloseCutsADrainAlreadyRunningShortToItsDrainTimeout() {
+      PerKeyHarness h = harness(config().drainTimeout(Duration.ofMillis(50)).build());
+      Future<String> a1 = h.submit("a", "a1");
+      Future<String> a2 = h.submit("a", "a2"); // waits behind a1
+      Future<Void> drained = h.ferry.drain(Duration.ofSeconds(10));
+      h.loop.runPending();
+      int[] closed = h.loop.closeOwner();
+      h.loop.runPending();
+      h.loop.advanceMillis(49);
+      assertFalse(a2.isComplete());
+      h.loop.advanceMillis(1);
+      assertEquals(FerryError.CLOSED, failure(a2).kind(), "at the owner's 50 ms, not the drain's 10 s");
+      assertEquals(FerryError.FAILED, failure(a1).kind(), "sent, then given up");
+      assertTrue(drained.succeeded());
+      assertEquals(1, closed[0]);
+    }
+
+    @Test
+    void theOwnersCloseDoesNotLengthenAShorterDrain() {
+      PerKeyHarness h = harness(config().drainTimeout(Duration.ofMillis(50)).build());
+      h.submit("a", "a1");
+      Future<String> a2 = h.submit("a", "a2");
+      h.ferry.drain(Duration.ofMillis(20));
+      h.loop.runPending();
+      h.loop.closeOwner();
+      h.loop.runPending();
+      h.loop.advanceMillis(20);
+      assertEquals(FerryError.CLOSED, failure(a2).kind(), "the drain's own 20 ms stand");
+    }
+
+    @Test
+    void theOwnersCloseAfterACloseGivesUpTheCallsInFlightAndHoldsNothing() {
+      PerKeyHarness h = harness(config().build());
+      Future<String> a1 = h.submit("a", "a1");
+      Future<Void> closed = h.ferry.close();
+      h.loop.runPending();
+      assertFalse(closed.isComplete(), "a1 is still in flight");
+      int[] done = h.loop.closeOwner();
+      h.loop.runPending();
+      assertEquals(FerryError.FAILED, failure(a1).kind(), "the owner does not wait for a call that may never end");
+      assertTrue(closed.succeeded());
+      assertEquals(1, done[0]);
+      FerryMetrics m = h.ferry.metrics();
+      assertEquals(0, m.activeLanes(), "a closed ferry holds no lane");
+      assertEquals(0, m.inFlightBatches());
+      assertEquals(0, h.loop.liveTimers(), "nor a timer");
+    }
+
+    @Test
+    void aClosedFerryNoLongerHooksItsOwnersClose() {
+      PerKeyHarness h = harness(config().build());
+      h.ferry.close();
+      h.loop.runPending();
+      assertEquals(0, h.loop.closeOwner()[0], "closed ferries are let go of by their owner");
+    }
   }
 
   @Nested
@@ -745,10 +907,68 @@ class PerKeyEngineTest {
       assertEquals(List.of("direct 1 w1 waits [0]", "rejected queueing", "finished 5ms failed",
           "batch 2 w2 waits [5000000, 2000000]", "finished 1ms"), seen);
     }
+
+    @Test
+    void aProbeHearsTheCloseAndOneAddedAfterItHearsItAtOnce() {
+      PerKeyHarness h = harness(config().build());
+      int[] heard = {0, 0};
+      h.ferry.observe(new Probe() {
+        @Override
+        public void closed() {
+          heard[0]++;
+        }
+      });
+      h.loop.runPending();
+      assertEquals(0, heard[0], "not before the ferry closes");
+      h.ferry.close();
+      h.loop.runPending();
+      assertEquals(1, heard[0]);
+      h.ferry.observe(new Probe() {
+        @Override
+        public void closed() {
+          heard[1]++;
+        }
+      });
+      h.loop.runPending();
+      assertEquals(1, heard[1], "a probe added to a closed ferry lets go of what it holds at once");
+    }
+
+    @Test
+    void aRemovedProbeHearsNothingMoreAndOneTellsOfEachTimeout() {
+      PerKeyHarness h = harness(config().build());
+      List<String> seen = new ArrayList<>();
+      Runnable remove = h.ferry.observe(new Probe() {
+        @Override
+        public void timedOut() {
+          seen.add("timed out");
+        }
+      });
+      h.loop.runPending();
+      h.submit("a", "a1");
+      h.submit(In.of("a", "a2"), Duration.ofMillis(10));
+      h.loop.advanceMillis(10);
+      assertEquals(List.of("timed out"), seen);
+      remove.run();
+      h.loop.runPending();
+      h.submit(In.of("a", "a3"), Duration.ofMillis(10));
+      h.loop.advanceMillis(10);
+      assertEquals(List.of("timed out"), seen, "removed: it hears nothing more");
+    }
   }
 
   @Nested
   class HandOff {
+    @Test
+    void theActiveKeysAreThoseWithInputsWaitingOrACallInFlight() {
+      PerKeyHarness h = harness(config().directIdleKeys(false).maxInFlightBatches(1).build());
+      h.submit("a", "a1"); // in flight
+      h.submit("b", "b1"); // waits for the slot
+      assertEquals(java.util.Set.of("a", "b"), java.util.Set.copyOf(h.ferry.activeKeys().result()));
+      h.succeed(0);
+      h.succeed(1);
+      assertEquals(List.of(), h.ferry.activeKeys().result(), "the keys a node must hand over: none left");
+    }
+
     @Test
     void aKeyIsHandedOverOnlyAfterItsCallIsOverWithItsWaitingInputsInOrder() {
       PerKeyHarness h = harness(config().build());
@@ -819,6 +1039,7 @@ class PerKeyEngineTest {
       h.succeed(0);
       assertEquals(List.of(Duration.ofMillis(70)), remaining);
       assertEquals(FerryError.CLOSED, failure(a2).kind());
+      assertEquals(0, h.loop.liveTimers(), "a handed-off input's deadline is the new owner's: no timer stays here");
     }
   }
 }
