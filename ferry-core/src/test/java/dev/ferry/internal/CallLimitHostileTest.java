@@ -359,6 +359,35 @@ class CallLimitHostileTest {
   }
 
   @Test
+  void aCutThatCostThroughputWithoutLatencyRisingIsUndoneAndTheFloorsFollow() {
+    // ADR 0012's amendment and ADR 0018: every call takes 4 ms from some moment on, twice its
+    // floor, whatever the concurrency. The law reads a queue and cuts by more than a fifth (a
+    // trial); the round after next delivers fewer inputs per second at the same latency over floor,
+    // and the calls it removed were served (Little's law): the cut is undone for a round, the old
+    // limit delivers again, so the undo stands and the floors move up to what calls take now.
+    CallLimit limit = CallLimit.learned(64);
+    long t = toTheMaximum(limit, 64);
+    t = wave(limit, t, 64, 4 * MS, 0);
+    int cut = limit.limit();
+    assertTrue(cut <= 64 * 4 / 5, "a trial cut: " + cut);
+    t = wave(limit, t, cut, 4 * MS, 0); // settles: not judged
+    t = wave(limit, t, cut, 4 * MS, 0);
+    assertEquals(64, limit.limit(), "the cut cost inputs per second: undone for a round");
+    t = wave(limit, t, 64, 4 * MS, 0); // settles
+    t = wave(limit, t, 64, 4 * MS, 0);
+    assertEquals(4 * MS, limit.floorNanos(8), "the old limit delivered again: the floors moved up");
+    assertEquals(64, limit.limit(), "the undo stands");
+    // The rounds after it judge latency against the new floors: no queue. (A floor round, due since
+    // slow start's first cut, may lower the limit for one round: its calls take 4 ms as well.)
+    for (int round = 0; round < 5; round++) {
+      t = wave(limit, t, limit.limit(), 4 * MS, 0);
+      assertTrue(limit.limit() == 64 || limit.inFloorRound(), "round " + round + " after: limit " + limit.limit());
+    }
+    assertEquals(64, limit.limit());
+    assertEquals(4 * MS, limit.floorNanos(8));
+  }
+
+  @Test
   void anUndoThatDeliversNoMoreThanTheCutIsCutAgain() {
     // As above, but while the old limit is back the downstream slows with it (latency grows with
     // the calls in flight, a queue): the old limit delivers no more inputs per second than the cut
