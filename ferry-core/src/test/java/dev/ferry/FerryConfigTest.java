@@ -82,4 +82,23 @@ class FerryConfigTest {
     assertNotEquals(a, FerryConfig.builder().maxBatchSize(4).build());
     assertTrue(a.toString().contains("\"maxBatchSize\":3"));
   }
+
+  @Test
+  void aWholeNumberFieldTakesEveryValueOfItsTypeAndRefusesTheFirstBeyondNamingTheField() {
+    // The edges of the range themselves are read as the numbers they are (then judged by the
+    // field's own rule); one past them is refused with the type's range, never wrapped or clamped.
+    FerryConfig top = FerryConfig.fromJson(new JsonObject()
+        .put("maxQueueing", Integer.MAX_VALUE).put("maxQueuedWeight", Long.MAX_VALUE));
+    assertEquals(Integer.MAX_VALUE, top.maxQueueing());
+    assertEquals(Long.MAX_VALUE, top.maxQueuedWeight());
+    InvalidConfigException low = assertThrows(InvalidConfigException.class,
+        () -> FerryConfig.fromJson(new JsonObject().put("maxQueueing", Integer.MIN_VALUE)));
+    assertEquals(List.of("maxQueueing = -2147483648: must be >= 1"), low.violations());
+    InvalidConfigException beyond = assertThrows(InvalidConfigException.class, () -> FerryConfig.fromJson(
+        new JsonObject().put("maxQueueing", 1L + Integer.MAX_VALUE).put("maxQueuedWeight", 0x1p63)));
+    assertEquals(List.of(
+        "maxQueuedWeight = 9.223372036854776E18: must be from -9223372036854775808 to 9223372036854775807",
+        "maxQueueing = 2147483648: must be from -2147483648 to 2147483647"),
+        beyond.violations().stream().sorted().toList());
+  }
 }

@@ -601,9 +601,13 @@ public final class CallLimit {
         // The latency that made it is this downstream's normal at this load, not a queue: the
         // floors move up to what calls take now, and the tolerance widens (noise this large
         // must not read as queueing again).
+        // Nothing else is judged on this round: its queue was read against the floors just
+        // replaced, and cutting on it would make again the cut just found to cost throughput.
         cutting = false;
         rebaseFloors(ratio);
         tolerance = Math.min(MAX_TOLERANCE, tolerance + TOLERANCE / 2);
+        newRound(now);
+        return;
       } else {
         // The cut held (it cost nothing, or the downstream slowed): latency is trusted a little more.
         tolerance = Math.max(TOLERANCE, tolerance * (1 - LOSS));

@@ -244,4 +244,165 @@ class CallLimitHostileTest {
     drive(dead, 2_000 * MS, 2_000 * MS, 0, (i, n, s, r) -> -2 * MS, 1);
     assertEquals(1, dead.limit(), "limit after 2 s of every call failing");
   }
+
+  /**
+   * One wave of {@code n} calls of 8 inputs from a saturating client: call {@code i} starts
+   * {@code i} x latency / n after {@code t} with {@code n} in flight and is back {@code latency}
+   * later, so calls complete steadily, as from a downstream that serves or queues them (a stall
+   * completes nothing, then everything). The first {@code failing} fail. Returns when the last is back.
+   */
+  static long wave(CallLimit limit, long t, int n, long latency, int failing) {
+    for (int i = 0; i < n; i++) {
+      limit.completed(t + i * latency / n + latency, latency, 8, n, i < failing);
+    }
+    return t + (n - 1) * latency / n + latency;
+  }
+
+  /** Slow start against 2 ms calls that never queue, up to {@code limit}'s maximum; returns the time. */
+  static long toTheMaximum(CallLimit limit, int max) {
+    long t = 0;
+    while (limit.limit() < max) {
+      t = wave(limit, t, limit.limit(), 2 * MS, 0);
+    }
+    return t;
+  }
+
+  @Test
+  void aBackOffAfterWhichAsLargeAShareFailsIsUndoneAndThatShareTolerated() {
+    // ADR 0065: failures back the limit off only while they follow our concurrency. A tenth of the
+    // calls fail at 100 calls in flight and again at 90: the back-off did not help, so it is undone
+    // at once, and that share no longer backs off (it comes from the inputs, not the load).
+    CallLimit limit = CallLimit.learned(100);
+    long t = toTheMaximum(limit, 100);
+    t = wave(limit, t, 100, 2 * MS, 10);
+    assertEquals(90, limit.limit(), "a tenth failed: backed off by a tenth");
+    t = wave(limit, t, 90, 2 * MS, 9);
+    assertEquals(100, limit.limit(), "as large a share failed at 90: the back-off is undone");
+    for (int round = 1; round <= 3; round++) {
+      t = wave(limit, t, 100, 2 * MS, 10);
+      assertEquals(100, limit.limit(), "round " + round + " after: the share is tolerated");
+    }
+  }
+
+  @Test
+  void aToleratedShareOfFailuresDecays() {
+    // ADR 0065: the tolerated share decays (by LOSS a round): once the failures have stopped for a
+    // while, the same share fails again because of the load, and backs off again.
+    CallLimit limit = CallLimit.learned(100);
+    long t = toTheMaximum(limit, 100);
+    t = wave(limit, t, 100, 2 * MS, 10);
+    t = wave(limit, t, 90, 2 * MS, 9);
+    assertEquals(100, limit.limit(), "the share is tolerated");
+    for (int round = 0; round < 20; round++) {
+      t = wave(limit, t, 100, 2 * MS, 0);
+    }
+    wave(limit, t, 100, 2 * MS, 10);
+    assertEquals(90, limit.limit(), "twenty clean rounds later, a tenth failing backs off again");
+  }
+
+  @Test
+  void halfTheCallsFailingAlwaysBacksOff() {
+    // ADR 0065: a downstream failing half of what it gets is down or overloaded, whatever the
+    // failures follow: no back-off is undone for it, and no tolerated share excuses it.
+    CallLimit limit = CallLimit.learned(100);
+    long t = toTheMaximum(limit, 100);
+    t = wave(limit, t, 100, 2 * MS, 50);
+    assertEquals(90, limit.limit());
+    t = wave(limit, t, 90, 2 * MS, 45);
+    assertEquals(81, limit.limit(), "half failed again: backed off again, not undone");
+    // A tolerated share learned from 40% failing at 81 and at 73 ...
+    CallLimit tolerant = CallLimit.learned(100);
+    t = toTheMaximum(tolerant, 100);
+    t = wave(tolerant, t, 100, 2 * MS, 40);
+    t = wave(tolerant, t, 90, 2 * MS, 36);
+    assertEquals(100, tolerant.limit(), "40% failing at 100 and at 90: tolerated");
+    // ... does not excuse half failing.
+    wave(tolerant, t, 100, 2 * MS, 50);
+    assertEquals(90, tolerant.limit(), "half failed: backed off whatever was tolerated");
+  }
+
+  @Test
+  void aShallowBackOffOnFailuresIsNotDoubledBack() {
+    // ADR 0019: only a back-off to half the limit or less (an outage) doubles back per clean wave.
+    // Failures that follow our concurrency stop a tenth below the limit that caused them, and the
+    // next round is judged as any: here its calls queue (twice their floor), so it is cut further.
+    CallLimit limit = CallLimit.learned(64);
+    long t = toTheMaximum(limit, 64);
+    t = wave(limit, t, 64, 2 * MS, 26);
+    assertEquals(58, limit.limit());
+    wave(limit, t, 58, 4 * MS, 0);
+    assertTrue(limit.limit() < 58, "a clean round that queued after a shallow back-off: limit " + limit.limit());
+  }
+
+  @Test
+  void aFloorRoundWhoseCallsWereHeldUpTogetherIsAbandoned() {
+    // ADR 0107: a stall (a GC pause, the downstream pausing) holds every call in flight at once
+    // and completes nothing, then everything. A floor round that met one would make the stall the
+    // floors for a floor period: it is abandoned, the limit before it returns and the floors stay.
+    CallLimit limit = CallLimit.learned(64);
+    long t = toTheMaximum(limit, 64);
+    while (!limit.inFloorRound()) {
+      t = wave(limit, t, limit.limit(), 2 * MS, 0);
+    }
+    int floorLimit = limit.limit();
+    assertTrue(floorLimit < 64, "a floor round runs below the limit: " + floorLimit);
+    // Every call of the floor round starts at once, is held 10 ms (five floor times), and all come
+    // back together.
+    for (int i = 0; i < floorLimit; i++) {
+      limit.completed(t + 10 * MS, 10 * MS, 8, floorLimit, false);
+    }
+    assertTrue(!limit.inFloorRound(), "the floor round is over");
+    assertEquals(2 * MS, limit.floorNanos(8), "the stall did not become the floor");
+    assertEquals(64, limit.limit(), "the limit before the floor round returns");
+    wave(limit, t + 10 * MS, 64, 2 * MS, 0);
+    assertTrue(!limit.inFloorRound(), "the next floor round is a floor period away");
+  }
+
+  @Test
+  void aCutThatCostThroughputWithoutLatencyRisingIsUndoneAndTheFloorsFollow() {
+    // ADR 0012's amendment and ADR 0018: every call takes 4 ms from some moment on, twice its
+    // floor, whatever the concurrency. The law reads a queue and cuts by more than a fifth (a
+    // trial); the round after next delivers fewer inputs per second at the same latency over floor,
+    // and the calls it removed were served (Little's law): the cut is undone for a round, the old
+    // limit delivers again, so the undo stands and the floors move up to what calls take now.
+    CallLimit limit = CallLimit.learned(64);
+    long t = toTheMaximum(limit, 64);
+    t = wave(limit, t, 64, 4 * MS, 0);
+    int cut = limit.limit();
+    assertTrue(cut <= 64 * 4 / 5, "a trial cut: " + cut);
+    t = wave(limit, t, cut, 4 * MS, 0); // settles: not judged
+    t = wave(limit, t, cut, 4 * MS, 0);
+    assertEquals(64, limit.limit(), "the cut cost inputs per second: undone for a round");
+    t = wave(limit, t, 64, 4 * MS, 0); // settles
+    t = wave(limit, t, 64, 4 * MS, 0);
+    assertEquals(4 * MS, limit.floorNanos(8), "the old limit delivered again: the floors moved up");
+    assertEquals(64, limit.limit(), "the undo stands");
+    // The rounds after it judge latency against the new floors: no queue. (A floor round, due since
+    // slow start's first cut, may lower the limit for one round: its calls take 4 ms as well.)
+    for (int round = 0; round < 5; round++) {
+      t = wave(limit, t, limit.limit(), 4 * MS, 0);
+      assertTrue(limit.limit() == 64 || limit.inFloorRound(), "round " + round + " after: limit " + limit.limit());
+    }
+    assertEquals(64, limit.limit());
+    assertEquals(4 * MS, limit.floorNanos(8));
+  }
+
+  @Test
+  void anUndoThatDeliversNoMoreThanTheCutIsCutAgain() {
+    // As above, but while the old limit is back the downstream slows with it (latency grows with
+    // the calls in flight, a queue): the old limit delivers no more inputs per second than the cut
+    // did, so the cut stands (ADR 0012's amendment) and the floors stay.
+    CallLimit limit = CallLimit.learned(64);
+    long t = toTheMaximum(limit, 64);
+    t = wave(limit, t, 64, 4 * MS, 0);
+    int cut = limit.limit();
+    t = wave(limit, t, cut, 4 * MS, 0);
+    t = wave(limit, t, cut, 4 * MS, 0);
+    assertEquals(64, limit.limit(), "undone for a round");
+    long queued = 4 * MS * 64 / cut;
+    t = wave(limit, t, 64, queued, 0);
+    wave(limit, t, 64, queued, 0);
+    assertEquals(cut, limit.limit(), "the old limit delivered no more: the cut stands");
+    assertEquals(2 * MS, limit.floorNanos(8), "the floors did not move");
+  }
 }

@@ -355,6 +355,44 @@ class CallLimitTest {
       slow.runUntil(5000 * MS + CallLimit.FLOOR_PERIOD_NANOS + 2000 * MS);
       assertWithin(16, 32, limit.limit(), "one floor period after the slow-down");
     }
+
+    @Test
+    void cutsThatDoNotBringLatencyDownAreUndoneAndTheFloorsMoveUp() {
+      // ADR 0012: cuts in a row are judged together; once they are deep, our own queue must have
+      // shrunk with the calls in flight (Little's law). Here every call takes 25% longer from 2 s on
+      // whatever the concurrency (a busy machine): each cut is small (no trial judges it), latency
+      // over floor stays where it was, so the streak was not our queue. It is undone (the limit
+      // back to where the cuts began, in one step) and the floors move up to what calls take now,
+      // rather than cutting on until a floor round, up to 30 s later.
+      CallLimit limit = CallLimit.learned(64);
+      long slowFrom = 2000 * MS;
+      // A pool of 24 for the first second (slow start ends in a cut), then no pool bound at all.
+      Downstream d = new Downstream(limit, t -> t < 1000 * MS ? 24 : 10_000, 2 * MS, 0, 0, 1) {
+        @Override
+        void fill() {
+          while (inFlight < limit.limit()) {
+            inFlight++;
+            waiting.add(new Call(now, batch, inFlight, now < slowFrom ? 2 * MS : 2 * MS * 5 / 4));
+          }
+          serve();
+        }
+      };
+      d.runUntil(slowFrom);
+      assertEquals(64, limit.limit(), "before the slow-down, nothing queues");
+      long floorBefore = limit.floorNanos(8);
+      int[] lowest = {Integer.MAX_VALUE};
+      int[] limitWhenTheFloorsMoved = {0};
+      d.runUntil(slowFrom + 1000 * MS, () -> {
+        lowest[0] = Math.min(lowest[0], limit.limit());
+        if (limitWhenTheFloorsMoved[0] == 0 && limit.floorNanos(8) != floorBefore) {
+          limitWhenTheFloorsMoved[0] = limit.limit();
+        }
+      });
+      assertEquals(2 * MS * 5 / 4, limit.floorNanos(8), "the floors follow what calls take now");
+      assertEquals(64, limitWhenTheFloorsMoved[0], "the cuts were undone when the floors moved up");
+      assertTrue(lowest[0] >= 24, "the streak was undone once deep, not pursued: lowest " + lowest[0]);
+      assertEquals(64, limit.limit(), "a second after the slow-down");
+    }
   }
 
   @Nested
