@@ -130,4 +130,31 @@ class RouterEveryInputAnsweredTest {
     assertTrue(failedWith(x, FerryError.CLOSED) && x.cause().getMessage().contains("left"), "x: " + x);
     assertEquals(timers, loop.liveTimers(), "the dropped input's hold timer is still set");
   }
+
+  /**
+   * A leave gives up a's forward of x1 (502); x2 of the same client, held at a for a pause, could
+   * pass x1 with the key's path gone: it is answered 503, never applied (ADR 0115), and its hold
+   * timer goes with it.
+   */
+  @Test
+  void anInputHeldBehindOneALeaveGaveUpIsAnsweredAndLeavesNoTimer() throws Exception {
+    Router a = router("a");
+    String key = RouterTesting.keysOf("b", List.of("a", "b"), 1).get(0);
+    a.snapshot(Set.of("a", "b"), Set.of("a", "b"), Set.of());
+    loop.runPending();
+    Future<Object> x1 = RouterTesting.submit(a, key, "x1", 0, "c#1");
+    loop.runPending();
+    assertEquals(1, out.size(), "x1 forwarded to b");
+    int timers = loop.liveTimers();
+    Future<Object> x2 = RouterTesting.forwarded(a, "b", key, "x2", "c#2", MAX_HOLD_MS / 2); // views disagree: a pause
+    loop.runPending();
+    assertEquals(1, a.heldCount(), "x2 held for a pause");
+
+    a.abandonForwards("leaving took too long");
+    loop.runPending();
+
+    assertTrue(failedWith(x1, FerryError.FAILED), "x1: " + x1);
+    assertTrue(failedWith(x2, FerryError.CLOSED), "x2: " + x2);
+    assertEquals(timers, loop.liveTimers(), "x2's hold timer outlived its hold");
+  }
 }
