@@ -77,6 +77,7 @@ class RouterHandBackTest {
     assertReturned(x.future());
     assertEquals(List.of("z"), bodies(), "z goes on to c once nothing is held before it");
     assertTrue(!z.isComplete(), "z waits for c's answer, not its bound");
+    assertEquals(0, loop.liveTimers(), "the hold timer of x, taken along, outlived its hold");
   }
 
   @Test
