@@ -157,4 +157,23 @@ class RouterEveryInputAnsweredTest {
     assertTrue(failedWith(x2, FerryError.CLOSED), "x2: " + x2);
     assertEquals(timers, loop.liveTimers(), "x2's hold timer outlived its hold");
   }
+
+  /**
+   * Held before the first view with a timer at its bound, x is held again for a pause once the view
+   * comes (b, its sender, owns the key by a's view: views disagree): one timer, the pause's.
+   */
+  @Test
+  void anInputHeldAgainKeepsOneTimer() throws Exception {
+    Router a = router("a");
+    String key = RouterTesting.keysOf("b", List.of("a", "b"), 1).get(0);
+    RouterTesting.forwarded(a, "b", key, "x", "cl#1", MAX_HOLD_MS / 2);
+    loop.runPending();
+    assertEquals(1, loop.liveTimers(), "held before the first view");
+
+    a.snapshot(Set.of("a", "b"), Set.of("a", "b"), Set.of());
+    loop.runPending();
+
+    assertEquals(1, a.heldCount(), "held for a pause");
+    assertEquals(1, loop.liveTimers(), "the first hold's timer is still set");
+  }
 }
