@@ -228,6 +228,31 @@ class RouterHandBackTest {
   }
 
   /**
+   * Marks are per client: b handed back c's x1 and e's y1; x1 comes again and ends c's mark, but e's
+   * stays, and e's y2, sent before a saw y1 come back, goes back too.
+   */
+  @Test
+  void anInputComingAgainEndsOnlyItsOwnClientsMark() throws Exception {
+    Router b = router("b"); // no view yet: b holds what it gets
+    String key = "k1";
+    Future<Object> x1 = forwarded(b, key, "x1", "c#1");
+    Future<Object> y1 = forwarded(b, key, "y1", "e#1");
+    loop.advanceMillis(1_000);
+    assertReturned(x1);
+    assertReturned(y1);
+    b.snapshot(Set.of("b"), Set.of("b"), Set.of());
+
+    Future<Object> again1 = forwarded(b, key, "x1", "c#1");
+    loop.advanceMillis(10);
+    assertTrue(again1.succeeded(), "x1: " + again1);
+    Future<Object> y2 = forwarded(b, key, "y2", "e#2");
+    loop.advanceMillis(10);
+
+    assertReturned(y2);
+    assertEquals(List.of("x1"), calls.stream().flatMap(List::stream).toList(), "y2 is not applied ahead of y1");
+  }
+
+  /**
    * Sent again, x1 and x2 come in a's order: x2, handed back itself, then goes on. But when x1 goes
    * back once more before x2 arrives again, x2 was sent before a saw that, and goes back again.
    */
