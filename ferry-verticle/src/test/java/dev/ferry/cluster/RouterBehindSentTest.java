@@ -93,6 +93,79 @@ class RouterBehindSentTest {
     assertTrue(x.get(0).succeeded(), "x1 served: " + x.get(0));
   }
 
+  /**
+   * x2's send failed here, no reply at all (the event bus refused it locally): never applied, as its
+   * 503 says, so x1 is not given up for it but goes again (Router#mayHaveApplied).
+   */
+  @Test
+  void aLaterInputWhoseSendFailedHereLetsTheEarlierOneGoOn() throws Exception {
+    start();
+    List<Future<Object>> x = x1BackWhileX2IsOut();
+    a.forwarded(fromA.get(1), Future.failedFuture(new IllegalStateException("not sent: the event bus is closed")));
+    loop.advanceMillis(Router.RETRY_MS);
+    assertTrue(x.get(1).failed() && x.get(1).cause() instanceof FerryException fe && fe.kind() == FerryError.CLOSED,
+        "x2 answered " + x.get(1));
+    assertEquals(3, fromA.size(), "x1 sent again, x1 " + x.get(0));
+    a.forwarded(fromA.get(2), Future.succeededFuture("x1"));
+    loop.runPending();
+    assertTrue(x.get(0).succeeded(), "x1 served: " + x.get(0));
+  }
+
+  /**
+   * x1 waits for x2 and x3, sent after it; y, another client's input, waits behind x1. x2 is
+   * applied, so x1 never is: y goes on at once, along the key's path to b where x3 is still out,
+   * and does not wait for x3's answer (Router#forwarded: what waited behind an input given up goes
+   * on).
+   */
+  @Test
+  void whatWaitedBehindAnInputGivenUpGoesOnWhileTheKeysPathIsStillOpen() throws Exception {
+    start();
+    Future<Object> x1 = enter("x1", "c#1");
+    enter("x2", "c#2");
+    enter("x3", "c#3");
+    a.forwarded(fromA.get(0), RouterTesting.returned());
+    loop.advanceMillis(Router.RETRY_MS);
+    Future<Object> y = enter("y", "d#1");
+    assertEquals(3, fromA.size(), "y held behind x1");
+
+    a.forwarded(fromA.get(1), Future.succeededFuture("x2"));
+    loop.runPending();
+
+    assertTrue(RouterTesting.overtaken(x1), "x1 answered " + x1);
+    assertEquals(List.of("x1", "x2", "x3", "y"), fromA.stream().map(f -> f.pending.input.body).toList(),
+        "y forwarded behind x3 before x3's answer");
+    a.forwarded(fromA.get(2), Future.succeededFuture("x3"));
+    a.forwarded(fromA.get(3), Future.succeededFuture("y"));
+    loop.runPending();
+    assertTrue(y.succeeded(), "y: " + y);
+    assertEquals(0, loop.liveTimers(), "x1's hold timer outlived its hold");
+  }
+
+  /**
+   * x1 waits for x2, sent after it; z, another client's input, is out at b too. x2 is refused
+   * there, never applied: x1 goes again at once, without waiting for z's answer (Router#sentAfterAnswered).
+   */
+  @Test
+  void anInputThatCameBackGoesOnOnceTheLaterOnesAreAnsweredWhileOthersAreOut() throws Exception {
+    start();
+    Future<Object> x1 = enter("x1", "c#1");
+    enter("x2", "c#2");
+    enter("z", "d#1");
+    a.forwarded(fromA.get(0), RouterTesting.returned());
+    loop.advanceMillis(Router.RETRY_MS); // x1's pause is over: it waits for x2 only
+    assertEquals(3, fromA.size());
+
+    a.forwarded(fromA.get(1), Future.failedFuture(new ReplyException(ReplyFailure.RECIPIENT_FAILURE,
+        FerryError.REJECTED.code(), "full")));
+    loop.runPending();
+
+    assertEquals(List.of("x1", "x2", "z", "x1"), fromA.stream().map(f -> f.pending.input.body).toList(),
+        "x1 sent again before z's answer");
+    a.forwarded(fromA.get(3), Future.succeededFuture("x1"));
+    loop.runPending();
+    assertTrue(x1.succeeded(), "x1: " + x1);
+  }
+
   /** x2 is never answered: x1's wait ends within its hold bound from its arrival (503, never sent again). */
   @Test
   void theWaitEndsWithinTheHoldBound() throws Exception {

@@ -162,6 +162,10 @@ class RouterFenceTest {
       RouterTesting.forwarded(b, "a", "other-" + k, "y", "cl#3", 0);
     }
     loop.advanceMillis(Router.RETRY_MS);
+    // Exactly FENCE_ENTRIES pairs are kept: the oldest left, the first of the others, still fences.
+    Future<Object> oldest = RouterTesting.forwarded(b, "a", "other-0", "y1", "cl#1", 0);
+    loop.advanceMillis(Router.RETRY_MS);
+    assertTrue(RouterTesting.closed(oldest), "the oldest pair kept is still fenced: " + oldest);
     Future<Object> late = RouterTesting.forwarded(b, "a", "first", "x1", "cl#1", 0);
     loop.advanceMillis(Router.RETRY_MS);
 
@@ -169,6 +173,59 @@ class RouterFenceTest {
     Future<Object> fenced = RouterTesting.forwarded(b, "a", "other-" + (Router.FENCE_ENTRIES - 1), "y0", "cl#1", 0);
     loop.advanceMillis(Router.RETRY_MS);
     assertTrue(RouterTesting.closed(fenced), "a recent pair is still fenced: " + fenced);
+  }
+
+  /**
+   * The fence is checked at arrival too, not only at submit: an input behind it is neither applied
+   * nor sent on (ADR 0146). b applied the client's x7 and then lost the key to c, which has no fence
+   * for it; x5, given up by a's leave and slow on the wire, reaches b only now. Sent on to c, it
+   * would be applied there after x7.
+   */
+  @Test
+  void anInputBehindTheFenceIsNotSentOnToTheKeysNewOwner() throws Exception {
+    Router b = router("b");
+    String key = keyOwnedBy("c", List.of("b", "c"));
+    b.snapshot(Set.of("a", "b"), Set.of("b"), Set.of("a")); // a leaving: b owns every key
+    b.released("a", "b");
+    loop.runPending();
+    Future<Object> x7 = RouterTesting.submit(b, key, "x7", 0, "cl#7");
+    loop.runPending();
+    assertTrue(x7.succeeded(), "x7 applied at b: " + x7);
+
+    b.snapshot(Set.of("a", "b", "c"), Set.of("b", "c"), Set.of("a")); // c joins and owns the key
+    b.released("c", "b,c");
+    loop.advanceMillis(Router.RETRY_MS);
+    Future<Object> x5 = RouterTesting.forwarded(b, "a", key, "x5", "cl#5", MAX_HOLD_MS / 2);
+    loop.advanceMillis(Router.RETRY_MS);
+
+    assertTrue(fenced(x5), "x5 answered 503 by the fence: " + x5);
+    assertEquals(List.of(), out.get("b"), "x5 sent on behind the fence");
+    assertEquals(List.of("x7"), applied());
+  }
+
+  /**
+   * The bound on what the fence keeps of an origin: {@link Router#FENCED_ORIGIN_MAX} characters
+   * (the sender's part, its '#' included) are still fenced, one more is not (ADR 0146: only an
+   * origin longer than that, which no client writes, goes without).
+   */
+  @Test
+  void anOriginOfTheLongestKeptLengthIsFencedAndALongerOneIsNot() throws Exception {
+    Router b = router("b");
+    b.snapshot(Set.of("a", "b"), Set.of("b"), Set.of("a")); // a leaving
+    b.released("a", "b");
+    loop.runPending();
+    String longest = "o".repeat(Router.FENCED_ORIGIN_MAX - 1) + "#";
+    String longer = "p".repeat(Router.FENCED_ORIGIN_MAX) + "#";
+    RouterTesting.submit(b, "k0", "x2", 0, longest + 2);
+    RouterTesting.submit(b, "k1", "y2", 0, longer + 2);
+    loop.runPending();
+
+    Future<Object> x1 = RouterTesting.forwarded(b, "a", "k0", "x1", longest + 1, MAX_HOLD_MS / 2);
+    Future<Object> y1 = RouterTesting.forwarded(b, "a", "k1", "y1", longer + 1, MAX_HOLD_MS / 2);
+    loop.advanceMillis(Router.RETRY_MS);
+
+    assertTrue(fenced(x1), "x1: " + x1);
+    assertTrue(y1.succeeded(), "an origin too long to keep is not fenced: " + y1);
   }
 
   private static boolean fenced(Future<Object> answer) {

@@ -77,6 +77,7 @@ class RouterHandBackTest {
     assertReturned(x.future());
     assertEquals(List.of("z"), bodies(), "z goes on to c once nothing is held before it");
     assertTrue(!z.isComplete(), "z waits for c's answer, not its bound");
+    assertEquals(0, loop.liveTimers(), "the hold timer of x, taken along, outlived its hold");
   }
 
   @Test
@@ -224,6 +225,31 @@ class RouterHandBackTest {
     loop.advanceMillis(10);
     assertTrue(again1.succeeded() && again2.succeeded());
     assertEquals(List.of("x1", "x2"), calls.stream().flatMap(List::stream).toList());
+  }
+
+  /**
+   * Marks are per client: b handed back c's x1 and e's y1; x1 comes again and ends c's mark, but e's
+   * stays, and e's y2, sent before a saw y1 come back, goes back too.
+   */
+  @Test
+  void anInputComingAgainEndsOnlyItsOwnClientsMark() throws Exception {
+    Router b = router("b"); // no view yet: b holds what it gets
+    String key = "k1";
+    Future<Object> x1 = forwarded(b, key, "x1", "c#1");
+    Future<Object> y1 = forwarded(b, key, "y1", "e#1");
+    loop.advanceMillis(1_000);
+    assertReturned(x1);
+    assertReturned(y1);
+    b.snapshot(Set.of("b"), Set.of("b"), Set.of());
+
+    Future<Object> again1 = forwarded(b, key, "x1", "c#1");
+    loop.advanceMillis(10);
+    assertTrue(again1.succeeded(), "x1: " + again1);
+    Future<Object> y2 = forwarded(b, key, "y2", "e#2");
+    loop.advanceMillis(10);
+
+    assertReturned(y2);
+    assertEquals(List.of("x1"), calls.stream().flatMap(List::stream).toList(), "y2 is not applied ahead of y1");
   }
 
   /**

@@ -76,4 +76,31 @@ class RouterHoldTest {
     assertEquals(FerryError.CLOSED, ((FerryException) without.cause()).kind());
     assertTrue(calls.isEmpty());
   }
+
+  /**
+   * x1, forwarded to a by b, waits at a for a pause (b owns the key by a's view: views disagree); y
+   * enters a and waits behind x1 only. x1's deadline ends its hold first (504): y goes on at once,
+   * since nothing else would route it again before its own bound (a 503 for nothing).
+   */
+  @Test
+  void whatWaitsBehindAnInputWhoseHoldEndsGoesOnAtOnce() throws Exception {
+    List<Router.Forward> out = new ArrayList<>();
+    Router a = new Router(loop, "a", RouterTesting.recordingFerry(loop, CALL_TIMEOUT_MS, calls), CALL_TIMEOUT_MS,
+        ClusterNode.maxHoldMs(CALL_TIMEOUT_MS, DRAIN_TIMEOUT_MS), RouterTesting.recording(out));
+    String key = keyOfB();
+    a.snapshot(Set.of("a", "b"), Set.of("a", "b"), Set.of());
+    loop.runPending();
+    io.vertx.core.Promise<Object> x1 = io.vertx.core.Promise.promise();
+    a.accept(Submission.parse(io.vertx.core.MultiMap.caseInsensitiveMultiMap().add(Submission.KEY, key)
+        .add(Submission.TIMEOUT_MS, "50"), "x1"), 1, false, "b", "c#1", 1_000, x1);
+    Future<Object> y = RouterTesting.submit(a, key, "y", 0, "d#1");
+    loop.runPending();
+    assertEquals(2, a.heldCount(), "x1 paused, y behind it");
+
+    loop.advanceMillis(60);
+
+    assertEquals(FerryError.TIMEOUT, ((FerryException) x1.future().cause()).kind());
+    assertEquals(List.of("y"), out.stream().map(f -> f.pending.input.body).toList(), "y sent on when x1's hold ended");
+    assertFalse(y.isComplete());
+  }
 }

@@ -95,6 +95,8 @@ class RouterLeaveTest {
     List<Future<Object>> answers = new ArrayList<>();
     answers.add(send(l, "x0")); // arrived before l stopped consuming: forwarded to a
     Future<Void> idle = l.leaving(true); // l stopped consuming; its bridge still takes sends
+    loop.runPending();
+    assertFalse(idle.isComplete(), "x0, the last input before l stopped consuming, is still out");
     // A bridge client keeps one input forwarded and unanswered at every moment.
     for (int i = 1; i <= 3; i++) {
       answers.add(send(l, "x" + i));
