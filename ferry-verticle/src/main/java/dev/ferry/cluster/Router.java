@@ -648,7 +648,7 @@ final class Router {
         answer(p, new FerryException(FerryError.CLOSED, "the key's owner could not be reached: " + ar.cause().getMessage()));
       }
       boolean mayHave = !notDelivered && mayHaveApplied(ar);
-      boolean gaveUp = mayHave && overtaken(f, false);
+      boolean gaveUp = mayHave && overtaken(f);
       if (mayHave) {
         overtakeOpen(f);
       }
@@ -712,7 +712,7 @@ final class Router {
       long forMs = Math.max(0, (f.sentAt + f.holdMs * 1_000_000 - now + 999_999) / 1_000_000);
       answer(f.pending, new FerryException(FerryError.FAILED, GIVEN_UP_FOR + forMs + " ms): " + why
           + " (it may have applied the input)"));
-      if (overtaken(f, false)) {
+      if (overtaken(f)) {
         gaveUp.add(f.pending.input.key);
       }
       givenUp.computeIfAbsent(f.pending.input.key, k -> new HashMap<>())
@@ -1475,7 +1475,7 @@ final class Router {
           // Neither flushes: the snapshot adopts its view and its departures first, then flushes
           // every key (ADR 0115 review: what this lets go, routed now, would go to the node that
           // left, or on for a sender that left).
-          overtaken(f, false);
+          overtaken(f);
           clearPath(f, false);
         }
       }
@@ -1849,7 +1849,7 @@ final class Router {
       givenUpOpen.computeIfPresent(key, (k, n) -> n > 1 ? n - 1 : null);
       // An earlier input that came back here meanwhile waited behind it (sentAfter): it may have
       // been applied, so that one never is (as at its answer).
-      overtaken(f, false);
+      overtaken(f);
       flushHeld(key);
       checkLeft();
     }));
@@ -1931,10 +1931,10 @@ final class Router {
    * {@code f} may have been applied. Every input of its client and key with an earlier place that
    * came back here and waits to be sent again, sent before {@code f}, can no longer be applied in
    * its place: it is answered CLOSED, never applied (ADR 0115). Each such input is looked at once.
-   * Whether any was, is returned; with {@code flushAfter} what waited behind them is routed again
-   * at once, otherwise the caller does it once its own state is settled.
+   * Whether any was, is returned: the caller routes again what waited behind them, once its own
+   * state is settled.
    */
-  private boolean overtaken(Forward f, boolean flushAfter) {
+  private boolean overtaken(Forward f) {
     Pending later = f.pending;
     if (later.origin == null) {
       return false;
@@ -1967,9 +1967,6 @@ final class Router {
       }
       answer(p, new FerryException(FerryError.CLOSED, OVERTAKEN + " ("
           + later.originText() + "), sent on from " + self + " before this one came back, may have been applied first"));
-    }
-    if (flushAfter) {
-      flushHeld(later.input.key); // what waited behind them goes on
     }
     return true;
   }
