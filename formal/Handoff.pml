@@ -47,8 +47,9 @@
  * (oneCallPerKey; -DSTRICT checks it in a crash too, and must fail); the
  * routing client's inputs reach the downstream in submission order
  * (keyOrder), and the fence refuses none but an input whose forward was
- * given up (the routing rules keep order themselves; any other refusal
- * would be an order break turned into a 503: fenceRefused); every input is
+ * given up or that passed a crashed node (the routing rules keep order
+ * themselves; any other refusal would be an order break turned into a 503:
+ * fenceRefused); every input is
  * sent at most once (sentOnce); every request is answered exactly once
  * (exactlyOnce), and once nothing can move, every request was answered and
  * nothing is held or open at a live node (stranded, nothingOpen); a node's
@@ -114,10 +115,11 @@
  * -DCLOSE (with -DLEAVE): the leaving node closes after its leave and drain
  * (Router#close: held CLOSED, open forwards 502); -DSTO=n: n send timeouts
  * between live nodes (Router#forwarded, TIMEOUT), within ADR 0109's premise
- * (-DSLOWWIRE drops its half about the wire). Not modelled: departed senders
- * (Router#departedOnItsWay), a forward held because too little of its
- * allowance is left to send it on, the close's drain timeout
- * (docs/verification.md).
+ * (-DSLOWWIRE drops its half about the wire). Departed senders (ADR 0110:
+ * Router#departed, #departedOnItsWay, #dropFromDeparted) are modelled; the
+ * -DTRIO crash after a join reaches them. Not modelled: a forward held
+ * because too little of its allowance is left to send it on, the close's
+ * drain timeout (docs/verification.md).
  *
  * Time is nondeterminism: a hold may expire at any moment (unless
  * -DNO_EXPIRY), a hand-back mark may end at any moment, a waiting request
@@ -287,10 +289,14 @@ byte fen[NN];             /* Router#fence: the largest place submitted here, plu
 #define behindFence(n, x, vis) ((x) + 1 < fen[n] && ((vis) & LEAVINGAT(n)) != 0)
 #elif defined(FENCE_ALL)
 #define behindFence(n, x, vis) ((x) + 1 < fen[n])
-#else
-/* the code's rule: only an input that passed a node outside this node's view
- * (Router#passedOutsideView) */
+#elif defined(FENCE_VIEW)
+/* ADR 0146's first rule: only an input that passed a node outside this
+ * node's view (a forward from a crashed node not yet seen gone passes) */
 #define behindFence(n, x, vis) ((x) + 1 < fen[n] && ((vis) & ~vw[n]) != 0)
+#else
+/* the code's rule (ADR 0147): an input that passed another node
+ * (Router#behind); one the client sent here straight is never behind */
+#define behindFence(n, x, vis) ((x) + 1 < fen[n] && (vis) != 0)
 #endif
 bool closed[NN];          /* Router#closed (-DCLOSE): ClusterNode#close after the leave */
 /* the node's loop still runs its timers and membership: not crashed, not
@@ -354,7 +360,21 @@ chan net[NP * NP] = [2 * N + 2] of { byte, byte, byte };
 
 /* ---- ghosts ---- */
 byte wire;                /* calls of the key on the downstream */
-byte hoTransit[NN];       /* inputs an engine handed off, on their way to the node */
+byte hoT[NN * NN];        /* inputs node f's engine handed off, on their way to node t: hoT[f * NN + t] */
+byte dep[NN];             /* Router#departed: members a node adopted, gone from the members it adopted since */
+/* no hand-off is on its way to n but from a crashed node: a crashed node's
+ * hand-off may arrive at any later moment, even after n submitted the
+ * client's next input (the event bus delivers what a removed member wrote,
+ * docs/verification.md); then it is dropped (its sender departed, ADR 0110)
+ * or fenced (ADR 0147), and keyOrder says whether that kept the order */
+#define HOFROM(f, n) (hoT[(f) * NN + (n)] == 0 || dead[f])
+#if NN == 3
+#define DEADSET (dead[0] | (dead[1] << 1) | (dead[2] << 2))
+#define HOFIRST(n) (HOFROM(0, n) && HOFROM(1, n) && HOFROM(2, n))
+#else
+#define DEADSET (dead[0] | (dead[1] << 1))
+#define HOFIRST(n) (HOFROM(0, n) && HOFROM(1, n))
+#endif
 byte nextSeq;             /* the client's next input in order */
 bool sent[N];
 byte budget = RB;
@@ -817,19 +837,22 @@ inline dispatch(n) {
 /* the fence refuses place x (503 CLOSED): without it x would go on behind a
  * later place of its client submitted at this node. The routing rules keep
  * order without the fence, but for an input whose forward a leave gave up
- * (ADR 0146): any other refusal counts as an order break, a 503 the client
- * did not need (backOrder first for one that came back, as in dispatch) */
-inline fenceRefused(x) {
-  PROP(backOrder, !cameBack[x] || givenUp[x]);
-  PROP(keyOrder, givenUp[x])
+ * (ADR 0146) and one that passed a crashed node (its caller had its 502 or
+ * timeout; what the crashed node sent may arrive at any moment, ADR 0147):
+ * any other refusal counts as an order break, a 503 the client did not need
+ * (backOrder first for one that came back, as in dispatch) */
+#define PASSEDDEAD(vis) (((vis) & DEADSET) != 0)
+inline fenceRefused(x, vis) {
+  PROP(backOrder, !cameBack[x] || givenUp[x] || PASSEDDEAD(vis));
+  PROP(keyOrder, givenUp[x] || PASSEDDEAD(vis))
 }
 
 /* Router#submit; behind the fence (arrival normally catches it): CLOSED */
 inline submit(n, p) {
   if
-  :: behindFence(n, pinput(p), pvis[p]) -> fenceRefused(pinput(p)); answerC(p, NAPP)
+  :: behindFence(n, pinput(p), pvis[p]) -> fenceRefused(pinput(p), pvis[p]); answerC(p, NAPP)
   :: else ->
-     PROP(handOffsFirst, hoTransit[n] == 0);
+     PROP(handOffsFirst, HOFIRST(n));
      pbs[p] = 0; aft[p] = 0; pft[p] = 0;       /* unwait */
      if
      :: pinput(p) + 1 > fen[n] -> fen[n] = pinput(p) + 1
@@ -855,6 +878,11 @@ inline route(n, p) {
   :: psnd[p] && !pret[p] && !palong[p] && (pvis[p] & pathNoBack(n)) != 0 -> palong[p] = 1
   :: else -> skip
   fi;
+  if
+  /* Router#departedOnItsWay: it passed a node that left the members this
+   * node adopted: never applied (ADR 0110) */
+  :: (pvis[p] & dep[n]) != 0 -> answerC(p, NAPP)
+  :: else ->
   afterHandedBack(n, p);
   if
   :: pbs[p] -> sentAfter(n, p)
@@ -917,6 +945,7 @@ inline route(n, p) {
            fi
         fi
      fi
+  fi
   fi
   fi;
   zrq = 0; zrb = 0; zbb = 0; zro = 0; zah = 0; zsa = 0
@@ -1060,7 +1089,7 @@ inline handedOff(n, p) {
      :: zrVia != NONE && zrVia != SEVERAL -> zrTgt = zrVia
      :: else -> zrTgt = zrOwn
      fi;
-     zeng = 1; hoTransit[zrTgt]++;
+     zeng = 1; hoT[n * NN + zrTgt]++;
      forward(n, zrTgt, p, 1);
      zeng = 0
   fi;
@@ -1098,6 +1127,20 @@ inline snapshot(n, s) {
         /* FAILED (may have been applied): what came back behind it never is */
         ztt = pft[zsi]; zbk = pback[zsi]; overtaken(n, zsi); answerP(zsi); answerOvertaken(n);
         clearPath(n, ztt, zbk, 0); zbk = 0; zov = 0
+     :: else -> skip
+     fi;
+     zsi++
+  :: else -> break
+  od;
+  /* Router#departed and #dropFromDeparted (ADR 0110): what is held here
+   * from a member this node adopted that is gone now, or passed one on its
+   * way, is answered CLOSED, never applied */
+  dep[n] = (dep[n] | (mb[n] & ~mem[s])) & ~mem[s];
+  zsi = pslot(n, 0, 0);
+  do
+  :: zsi < pslot(n + 1, 0, 0) ->
+     if
+     :: pst[zsi] == HELD && (pvis[zsi] & dep[n]) != 0 -> answerC(zsi, NAPP)
      :: else -> skip
      fi;
      zsi++
@@ -1182,7 +1225,7 @@ inline accept(am, ax, afrom, aupid, aflags) {
   ::  afrom != CL ->
      psnd[zrq] = 1; phop[zrq] = (aflags) & 3; pho[zrq] = ((aflags) >> 2) & 1; pvis[zrq] = ((aflags) >> 3) & 15;
      if
-     :: ((aflags) >> 7) & 1 -> hoTransit[am]--
+     :: ((aflags) >> 7) & 1 -> hoT[(afrom) * NN + am]--
      :: else -> skip
      fi
   :: else -> skip
@@ -1212,16 +1255,16 @@ end:
        if
        :: k == REQ && refusing[n] -> netSend(n, CL, REP, a, GONE)
        /* behind the fence (Router#behindFence): 503 CLOSED, never applied */
-       :: k == REQ && !refusing[n] && behindFence(n, a, 0) -> fenceRefused(a); netSend(n, CL, REP, a, NAPP)
+       :: k == REQ && !refusing[n] && behindFence(n, a, 0) -> fenceRefused(a, 0); netSend(n, CL, REP, a, NAPP)
        :: k == REQ && !refusing[n] && !behindFence(n, a, 0) -> accept(n, a, CL, a, 0)
        :: k == FWD && (refusing[n] || behindFence(n, pinput(a), (b >> 3) & 15)) ->
           if
-          :: (b >> 7) & 1 -> hoTransit[n]--
+          :: (b >> 7) & 1 -> hoT[m * NN + n]--
           :: else -> skip
           fi;
           if
           :: refusing[n] -> netSend(n, m, REP, a, GONE)
-          :: else -> fenceRefused(pinput(a)); netSend(n, m, REP, a, NAPP)
+          :: else -> fenceRefused(pinput(a), (b >> 3) & 15); netSend(n, m, REP, a, NAPP)
           fi
        :: k == FWD && !refusing[n] && !behindFence(n, pinput(a), (b >> 3) & 15) -> accept(n, pinput(a), m, a, b)
        :: k == REL ->

@@ -71,9 +71,10 @@ import java.util.TreeMap;
  *   <li>A forward answered "given up by a leave" ({@link #GIVEN_UP}) before the holds it allowed
  *       are over counts as open until then: its client's later inputs of the key wait here behind
  *       it ({@link #keepGivenUp}, ADR 0115), since it may still reach an owner.
- *   <li>No input of a client and key that passed a node outside the view is applied, or sent on,
- *       after this node submitted a later input of theirs to its ferry ({@link #fence}, ADR 0146):
- *       a forward given up by a leave and slow on the wire gets 503 instead, whatever its delay.
+ *   <li>No input of a client and key that passed another node is applied, or sent on, after this
+ *       node submitted a later input of theirs to its ferry ({@link #fence}, ADR 0146, 0147): a
+ *       forward given up by a leave, or sent by a node that crashed or stalled, and slow on the wire
+ *       gets 503 instead, whatever its delay.
  *   <li>Every input's holds here end within the hold bound from its arrival ({@link #holdBound}).
  * </ul>
  *
@@ -468,12 +469,14 @@ final class Router {
   /**
    * Whether a later input of {@code p}'s client and key went to this node's ferry before {@code p}
    * (ADR 0146): {@code p} is then never applied here, nor sent on. The same place passes (the same
-   * input coming again, or handed off and back). Only an input that passed a node outside this
-   * node's view is refused: one leaving (the only kind whose leave gives forwards up), or whose
-   * ferry closed since (formal/Handoff.pml found that a fence for leaving nodes alone lets the
-   * given-up forward in once the membership says the ferry closed), or not announced yet. A raw
-   * sender may stamp a routing client's origin with a place of its choosing (ADR 0098); that
-   * client's inputs that pass only nodes of the view never meet the fence it raised.
+   * input coming again, or handed off and back). Only an input that passed another node is
+   * refused (ADR 0147): one the client sent here straight cannot be behind its own later one
+   * unless the client sent it out of order. Passing another node is the only way an input can
+   * arrive after a later one of its client: a leave gave its forward up, or its sender's send
+   * timed out (that node crashed or stalled) while it was still on the wire, and the node it
+   * passed may still be in this node's view (a removal not yet adopted). A raw sender may stamp
+   * a routing client's origin with a place of its choosing (ADR 0098); that client's inputs that
+   * go straight to their owner never meet the fence it raised.
    */
   private boolean behindFence(Pending p) {
     return behind(p, fenceOf(p));
@@ -485,8 +488,7 @@ final class Router {
   }
 
   private boolean behind(Pending p, Fence f) {
-    // The nodes it passed are looked at only in the rare case its place is behind the fence.
-    return f != null && p.originSeq < f.place() && passedOutsideView(p.visited);
+    return f != null && p.originSeq < f.place() && !p.visited.isEmpty();
   }
 
   /**
@@ -498,18 +500,6 @@ final class Router {
    */
   private static boolean fenceable(Pending p) {
     return p.origin != null && p.origin.length() <= FENCED_ORIGIN_MAX && p.origin.indexOf('/') < 0;
-  }
-
-  private boolean passedOutsideView(String visited) {
-    if (!visited.isEmpty()) {
-      List<String> view = views.view();
-      for (String v : visited.split(",")) {
-        if (!view.contains(v)) {
-          return true;
-        }
-      }
-    }
-    return false;
   }
 
   private FerryException fencedAnswer(Pending p) {

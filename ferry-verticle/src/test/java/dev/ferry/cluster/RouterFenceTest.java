@@ -127,12 +127,13 @@ class RouterFenceTest {
 
   /**
    * A raw sender stamps a routing client's origin with a place ahead of the client's own (ADR
-   * 0098: nothing stops it) and enters at the owner b. The client's next input comes through a, a
-   * node of b's view, and is applied: only what passed a node outside the view (a leave that may
-   * have given it up) meets the fence.
+   * 0098: nothing stops it) and enters at the owner b. The client's next input comes straight to b,
+   * as a routing client's does while views agree, and is applied: only what passed another node
+   * meets the fence (ADR 0147), so a forged place costs the client something only while its view
+   * and b's disagree.
    */
   @Test
-  void aForgedPlaceDoesNotRefuseTheClientsInputsThroughTheView() throws Exception {
+  void aForgedPlaceDoesNotRefuseTheClientsInputsSentStraightToTheOwner() throws Exception {
     Router b = router("b");
     String key = keyOwnedBy("b", List.of("a", "b"));
     b.snapshot(Set.of("a", "b"), Set.of("a", "b"), Set.of());
@@ -140,12 +141,37 @@ class RouterFenceTest {
     loop.runPending();
     Future<Object> forged = RouterTesting.submit(b, key, "forged", 0, "cl#9");
     loop.runPending();
-    Future<Object> x1 = RouterTesting.forwarded(b, "a", key, "x1", "cl#1", 0);
+    Future<Object> x1 = RouterTesting.submit(b, key, "x1", 0, "cl#1");
     loop.advanceMillis(Router.RETRY_MS);
 
     assertEquals(List.of("forged", "x1"), applied(), "x1: " + x1);
     assertTrue(forged.succeeded() && x1.succeeded(), "x1: " + x1);
   }
+
+  /**
+   * ADR 0147, found by formal/Handoff.pml (a crash that follows a join): the client sent x1 to a,
+   * which forwarded it to the owner b and then stalled (or crashed, its removal not yet adopted
+   * at b); the client's send timed out, and its next input x2 went straight to b and was applied.
+   * a's forward of x1, still on the wire, arrives from a node b still counts as a member: applied,
+   * it would follow x2. It is answered 503, never applied (its caller already had its timeout).
+   */
+  @Test
+  void aForwardFromANodeStillInTheViewArrivingAfterItsClientsLaterInputIsNeverApplied() throws Exception {
+    Router b = router("b");
+    String key = keyOwnedBy("b", List.of("a", "b"));
+    b.snapshot(Set.of("a", "b"), Set.of("a", "b"), Set.of());
+    b.released("a", "a,b");
+    loop.runPending();
+    Future<Object> x2 = RouterTesting.submit(b, key, "x2", 0, "cl#2");
+    loop.runPending();
+    Future<Object> x1 = RouterTesting.forwarded(b, "a", key, "x1", "cl#1", 0);
+    loop.advanceMillis(Router.RETRY_MS);
+
+    assertEquals(List.of("x2"), applied(), "x1: " + x1);
+    assertTrue(x2.succeeded(), "x2: " + x2);
+    assertTrue(RouterTesting.closed(x1) && x1.cause().getMessage().startsWith(Router.FENCED), "x1: " + x1);
+  }
+
   /**
    * The fence is bounded: past {@link Router#FENCE_ENTRIES} key-and-client pairs the least recently
    * used is forgotten, and a late input of that pair is no longer refused (ADR 0115's waits alone
