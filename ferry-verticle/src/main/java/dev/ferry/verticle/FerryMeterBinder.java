@@ -53,7 +53,11 @@ import java.util.function.ToDoubleFunction;
  * nor its name kept taken (docs/adr/0130).
  */
 public final class FerryMeterBinder implements AutoCloseable {
-  /** The names bound in each registry (registries by identity; a registry let go of is forgotten). */
+  /**
+   * The names bound in each registry (registries by identity; a registry let go of is forgotten).
+   * Shared by every ferry of the process, bound from their own contexts, so guarded by its own
+   * lock: taken only when a binding is made or closed, never per input, and never by the engine.
+   */
   private static final Map<MeterRegistry, Set<String>> BOUND = new WeakHashMap<>();
 
   private final MeterRegistry registry;
