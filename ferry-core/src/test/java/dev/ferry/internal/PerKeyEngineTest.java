@@ -1041,5 +1041,29 @@ class PerKeyEngineTest {
       assertEquals(FerryError.CLOSED, failure(a2).kind());
       assertEquals(0, h.loop.liveTimers(), "a handed-off input's deadline is the new owner's: no timer stays here");
     }
+
+    /**
+     * The key's call ends at the very instant a waiting input's deadline passes, before that
+     * input's own deadline timer runs: the hand-off finds nothing left of its deadline and answers
+     * it TIMEOUT here, as its timer would have, instead of forwarding it with no time left
+     * (through the verticle, the new owner answered a deadline of zero BAD_INPUT). A PIT survivor:
+     * the edge no test met.
+     */
+    @Test
+    void anInputWhoseDeadlineEndsAsTheHandOffStartsTimesOutAndIsNotForwarded() {
+      PerKeyHarness h = harness(config().build());
+      h.submit("a", "a1");
+      h.loop.schedule(Duration.ofMillis(100).toNanos(), () -> h.succeed(0)); // before a2's deadline timer
+      Future<String> a2 = h.submit(In.of("a", "a2"), Duration.ofMillis(100));
+      List<String> forwarded = new ArrayList<>();
+      Future<Void> done = h.ferry.handOff("a", (in, left) -> {
+        forwarded.add(in.label() + " " + left);
+        return Future.succeededFuture("elsewhere");
+      });
+      h.loop.advanceMillis(100);
+      assertEquals(FerryError.TIMEOUT, failure(a2).kind(), "a2: " + a2);
+      assertEquals(List.of(), forwarded, "nothing left of its deadline to forward");
+      assertTrue(done.succeeded());
+    }
   }
 }
