@@ -104,9 +104,9 @@
  * called, it may come back). It closes the slow-wire case of a leave that
  * gives up: the given-up forward that arrives after the client's later input
  * was submitted there is refused, not applied (docs/verification.md).
- * As in the code, the fence refuses only an input that passed a node outside
- * the refusing node's view (Router#passedOutsideView: leaving, its ferry
- * closed, or not announced yet); -DFENCE_ALL: every input (the rule first
+ * As in the code, the fence refuses only an input that passed another node
+ * (Router#behind, ADR 0147); -DFENCE_VIEW: only one that passed a node outside
+ * the refusing node's view (ADR 0146's rule); -DFENCE_ALL: every input (the rule first
  * modelled); -DFENCE_LEAVING: only an input that passed a node seen leaving
  * (a member whose ferry is open, not announced), the code's rule for a
  * while: not in formal/check, with -DCLOSE and 2 inputs it breaks keyOrder

@@ -268,9 +268,9 @@ final class Router {
   /**
    * Per key and origin (a client that stamped it, {@link #fenceable}), the largest place this node
    * submitted to its ferry: the fence (ADR 0146). An input of that client and key with a smaller
-   * place that passed a node outside the view and arrives later is answered 503, never applied:
-   * whatever kept it on its way (a slow link behind a leave that gave it up), its client's later
-   * input got through first. Lowered when the ferry hands the key off (what it hands off was never
+   * place that passed another node and arrives later is answered 503, never applied (ADR 0147):
+   * whatever kept it on its way (a slow link behind a leave that gave it up, a node that crashed or
+   * stalled), its client's later input got through first. Lowered when the ferry hands the key off (what it hands off was never
    * called), but never below a place the ferry called. The most recently used {@link
    * #FENCE_ENTRIES} pairs are kept; an input of a pair forgotten relies on ADR 0115's waits alone.
    */

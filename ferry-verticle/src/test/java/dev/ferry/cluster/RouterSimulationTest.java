@@ -1124,8 +1124,9 @@ class RouterSimulationTest {
           if (what.startsWith("routing ") && !Set.of("routing ok", "routing code 502", "routing code 504",
               "routing ferry TIMEOUT").contains(what) && !(giveUp && GIVE_UP_OUTCOMES.contains(what.substring(8)))
               // A raw sender that stamps a routing client's origin with a place ahead of the
-              // client's own raises the owner's fence for it (ADR 0146): the client's inputs that
-              // pass another node (views disagree) then get 503, never applied (ADR 0147). Its input answered "may
+              // client's own raises the owner's fence for it (ADR 0146, 0147): the client's inputs
+              // that pass another node then get 503, never applied (answered() checks that a raw
+              // sender stamped that client's origin for the key). Its input answered "may
               // have applied" also passes the client's earlier one that came back (ADR 0144's
               // mark: seed 2426 with views adopted late).
               && !(forged && Set.of("routing code 503 (fenced)", "routing code 503 (overtaken)").contains(what))) {
