@@ -270,9 +270,12 @@ final class Router {
    * submitted to its ferry: the fence (ADR 0146). An input of that client and key with a smaller
    * place that passed another node and arrives later is answered 503, never applied (ADR 0147):
    * whatever kept it on its way (a slow link behind a leave that gave it up, a node that crashed or
-   * stalled), its client's later input got through first. Lowered when the ferry hands the key off (what it hands off was never
-   * called), but never below a place the ferry called. The most recently used {@link
-   * #FENCE_ENTRIES} pairs are kept; an input of a pair forgotten relies on ADR 0115's waits alone.
+   * stalled), its client's later input got through first. Lowered when the ferry hands the key
+   * off (what it hands off was never called), but never below a place the ferry called. A sender
+   * that starts its count again must take a new origin (ADR 0147): its old fence would refuse its
+   * inputs that pass another node until its count passed the old one. The most recently used
+   * {@link #FENCE_ENTRIES} pairs are kept; an input of a pair forgotten relies on ADR 0115's waits
+   * alone.
    */
   private final Map<Fenced, Fence> fence = new LinkedHashMap<>(16, 0.75f, true) {
     @Override

@@ -149,6 +149,39 @@ class RouterFenceTest {
   }
 
   /**
+   * Found by the review of ADR 0147: a raw sender that stamps its own origin, waits for each reply,
+   * restarts and numbers from 1 again under the same name. b still fences that origin at 7, so its
+   * inputs that pass another node are refused 503 (never applied) until its count passes 7, with
+   * no membership change at all. An origin names one sender's life (ADR 0147): the same sender
+   * under a new origin is served. The fence does not start again on a smaller place sent straight
+   * to b: a raw sender copying a routing client's origin could then pull the client's fence down
+   * and let its slow input be applied after a later one (the case of
+   * aForgedPlaceHandedOffDoesNotLowerTheFenceBelowWhatWasCalled).
+   */
+  @Test
+  void aSenderThatStartsItsCountAgainTakesANewOrigin() throws Exception {
+    Router b = router("b");
+    String key = keyOwnedBy("b", List.of("a", "b"));
+    b.snapshot(Set.of("a", "b"), Set.of("a", "b"), Set.of());
+    b.released("a", "a,b");
+    loop.runPending();
+    Future<Object> before = RouterTesting.submit(b, key, "before-restart", 0, "svc#7");
+    loop.advanceMillis(Router.RETRY_MS);
+    assertTrue(before.succeeded(), "before: " + before);
+
+    Future<Object> sameName = RouterTesting.forwarded(b, "a", key, "same-name", "svc#1", MAX_HOLD_MS / 2);
+    Future<Object> straight = RouterTesting.submit(b, key, "straight", 0, "svc#2");
+    loop.advanceMillis(Router.RETRY_MS);
+    Future<Object> stillFenced = RouterTesting.forwarded(b, "a", key, "still-fenced", "svc#3", MAX_HOLD_MS / 2);
+    Future<Object> newName = RouterTesting.forwarded(b, "a", key, "new-name", "svc-2#1", MAX_HOLD_MS / 2);
+    loop.advanceMillis(Router.RETRY_MS);
+
+    assertEquals(List.of("before-restart", "straight", "new-name"), applied());
+    assertTrue(fenced(sameName) && fenced(stillFenced), sameName + ", " + stillFenced);
+    assertTrue(straight.succeeded() && newName.succeeded(), straight + ", " + newName);
+  }
+
+  /**
    * ADR 0147, found by formal/Handoff.pml (a crash that follows a join): the client sent x1 to a,
    * which forwarded it to the owner b and then stalled (or crashed, its removal not yet adopted
    * at b); the client's send timed out, and its next input x2 went straight to b and was applied.

@@ -362,6 +362,11 @@ class RouterSimulationTest {
     /** Scheduler events so far (a give-up may be due after a number of them). */
     long events;
     boolean quiescing;
+    /**
+     * Routing clients and keys ("c0/k3") for which a raw sender stamped that client's origin
+     * (forged): only their inputs may meet a fence the client did not raise itself (ADR 0146, 0147).
+     */
+    final Set<String> forgedPairs = new HashSet<>();
     /** Inputs answered never applied (a 503, or not delivered): none may reach the downstream (giveUp). */
     final Set<String> neverApplied = new HashSet<>();
     /** Inputs answered 502 because a leave gave up their forward (giveUp). */
@@ -893,6 +898,9 @@ class RouterSimulationTest {
       String body = "raw/" + key + ":" + rawSeq++;
       answers.put(body, 0);
       String origin = forged ? forgedOrigin() : null;
+      if (origin != null && origin.matches("c[0-9]#.*")) {
+        forgedPairs.add(origin.substring(0, origin.indexOf('#')) + "/" + key);
+      }
       request("raw", entry.id, 20_000, to -> {
         Promise<Object> answer = Promise.promise();
         to.router.accept(input(key, body, 0), 0, false, null, origin, answer);
@@ -989,6 +997,10 @@ class RouterSimulationTest {
         what = "raw overtaken"; // ADR 0115: a later input of the origin it carries went first
       } else if (m.contains(Router.FENCED)) {
         what += " (fenced)"; // ADR 0146: a later place of its origin went to the owner's ferry first
+        if (who.equals("routing") && !forgedPairs.contains(body.substring(0, body.indexOf(':')))) {
+          // Its client's own later input went first while it still waited for this one: no forger raised it.
+          violations.add(body + " fenced while its client waited for it, no raw sender stamping its origin for the key");
+        }
       } else if (m.contains(Router.OVERTAKEN)) {
         what += " (overtaken)"; // ADR 0115, 0144: a later input of its origin may have been applied
       }
