@@ -1956,7 +1956,10 @@ init {
        if
        :: (VIEW(0) >> i) & 1 ->
           kn[i] = 1; vw[i] = VIEW(0); mb[i] = mem[0]; unsN[i] = VIEW(0);
-          unsO[i] = obit(owner(VIEW(0))); relSent[i] = 1; relTo[i] = RELTO(i)
+          unsO[i] = obit(owner(VIEW(0))); relSent[i] = 1; relTo[i] = RELTO(i);
+          /* the releases of S0 each sent at start, received (Views#releases
+           * keeps them per view: one that comes back to S0 counts them) */
+          rel[i * 8 + VIEW(0)] = VIEW(0) & ~(1 << i)
        :: else ->                 /* joins later: sees the snapshots from then on */
           do
           :: vi[i] + 1 < NS && !((mem[vi[i] + 1] >> i) & 1) -> vi[i]++
