@@ -130,10 +130,17 @@ abstract class VerticleTestBase {
    */
   String httpGet(int port, String path) {
     io.vertx.core.http.HttpClient client = vertx.createHttpClient();
+    // Each stage bounded below await's 10 s, so that a hang says where it stopped (a CI run once
+    // waited 10 s for the second GET of /health, never reproduced in ten runs since).
+    io.vertx.core.http.RequestOptions options = new io.vertx.core.http.RequestOptions()
+        .setMethod(io.vertx.core.http.HttpMethod.GET).setHost("127.0.0.1").setPort(port).setURI(path)
+        .setConnectTimeout(4_000).setIdleTimeout(4_000);
     try {
-      return await(client.request(io.vertx.core.http.HttpMethod.GET, port, "127.0.0.1", path)
-          .compose(req -> req.send())
-          .compose(resp -> resp.body().map(b -> resp.statusCode() + "\n" + b)));
+      return await(client.request(options)
+          .recover(e -> Future.failedFuture(new AssertionError("GET " + path + ": no connection: " + e, e)))
+          .compose(req -> req.send()
+              .compose(resp -> resp.body().map(b -> resp.statusCode() + "\n" + b))
+              .recover(e -> Future.failedFuture(new AssertionError("GET " + path + ": no answer: " + e, e)))));
     } finally {
       client.close();
     }
