@@ -36,6 +36,13 @@ class RouterFenceTest {
     return calls.stream().flatMap(List::stream).toList();
   }
 
+  /** {@code b} settled on the view {a, b}, both announced, a's release in. */
+  private void settleOnAB(Router b) {
+    b.snapshot(Set.of("a", "b"), Set.of("a", "b"), Set.of());
+    b.released("a", "a,b");
+    loop.runPending();
+  }
+
   private static String keyOwnedBy(String owner, List<String> view) {
     for (int k = 0; ; k++) {
       if (Rendezvous.owner("k" + k, view).equals(owner)) {
@@ -136,9 +143,7 @@ class RouterFenceTest {
   void aForgedPlaceDoesNotRefuseTheClientsInputsSentStraightToTheOwner() throws Exception {
     Router b = router("b");
     String key = keyOwnedBy("b", List.of("a", "b"));
-    b.snapshot(Set.of("a", "b"), Set.of("a", "b"), Set.of());
-    b.released("a", "a,b");
-    loop.runPending();
+    settleOnAB(b);
     Future<Object> forged = RouterTesting.submit(b, key, "forged", 0, "cl#9");
     loop.runPending();
     Future<Object> x1 = RouterTesting.submit(b, key, "x1", 0, "cl#1");
@@ -162,9 +167,7 @@ class RouterFenceTest {
   void aSenderThatStartsItsCountAgainTakesANewOrigin() throws Exception {
     Router b = router("b");
     String key = keyOwnedBy("b", List.of("a", "b"));
-    b.snapshot(Set.of("a", "b"), Set.of("a", "b"), Set.of());
-    b.released("a", "a,b");
-    loop.runPending();
+    settleOnAB(b);
     Future<Object> before = RouterTesting.submit(b, key, "before-restart", 0, "svc#7");
     loop.advanceMillis(Router.RETRY_MS);
     assertTrue(before.succeeded(), "before: " + before);
@@ -192,9 +195,7 @@ class RouterFenceTest {
   void aForwardFromANodeStillInTheViewArrivingAfterItsClientsLaterInputIsNeverApplied() throws Exception {
     Router b = router("b");
     String key = keyOwnedBy("b", List.of("a", "b"));
-    b.snapshot(Set.of("a", "b"), Set.of("a", "b"), Set.of());
-    b.released("a", "a,b");
-    loop.runPending();
+    settleOnAB(b);
     Future<Object> x2 = RouterTesting.submit(b, key, "x2", 0, "cl#2");
     loop.runPending();
     Future<Object> x1 = RouterTesting.forwarded(b, "a", key, "x1", "cl#1", 0);
