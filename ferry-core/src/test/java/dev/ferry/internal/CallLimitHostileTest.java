@@ -301,6 +301,31 @@ class CallLimitHostileTest {
   }
 
   @Test
+  void latencyFarBeyondWhatOurCallsCouldCauseNeverCutsAndRebasesTheFloorsWhenItLasts() {
+    // CallLimit.ROUNDS_NOT_OURS: four calls in flight to a downstream that turns twenty times slower
+    // for good. Our own four calls could make a call wait at most four call-times, so a latency
+    // twenty times the floor is not our queue (a slower downstream, a loop answering late): those
+    // rounds never cut, and once it lasts five rounds the floors move to what calls take now.
+    // Without the rebase the floor stayed at 2 ms for as long as the slowdown lasted.
+    CallLimit limit = CallLimit.learned(4);
+    long t = toTheMaximum(limit, 4);
+    for (int i = 0; i < 20; i++) {
+      t = wave(limit, t, 4, 2 * MS, 0);
+    }
+    assertEquals(2 * MS, limit.seenFloorNanos());
+    for (int round = 1; round <= 4; round++) {
+      t = wave(limit, t, 4, 40 * MS, 0);
+      assertEquals(4, limit.limit(), "round " + round + ": not our queue, no cut");
+      assertEquals(2 * MS, limit.seenFloorNanos(), "round " + round + ": too soon to rebase");
+    }
+    for (int round = 5; round <= 7; round++) {
+      t = wave(limit, t, 4, 40 * MS, 0);
+      assertEquals(4, limit.limit(), "round " + round + ": not our queue, no cut");
+    }
+    assertEquals(40 * MS, limit.seenFloorNanos(), "the slowdown lasted: the floors are what calls take now");
+  }
+
+  @Test
   void halfTheCallsFailingAlwaysBacksOff() {
     // ADR 0065: a downstream failing half of what it gets is down or overloaded, whatever the
     // failures follow: no back-off is undone for it, and no tolerated share excuses it.
