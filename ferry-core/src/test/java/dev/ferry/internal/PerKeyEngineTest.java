@@ -418,6 +418,28 @@ class PerKeyEngineTest {
       assertEquals(List.of("a1", "a2", "a3"), List.of(a1.result(), a2.result(), a3.result()));
     }
 
+    /**
+     * ADR 0027: an expired input behind a live head stays held (its room counted) only while its
+     * lane holds fewer expired entries than live ones; at as many, the lane is compacted and the
+     * room is free again. Here a3 expires behind a2 (one expired, one live): compacted at once, so
+     * a4 fits. Kept, a3 would count and a4 be REJECTED with a lane of one live input.
+     */
+    @Test
+    void anExpiredInputBehindALiveOneIsLetGoOfOnceTheLaneHoldsAsManyExpiredAsLive() {
+      PerKeyHarness h = harness(config().maxQueueing(2).build());
+      h.submit("a", "a1"); // direct: not waiting
+      Future<String> a2 = h.submit("a", "a2");
+      Future<String> a3 = h.submit(In.of("a", "a3"), Duration.ofMillis(10));
+      h.loop.advanceMillis(10);
+      assertEquals(FerryError.TIMEOUT, failure(a3).kind());
+      Future<String> a4 = h.submit("a", "a4");
+      assertFalse(a4.isComplete(), "a4 waits: the room a3 took is free: " + a4);
+      assertEquals(0, h.ferry.metrics().rejected());
+      h.succeed(0);
+      h.succeed(1);
+      assertEquals(List.of("a2", "a4"), List.of(a2.result(), a4.result()));
+    }
+
     @Test
     void beyondMaxQueuedWeightAnInputIsRejected() {
       PerKeyHarness h = harness(config().maxQueuedWeight(10).build());
