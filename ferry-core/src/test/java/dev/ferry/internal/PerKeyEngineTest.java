@@ -730,6 +730,30 @@ class PerKeyEngineTest {
       h.succeed(1001);
       assertEquals(0, h.loop.liveTimers(), "no timer once no call is open");
     }
+
+    /**
+     * The one timer fires late (the loop was busy): the hung call is overdue, and so would be, by
+     * its deadline alone, a later call that finished meanwhile. That one is let go of, not reported:
+     * counted as a failed batch, it would make a healthy downstream read as failing (the failed
+     * batches metric, and the health that counts failures in a row).
+     */
+    @Test
+    void aTimerThatFiresLateReportsOnlyTheCallsStillOpen() {
+      PerKeyHarness h = harness(config().callTimeout(Duration.ofMillis(100)).build());
+      Future<String> hung = h.submit("hung", "h1");
+      h.loop.advanceMillis(10);
+      Future<String> quick = h.submit("q", "q1");
+      h.loop.advanceMillis(10);
+      h.succeed(1);
+      h.loop.stallMillis(200); // the timer, due at 100 ms, runs at 220 ms
+      h.loop.runPending();
+      h.loop.advanceMillis(0);
+      assertEquals(FerryError.FAILED, failure(hung).kind());
+      assertEquals("q1", quick.result());
+      assertEquals(1, h.ferry.metrics().failedBatches(), "only the hung call failed");
+      h.succeed(0);
+      assertEquals(0, h.loop.liveTimers());
+    }
   }
 
   @Nested
