@@ -202,4 +202,23 @@ class ClientRouterResendTest {
     loop.advanceMillis(Router.RETRY_MS); // a refused last time: the pause first
     assertEquals(List.of("a:x3"), sent(3), "forgotten: a is the owner again");
   }
+
+  /**
+   * A node that refused once (its ferry not yet deployed again, say) and then took a request is
+   * a node that takes requests: its keys' later requests go at once. Before the fix it stayed
+   * "refused" until the view changed, which a redeploy between two membership reads never does, so
+   * every later request of its keys waited a pause first.
+   */
+  @Test
+  void aNodeThatTookARequestAfterRefusingOneIsNoLongerPaused() {
+    view(AB);
+    String k1 = keyOwnedBy("a", null, AB);
+    String k2 = keyOwnedBy("a", k1, AB);
+    request(k1, "x");
+    answer(0, NOT_DELIVERED);
+    loop.advanceMillis(Router.RETRY_MS);
+    answer(1, "ok");
+    request(k2, "y");
+    assertEquals(List.of("a:x", "a:y"), sent(1), "y at once: a took x");
+  }
 }
