@@ -221,4 +221,42 @@ class ClientRouterResendTest {
     request(k2, "y");
     assertEquals(List.of("a:x", "a:y"), sent(1), "y at once: a took x");
   }
+
+  /** A request of a key with requests waiting to be sent again waits behind them: never ahead. */
+  @Test
+  void aLaterRequestWaitsBehindItsKeysRequestsWaitingToBeSentAgain() {
+    view(AB);
+    String k = keyOwnedBy("a", null, AB);
+    request(k, "x1");
+    answer(0, NOT_DELIVERED);
+    Future<Object> x2 = request(k, "x2");
+    assertEquals(List.of(), sent(1));
+    loop.advanceMillis(Router.RETRY_MS);
+    assertEquals(List.of("a:x1", "a:x2"), sent(1));
+    answer(1, "ok");
+    answer(2, "ok");
+    assertEquals("ok", x2.result());
+  }
+
+  /**
+   * A failure its handler sent back (a ferry's 503, say) shows the node takes requests again, as a
+   * success does; a send that got no reply (the event bus's TIMEOUT) shows nothing: the pause stays.
+   */
+  @Test
+  void aFailureFromTheNodesHandlerEndsItsPauseButNoReplyDoesNot() {
+    view(AB);
+    String k1 = keyOwnedBy("a", null, AB);
+    String k2 = keyOwnedBy("a", k1, AB);
+    String k3 = keyOwnedBy("a", k2, AB);
+    request(k1, "x");
+    answer(0, NOT_DELIVERED);
+    loop.advanceMillis(Router.RETRY_MS);
+    answer(1, new ReplyException(ReplyFailure.TIMEOUT, -1, "no reply"));
+    request(k2, "y");
+    assertEquals(List.of("a:x"), sent(1), "y waits the pause: a timeout says nothing of a's handler");
+    loop.advanceMillis(Router.RETRY_MS);
+    answer(2, new ReplyException(ReplyFailure.RECIPIENT_FAILURE, 503, "the ferry is full"));
+    request(k3, "z");
+    assertEquals(List.of("a:x", "a:y", "a:z"), sent(1), "z at once: a's handler answered y");
+  }
 }
