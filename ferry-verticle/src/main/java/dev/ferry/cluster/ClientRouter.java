@@ -79,9 +79,12 @@ final class ClientRouter {
     public final long timeoutMs;
     /** How long to wait for the reply, at least 1 ms. */
     public final long sendTimeoutMs;
+    /** When it was sent (loop time). */
+    final long sentAt;
 
-    Send(String target, Request request, long timeoutMs, long sendTimeoutMs) {
+    Send(String target, Request request, long timeoutMs, long sendTimeoutMs, long sentAt) {
       this.target = target;
+      this.sentAt = sentAt;
       this.request = request;
       this.timeoutMs = timeoutMs;
       this.sendTimeoutMs = sendTimeoutMs;
@@ -110,7 +113,12 @@ final class ClientRouter {
   private final Loop loop;
   private final Links links;
   private final Map<String, KeyState> keys = new HashMap<>();
-  private final Set<String> unreachable = new HashSet<>();
+  /**
+   * The nodes that refused a request (NO_HANDLERS), each with when its last refusal came (loop
+   * time): their keys wait a pause before each send, until a new view or a request sent there
+   * after that refusal is answered by its handler.
+   */
+  private final Map<String, Long> unreachable = new HashMap<>();
   private List<String> view = List.of();
   /** The view less the nodes that said they are leaving (see {@link #GONE}). */
   private List<String> routable = List.of();
@@ -173,7 +181,7 @@ final class ClientRouter {
         wait(ks, r);
       } else if (ks.inFlight > 0) {
         send(ks, ks.target, r); // behind the key's earlier requests, through the same node
-      } else if (owner == null || unreachable.contains(owner)) {
+      } else if (owner == null || unreachable.containsKey(owner)) {
         wait(ks, r);
         if (owner != null) {
           retryLater(ks);
@@ -233,7 +241,7 @@ final class ClientRouter {
       }
       if (!ar.succeeded() && ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS) {
         // Not delivered: sent again, before the key's later requests, once nothing is in flight.
-        unreachable.add(s.target);
+        unreachable.put(s.target, loop.nanoTime());
         if (re.failureCode() == GONE
             && leaving.put(s.target, loop.nanoTime() + LEAVING_FORGOTTEN_MS * 1_000_000) == null) {
           routable = routable(); // leaving: route by the view without it, before the view says so
@@ -241,6 +249,15 @@ final class ClientRouter {
         wait(ks, r);
         retryLater(ks);
       } else {
+        if (ar.succeeded() || ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.RECIPIENT_FAILURE) {
+          // Its handler answered a request sent after the node's last refusal: it takes requests
+          // again (a ferry deployed again under its id, which the view may never show), so its
+          // keys stop waiting a pause before each send. One sent before that refusal tells nothing.
+          Long refusedAt = unreachable.get(s.target);
+          if (refusedAt != null && s.sentAt > refusedAt) {
+            unreachable.remove(s.target);
+          }
+        }
         long forMs = ar.succeeded() ? -1 : Router.givenUpForMs(ar.cause());
         if (forMs > 0) {
           // Given up by a leave while it may still be held further on: the key's later requests
@@ -355,7 +372,7 @@ final class ClientRouter {
     long sendTimeoutMs = Math.max(1, (r.replyDeadline - now) / 1_000_000);
     ks.target = target;
     ks.inFlight++;
-    Send s = new Send(target, r, timeoutMs, sendTimeoutMs);
+    Send s = new Send(target, r, timeoutMs, sendTimeoutMs, now);
     onTheWire.add(s);
     effects.add(() -> links.send(s));
   }
@@ -405,7 +422,7 @@ final class ClientRouter {
       if (owner == null) {
         return; // no node serves: wait for a view, within each request's deadline
       }
-      if (!anyway && unreachable.contains(owner)) {
+      if (!anyway && unreachable.containsKey(owner)) {
         retryLater(ks);
         return;
       }

@@ -125,11 +125,16 @@ class ClientRouterCloseTest {
   void closingTwiceIsOneClose() throws Exception {
     view(NODES);
     Future<Object> x1 = request("k", "x1", 10_000);
+    assertFalse(client.closed());
     close();
     close();
+    // The routing client keeps its Vert.x close hook while anything is on the wire, to answer it.
+    assertTrue(client.closed());
+    assertEquals(1, client.onTheWire());
     client.sent(sends.get(0), Future.succeededFuture("ok"));
     loop.runPending();
     assertEquals("ok", x1.result());
+    assertEquals(0, client.onTheWire());
     assertEquals(0, keyStates());
   }
 
