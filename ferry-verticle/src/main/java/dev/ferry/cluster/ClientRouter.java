@@ -164,6 +164,14 @@ final class ClientRouter {
     return n;
   }
 
+  /**
+   * Keys the client keeps state for, those kept only for a wait behind a given-up request included
+   * (for tests: a key is forgotten once nothing of it is left, so memory does not grow).
+   */
+  int keysKept() {
+    return keys.size();
+  }
+
   // ---------------------------------------------------------------- transitions
 
   public void submit(Request r) {

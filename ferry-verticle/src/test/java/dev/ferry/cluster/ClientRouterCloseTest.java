@@ -13,7 +13,6 @@ import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -53,11 +52,6 @@ class ClientRouterCloseTest {
 
   private static final ReplyException NOT_DELIVERED = new ReplyException(ReplyFailure.NO_HANDLERS, -1, "no handler");
 
-  private int keyStates() throws ReflectiveOperationException {
-    java.lang.reflect.Field f = ClientRouter.class.getDeclaredField("keys");
-    f.setAccessible(true);
-    return ((Map<?, ?>) f.get(client)).size();
-  }
 
   /** Before: sent to the owner by the last view, as if the client were open. */
   @Test
@@ -68,7 +62,7 @@ class ClientRouterCloseTest {
     assertTrue(closed(late), "answered CLOSED at once: " + late);
     assertEquals(ClientRouter.CLOSED_TEXT, late.cause().getMessage());
     assertEquals(List.of(), sends);
-    assertEquals(0, keyStates());
+    assertEquals(0, client.keysKept());
   }
 
   /**
@@ -85,7 +79,7 @@ class ClientRouterCloseTest {
     view(NODES);
     assertEquals(List.of(), sends);
     assertEquals(0, loop.liveTimers(), "no deadline timer left behind");
-    assertEquals(0, keyStates());
+    assertEquals(0, client.keysKept());
   }
 
   /**
@@ -116,7 +110,7 @@ class ClientRouterCloseTest {
     loop.advanceMillis(20_000);
     assertEquals(3, sends.size(), "nothing sent after close");
     assertEquals(0, client.activeKeys());
-    assertEquals(0, keyStates());
+    assertEquals(0, client.keysKept());
     assertEquals(0, loop.liveTimers());
   }
 
@@ -135,7 +129,7 @@ class ClientRouterCloseTest {
     loop.runPending();
     assertEquals("ok", x1.result());
     assertEquals(0, client.onTheWire());
-    assertEquals(0, keyStates());
+    assertEquals(0, client.keysKept());
   }
 
   /** A request answered 502 "given up" after close: its answer, and no wait kept for the key. */
@@ -148,7 +142,7 @@ class ClientRouterCloseTest {
         FerryError.FAILED.code(), Router.GIVEN_UP + " (may still be applied for 5000 ms): left")));
     loop.runPending();
     assertTrue(x1.failed());
-    assertEquals(0, keyStates());
+    assertEquals(0, client.keysKept());
     assertEquals(0, loop.liveTimers());
   }
 
@@ -171,7 +165,7 @@ class ClientRouterCloseTest {
     loop.runPending();
     assertEquals(FerryError.FAILED, ((FerryException) x1.cause()).kind(), "the first answer stands");
     assertEquals(2, sends.size());
-    assertEquals(0, keyStates());
+    assertEquals(0, client.keysKept());
   }
 
   /**

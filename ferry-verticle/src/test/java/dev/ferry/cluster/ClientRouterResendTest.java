@@ -10,7 +10,6 @@ import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -71,11 +70,6 @@ class ClientRouterResendTest {
     return sends.subList(from, sends.size()).stream().map(s -> s.target + ":" + s.request.payload).toList();
   }
 
-  private int keyStates() throws ReflectiveOperationException {
-    java.lang.reflect.Field f = ClientRouter.class.getDeclaredField("keys");
-    f.setAccessible(true);
-    return ((Map<?, ?>) f.get(client)).size();
-  }
 
   /** With no new view, the node that refused is tried again after the pause: the request is not lost. */
   @Test
@@ -92,7 +86,7 @@ class ClientRouterResendTest {
     answer(1, "ok");
     assertEquals("ok", x.result());
     assertEquals(0, client.activeKeys());
-    assertEquals(0, keyStates());
+    assertEquals(0, client.keysKept());
   }
 
   /** Refusals that come back out of order do not reorder the key's requests. */
@@ -161,7 +155,7 @@ class ClientRouterResendTest {
     view(abc);
     assertEquals(List.of("a:x"), sent(1));
     answer(1, "ok");
-    assertEquals(0, keyStates());
+    assertEquals(0, client.keysKept());
     assertEquals(0, loop.liveTimers(), "the forgotten key's pause is cancelled");
   }
 
