@@ -122,15 +122,36 @@ public final class Submission implements Completable<Object> {
     return parse(headers, body);
   }
 
-  /** The first header of the nodes' own that {@code headers} holds, or null. */
+  /**
+   * The first header of the nodes' own that {@code headers} holds, or null. Walked with {@code
+   * forEach} and a visitor that keeps no state, because Vert.x's header map walks its entries in
+   * place there, while its iterator allocates 56 bytes per request on the hot path (an iterator
+   * and an entry per header); a reserved header, which is bad input, ends the walk by throwing.
+   */
   static String reservedHeader(MultiMap headers) {
-    for (java.util.Map.Entry<String, String> h : headers) {
-      String name = h.getKey();
-      if (name.regionMatches(true, 0, RESERVED_PREFIX, 0, RESERVED_PREFIX.length()) && !name.equalsIgnoreCase(ORIGIN)) {
-        return name;
-      }
+    try {
+      headers.forEach(REFUSE_RESERVED);
+      return null;
+    } catch (ReservedFound found) {
+      return found.name;
     }
-    return null;
+  }
+
+  private static final java.util.function.BiConsumer<String, String> REFUSE_RESERVED = (name, value) -> {
+    if (name.regionMatches(true, 0, RESERVED_PREFIX, 0, RESERVED_PREFIX.length()) && !name.equalsIgnoreCase(ORIGIN)) {
+      throw new ReservedFound(name);
+    }
+  };
+
+  /** Ends {@link #reservedHeader}'s walk at a reserved header: no stack trace, it never leaves this class. */
+  private static final class ReservedFound extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    final String name;
+
+    ReservedFound(String name) {
+      super(null, null, false, false);
+      this.name = name;
+    }
   }
 
   /** Checks one request's headers and body (a client's: {@link #parseFromClient}). */
