@@ -30,7 +30,9 @@ import java.util.TreeSet;
  * still in flight to (that node passes it on behind them, ADR 0053), otherwise to the key's owner.
  * A request answered NO_HANDLERS was not delivered: it goes back to the key's waiting requests, in
  * its place, and they are sent again, in order, once the key has nothing in flight and the view
- * names a node that takes requests (or a pause has passed), within each request's deadline.
+ * names a node that takes requests (or a pause has passed), within each request's deadline;
+ * unless a later request of the key may have been applied meanwhile (the node's consumer came back
+ * between the two sends): then it is answered CLOSED, never applied (ADR 0148's review).
  * Nothing that may have been delivered is ever sent again. A request answered 502 by a leave that
  * gave it up may still be applied for as long as its 502 says ({@link Router#givenUpForMs}): the
  * key's later requests wait that long before they go (ADR 0115).
