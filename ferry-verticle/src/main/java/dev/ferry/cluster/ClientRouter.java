@@ -11,6 +11,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -29,7 +30,9 @@ import java.util.TreeSet;
  * still in flight to (that node passes it on behind them, ADR 0053), otherwise to the key's owner.
  * A request answered NO_HANDLERS was not delivered: it goes back to the key's waiting requests, in
  * its place, and they are sent again, in order, once the key has nothing in flight and the view
- * names a node that takes requests (or a pause has passed), within each request's deadline.
+ * names a node that takes requests (or a pause has passed), within each request's deadline;
+ * unless a later request of the key may have been applied meanwhile (the node's consumer came back
+ * between the two sends): then it is answered CLOSED, never applied (ADR 0148's review).
  * Nothing that may have been delivered is ever sent again. A request answered 502 by a leave that
  * gave it up may still be applied for as long as its 502 says ({@link Router#givenUpForMs}): the
  * key's later requests wait that long before they go (ADR 0115).
@@ -104,6 +107,12 @@ final class ClientRouter {
      */
     long givenUpUntil;
     long givenUpTimer = -1;
+    /**
+     * The latest place (seq) of the key's requests answered in a way that says it may have been
+     * applied, while the key was kept: an earlier request that is, or comes, back not delivered
+     * is never sent again, or it would be applied after that one (ADR 0148's review).
+     */
+    long mayHaveApplied;
 
     KeyState(String key) {
       this.key = key;
@@ -254,8 +263,12 @@ final class ClientRouter {
             && leaving.put(s.target, loop.nanoTime() + LEAVING_FORGOTTEN_MS * 1_000_000) == null) {
           routable = routable(); // leaving: route by the view without it, before the view says so
         }
-        wait(ks, r);
-        retryLater(ks);
+        if (r.seq < ks.mayHaveApplied) {
+          fail(r, overtaken(s.target));
+        } else {
+          wait(ks, r);
+          retryLater(ks);
+        }
       } else {
         if (ar.succeeded() || ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.RECIPIENT_FAILURE) {
           // Its handler answered a request sent after the node's last refusal: it takes requests
@@ -265,6 +278,13 @@ final class ClientRouter {
           if (refusedAt != null && s.sentAt > refusedAt) {
             unreachable.remove(s.target);
           }
+        }
+        if (Router.mayHaveApplied(ar) && r.seq > ks.mayHaveApplied) {
+          // Sent after the key's requests that came back not delivered (a node's consumer can be
+          // missing for one request and there for the next: a ferry deployed again under its id,
+          // a join whose registration reached this event bus late): those are never sent again.
+          ks.mayHaveApplied = r.seq;
+          overtakeWaiting(ks, s.target);
         }
         long forMs = ar.succeeded() ? -1 : Router.givenUpForMs(ar.cause());
         if (forMs > 0) {
@@ -462,6 +482,30 @@ final class ClientRouter {
       }));
     }
     return true;
+  }
+
+  /**
+   * Answers CLOSED, never applied, each of the key's waiting requests placed before {@link
+   * KeyState#mayHaveApplied}: only requests that came back not delivered can be (a submitted one
+   * waits behind the key's others).
+   */
+  private void overtakeWaiting(KeyState ks, String target) {
+    for (Iterator<Request> it = ks.waiting.iterator(); it.hasNext(); ) {
+      Request w = it.next();
+      if (w.seq < ks.mayHaveApplied) {
+        it.remove();
+        if (w.timer >= 0) {
+          loop.cancel(w.timer);
+          w.timer = -1;
+        }
+        fail(w, overtaken(target));
+      }
+    }
+  }
+
+  private static FerryException overtaken(String target) {
+    return new FerryException(FerryError.CLOSED, Router.OVERTAKEN + " of the key, sent to " + target
+        + " after this one, may have been applied before this one could be sent again");
   }
 
   /** Cancels the key's retry and give-up timers, if set. */

@@ -2022,8 +2022,9 @@ final class Router {
    * event bus's ERROR, which Vert.x 5 raises only when the target node cannot decode the message,
    * before any consumer sees it; a failure that is no reply at all (the send failed here). Maybe:
    * a reply, any other failure of the owner, and a reply timeout (delivered or not, nobody knows).
+   * The routing client reads its answers the same way ({@link ClientRouter}).
    */
-  private static boolean mayHaveApplied(AsyncResult<Object> ar) {
+  static boolean mayHaveApplied(AsyncResult<Object> ar) {
     if (ar.succeeded()) {
       return true;
     }

@@ -2,6 +2,10 @@ package dev.ferry.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.FerryError;
+import dev.ferry.FerryException;
 
 import dev.ferry.testing.VirtualLoop;
 import io.vertx.core.Future;
@@ -252,5 +256,62 @@ class ClientRouterResendTest {
     answer(2, new ReplyException(ReplyFailure.RECIPIENT_FAILURE, 503, "the ferry is full"));
     request(k3, "z");
     assertEquals(List.of("a:x", "a:y", "a:z"), sent(1), "z at once: a's handler answered y");
+  }
+
+  /**
+   * x1 and x2 go to a, x2 behind x1; a's consumer is registered again between them (a ferry
+   * deployed again under a's id, or a joining node whose registration reached this client's event
+   * bus just after its announcement): x1 is not delivered, x2 is applied. Sent again, x1 would be
+   * applied after x2 (nothing at a fences a request sent straight to it). It is answered CLOSED,
+   * never applied, as a node answers an input that came back after its client's later one (ADR
+   * 0144), and x3, which waited behind it, goes on.
+   */
+  @Test
+  void aRequestNotDeliveredIsNeverSentAgainOnceALaterOneOfItsKeyMayHaveBeenApplied() {
+    view(AB);
+    String k = keyOwnedBy("a", null, AB);
+    Future<Object> x1 = request(k, "x1");
+    request(k, "x2");
+    answer(0, NOT_DELIVERED);
+    Future<Object> x3 = request(k, "x3");
+    answer(1, "ok");
+    loop.advanceMillis(Router.RETRY_MS);
+    assertEquals(List.of("a:x3"), sent(2), "x1 never again: x2 may have been applied");
+    assertTrue(x1.failed());
+    assertEquals(FerryError.CLOSED, ((FerryException) x1.cause()).kind(), x1.cause().getMessage());
+    assertTrue(x1.cause().getMessage().startsWith(Router.OVERTAKEN), x1.cause().getMessage());
+    answer(2, "ok");
+    assertEquals("ok", x3.result());
+    assertEquals(0, client.keysKept());
+    assertEquals(0, loop.liveTimers());
+  }
+
+  /** The same when x1's refusal is slower than x2's reply, or x2's answer says only that it may have been applied. */
+  @Test
+  void aRefusalThatComesBackAfterALaterRequestMayHaveBeenAppliedIsNeverSentAgain() {
+    view(AB);
+    String k = keyOwnedBy("a", null, AB);
+    Future<Object> x1 = request(k, "x1");
+    request(k, "x2");
+    answer(1, new ReplyException(ReplyFailure.TIMEOUT, -1, "no reply"));
+    answer(0, NOT_DELIVERED);
+    loop.advanceMillis(Router.RETRY_MS);
+    assertEquals(List.of(), sent(2));
+    assertTrue(x1.failed());
+    assertEquals(FerryError.CLOSED, ((FerryException) x1.cause()).kind(), x1.cause().getMessage());
+    assertEquals(0, client.keysKept());
+  }
+
+  /** A later request the ferry refused (429: never sent to the downstream) does not stop x1 going again. */
+  @Test
+  void aLaterRequestThatWasNeverAppliedLeavesTheRefusedOneToBeSentAgain() {
+    view(AB);
+    String k = keyOwnedBy("a", null, AB);
+    request(k, "x1");
+    request(k, "x2");
+    answer(0, NOT_DELIVERED);
+    answer(1, new ReplyException(ReplyFailure.RECIPIENT_FAILURE, FerryError.REJECTED.code(), "full"));
+    loop.advanceMillis(Router.RETRY_MS);
+    assertEquals(List.of("a:x1"), sent(2));
   }
 }
