@@ -1250,8 +1250,11 @@ final class Router {
       p.holdUntil = holdBound(p);
     }
     long wait = Math.max(1, Math.min(retryMs == Long.MAX_VALUE ? Long.MAX_VALUE : retryMs * 1_000_000, p.holdUntil - now));
-    if (p.holdTimer >= 0 && p.holdTimerAt == now + wait) {
-      return; // held again as before (a flush): its timer stands
+    if (p.holdTimer >= 0 && p.holdTimerAt - (now + wait) <= 0) {
+      // Held again (a flush) with its timer due no later: the timer stands. A pause is counted
+      // from when it began: restarted at every flush, the key's held inputs, each flushed when
+      // another one's pause ended, went on one per pause.
+      return;
     }
     cancelHold(p);
     p.holdTimerAt = now + wait;
