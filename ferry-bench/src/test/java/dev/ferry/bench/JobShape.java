@@ -132,7 +132,7 @@ final class JobShape implements Scenario {
     Store store = new Store(loop, shape);
     PerKeyFerry<String, String, List<String>, String> ferry = new PerKeyFerry<>(loop, config,
         s -> s.substring(0, s.indexOf('/')), null, null, store::call, (in, r) -> in);
-    Random rnd = new Random(42);
+    Random rnd = new Random(Long.getLong("xjob.seed", 42));
     // Virtual time starts at an arbitrary origin: the warm-up is counted from it.
     long measureFrom = loop.nanoTime() + 5_000 * MS;
     long end = measureFrom + seconds * 1_000 * MS;
