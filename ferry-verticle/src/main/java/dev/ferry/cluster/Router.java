@@ -1339,10 +1339,16 @@ final class Router {
     // Its pause is over: it may be sent on once more. The key's other held inputs are routed again
     // too, in order, so that none waits on a flush that depends on this one moving.
     p.retry = true;
-    if (!handingOff.contains(p.input.key)) {
-      flush(p.input.key);
-      checkLeft(); // routed again, some may be answered here now (handed back, dropped): the last a leave waited for
+    if (handingOff.contains(p.input.key)) {
+      // Routed again when the hand-off ends; until then its bound runs on, as for every input held
+      // for the hand-off: the hand-off waits for the key's call in flight, which a downstream that
+      // does not answer keeps open past the call timeout (ADR 0005).
+      p.holdTimerAt = p.holdUntil;
+      p.holdTimer = loop.schedule(p.holdUntil - loop.nanoTime(), () -> step(() -> holdEnded(p)));
+      return;
     }
+    flush(p.input.key);
+    checkLeft(); // routed again, some may be answered here now (handed back, dropped): the last a leave waited for
   }
 
   /** Whether a paced retry of {@code p}'s sender is held behind {@code p} (behindOwnSender). */
