@@ -115,7 +115,8 @@ hidden byte oneCallPerKey PID(1), keyOrder PID(2), slotBound PID(3),
   handOffKeepsAll PID(19), closeSignalled PID(20), modelBound PID(21),
   dueOnly PID(22), directBound PID(23), limitBound PID(24),
   idleBound PID(25), oldestFirst PID(26), noStarvation PID(27),
-  lineFifo PID(28), idleShare PID(29), heldGone PID(30), handOffEnds PID(31);
+  lineFifo PID(28), idleShare PID(29), heldGone PID(30), handOffEnds PID(31),
+  idleInputs PID(32);
 
 /* life of one input (one caller's request) */
 #define NEW  0   /* not submitted yet                                       */
@@ -186,10 +187,11 @@ byte admSeq;                      /* Entry#seq of the next input             */
 byte adm[NI];                     /* Entry#seq of each input                 */
 /* ghost for the adaptive properties */
 byte idleRun;                     /* idle grants over busy since a busy one  */
+byte idleIn;                      /* inputs those idle grants carried         */
 byte lastBusy = 1;                /* inputs of the last busy grant           */
 byte over[K];                     /* grants to others since the lane joined  */
 byte bnd[K];                      /* P5: at most B + (B + 1) x MAXB of them  */
-hidden byte tg, gi, gb, hx, hn, gH, gHW;
+hidden byte tg, gi, gb, gs, hx, hn, gH, gHW;
 
 #define idle(k)  (!inflight[k] && nwait[k] == 0)
 #define ready(k) (inLine[k] || inBusy[k])
@@ -456,8 +458,9 @@ inline unqueue(k, x) {
         cx = 0;
 #else
 /* adaptive: while calls < limit, the idle line's head unless busy lanes wait
- * and the idle credit (the inputs of the last busy grant, less the idle grants
- * made since) is spent, else the smallest tag (ADR 0014) */
+ * and the idle credit (the inputs of the last busy grant, less the inputs of
+ * the idle grants made since: ADR 0014 and its addendum) is spent, else the
+ * smallest tag */
 #define GRANT \
   :: batchCalls + directCalls < limit && (len(line) > 0 || len(busyq) > 0) -> \
      if \
@@ -470,11 +473,9 @@ inline unqueue(k, x) {
      :: else -> \
         gi = len(line) > 0 && (len(busyq) == 0 || idleCredit > 0); \
         PROP(idleBound, !(gi && len(busyq) > 0 && idleRun >= lastBusy)); \
-        PROP(idleShare, !(!gi && len(line) > 0 && idleRun < lastBusy)); \
-        if \
-        :: gi && len(busyq) > 0 -> idleCredit--; idleRun++ \
-        :: else -> skip \
-        fi; \
+        PROP(idleInputs, !(gi && len(busyq) > 0 && idleIn >= lastBusy)); \
+        PROP(idleShare, !(!gi && len(line) > 0 && idleIn < lastBusy)); \
+        gs = gi && len(busyq) > 0; \
         gb = !gi; \
         if \
         :: gi -> line?dk; inLine[dk] = 0 \
@@ -551,9 +552,11 @@ inline dispatch() {
            passed[dk] = 0;
 #endif
 #ifdef ADAPTIVE
-           /* a busy grant lets idle lanes take as many grants as it carries inputs */
+           /* a busy grant lets idle lanes carry as many inputs as it does; each
+            * idle grant over waiting busy lanes spends what it carries */
            if
-           :: gb -> idleCredit = dn; lastBusy = dn; idleRun = 0
+           :: gb -> idleCredit = dn; lastBusy = dn; idleRun = 0; idleIn = 0
+           :: gs -> idleCredit = (idleCredit > dn -> idleCredit - dn : 0); idleRun++; idleIn = idleIn + dn
            :: else -> skip
            fi;
 #endif
@@ -563,7 +566,7 @@ inline dispatch() {
      fi
   :: else -> break
   od;
-  dk = 0; dx = 0; dn = 0; dw = 0; dm = 0; gb = 0
+  dk = 0; dx = 0; dn = 0; dw = 0; dm = 0; gb = 0; gs = 0
 }
 
 /* answer the call's inputs that the call timeout has not answered yet */

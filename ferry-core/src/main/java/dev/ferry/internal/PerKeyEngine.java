@@ -98,15 +98,22 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
   private int readyLanes;
   private int staleInLines;
   /**
-   * Adaptive: the calls idle lanes may still take ahead of waiting busy lanes, before a busy lane
-   * must be granted: each busy grant sets it to the inputs that grant carried (ADR 0014), so idle
-   * keys take at most as many calls as busy keys send inputs.
+   * Adaptive: the inputs idle lanes may still carry ahead of waiting busy lanes, before a busy lane
+   * must be granted: each busy grant sets it to the inputs that grant carried (ADR 0014), and each
+   * idle grant made over waiting busy lanes spends the inputs it carries (ADR 0014's addendum), so
+   * idle keys send about as many inputs as busy keys, never more calls.
    */
   private int idleCredit = 1;
   /** Adaptive: the lane being granted came from the busy line. */
   private boolean grantingBusy;
-  /** Adaptive, for the invariant check: idle grants over waiting busy lanes since the last busy grant, and its size. */
+  /** Adaptive: the lane being granted is idle and busy lanes wait: its call spends the idle credit. */
+  private boolean grantingIdleOverBusy;
+  /**
+   * Adaptive, for the invariant check: idle grants over waiting busy lanes since the last busy
+   * grant, the inputs they carried, and that busy grant's size.
+   */
   private int idleOverBusyRun;
+  private int idleInputsOverBusy;
   private int lastBusyGrant = 1;
   /** Adaptive, for the invariant check: a grant broke P1 of ADR 0011 or P3 of ADR 0014 (never set by a correct engine). */
   private String brokenGrant;
@@ -363,6 +370,13 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
         idleCredit = entries.size();
         lastBusyGrant = entries.size();
         idleOverBusyRun = 0;
+        idleInputsOverBusy = 0;
+      } else if (grantingIdleOverBusy) {
+        // Spent per input: an idle lane that gathered several inputs while it waited (at overload,
+        // many keys do) takes as much of the busy lanes' turn as it sends, not one unit of it.
+        idleCredit -= entries.size();
+        idleOverBusyRun++;
+        idleInputsOverBusy += entries.size();
       }
       start(lane, entries, false, weight);
     }
@@ -381,12 +395,11 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
       return null;
     }
     boolean idle = !line.isEmpty() && (busy.isEmpty() || idleCredit > 0);
-    if (idle && !busy.isEmpty()) {
-      idleCredit--;
-      if (++idleOverBusyRun > lastBusyGrant) {
-        brokenGrant = idleOverBusyRun + " grants in a row went to idle keys while busy keys waited, after a busy grant of "
-            + lastBusyGrant;
-      }
+    grantingIdleOverBusy = idle && !busy.isEmpty();
+    if (grantingIdleOverBusy && idleInputsOverBusy >= lastBusyGrant) {
+      // (Each call carries an input at least, so the grants are bounded too.)
+      brokenGrant = "an idle key was granted while busy keys waited, after " + idleOverBusyRun + " idle grants"
+          + " carrying " + idleInputsOverBusy + " inputs since a busy grant of " + lastBusyGrant;
     }
     grantingBusy = !idle;
     return leaveLine(idle ? line.poll() : busy.poll());

@@ -124,6 +124,31 @@ class PerKeyEngineAdaptiveTest extends PerKeyEngineTest {
     }
 
     @Test
+    void anIdleKeyThatGatheredSeveralInputsSpendsTheCreditByItsInputs() {
+      // ADR 0014's addendum: an idle lane that waited long enough to gather inputs (at overload, many
+      // keys do) takes as much of the busy keys' turn as it sends. Spent per grant, x[x1, x2] cost
+      // one unit of a's three and z went ahead of a too: idle keys sent four inputs to a's three.
+      PerKeyHarness h = new PerKeyHarness(pinned(1, config().maxBatchSize(3)));
+      h.submit("a", "a1"); // direct
+      h.submit("a", "a2");
+      h.submit("a", "a3");
+      h.submit("a", "a4");
+      h.submit("w", "w1"); // idle keys, in the idle line
+      h.submit("x", "x1");
+      h.submit("x", "x2");
+      h.submit("y", "y1");
+      h.submit("z", "z1");
+      h.succeed(0); // a joins the busy line; the credit of 1 lets w through first
+      h.succeed(1); // a's busy grant of three inputs: a credit of three
+      h.submit("a", "a5");
+      for (int i = 2; i < 7; i++) {
+        h.succeed(i);
+        assertEquals(null, h.engine().brokenInvariant());
+      }
+      assertEquals(List.of("a[a1]", "w[w1]", "a[a2, a3, a4]", "x[x1, x2]", "y[y1]", "a[a5]", "z[z1]"), h.calls());
+    }
+
+    @Test
     void withNoBusyKeyWaitingIdleKeysTakeEveryGrant() {
       PerKeyHarness h = new PerKeyHarness(pinned(1, config()));
       h.submit("a", "a1"); // direct
