@@ -8,8 +8,8 @@ public enum Dispatch {
   /**
    * The default (ADR 0016). Every call, an idle key's first one included, counts against one limit learned from the
    * downstream's latency (at most {@code maxInFlightBatches}, or fixed by {@code pinnedLimit}).
-   * Idle keys go first, but while busy keys wait they take at most as many calls as the last busy
-   * call carried inputs (ADR 0014); busy keys are served oldest waiting input first.
+   * Idle keys go first, but while busy keys wait they send about as many inputs as the last busy
+   * call carried, never more calls (ADR 0014); busy keys are served oldest waiting input first.
    */
   ADAPTIVE("adaptive"),
   /**

@@ -126,8 +126,8 @@ public final class PerKeyConfig extends FerryBounds {
   }
 
   /**
-   * Adaptive: idle keys go first (while busy keys wait, at most as many calls as the last busy call
-   * carried inputs) and are sent at
+   * Adaptive: idle keys go first (while busy keys wait, about as many inputs as the last busy call
+   * carried, never more calls) and are sent at
    * once while the limit allows. Fixed slots: idle keys are called at once, outside the batch
    * slots, while fewer than {@code maxInFlightBatches} such calls are out.
    */

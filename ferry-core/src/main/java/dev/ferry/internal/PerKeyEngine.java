@@ -34,8 +34,8 @@ import java.util.PriorityQueue;
  *       its new lane waits in the {@link #line idle line}, FIFO. Lanes re-queued after a call wait
  *       in the {@link #busy busy line}, ordered by the admission number of their next input (oldest
  *       first). A grant takes the idle line's head unless busy lanes wait and idle lanes have
- *       already taken, since the last busy grant, as many grants as that grant carried inputs
- *       (ADR 0014): idle keys go first, but never take more calls than busy keys send inputs.
+ *       already carried, since the last busy grant, as many inputs as that grant did (ADR 0014 and
+ *       its addendum): idle keys go first, but never send much more than the busy keys do.
  *   <li><b>Fixed slots</b> (the original rule, opt-in): at most {@code maxInFlightBatches} batch calls
  *       from one FIFO {@link #line}, a lane with inputs left goes to its back; direct calls of idle
  *       keys outside the slots, at most {@code maxInFlightBatches} of them (past that bound an

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Every test of {@link PerKeyEngineTest} again in the adaptive mode, plus the rules of adaptive
  * dispatch itself (ADR 0011, 0014): one limit over every call, idle keys first but, while busy keys
- * wait, at most as many grants as the last busy grant carried inputs, busy keys oldest input first,
+ * wait, about as many inputs as the last busy grant carried (never more grants), busy keys oldest input first,
  * a learned limit.
  */
 class PerKeyEngineAdaptiveTest extends PerKeyEngineTest {
