@@ -316,10 +316,7 @@ final class ClientRouter {
       closed = true;
       for (KeyState ks : List.copyOf(keys.values())) {
         for (Request r = ks.waiting.poll(); r != null; r = ks.waiting.poll()) {
-          if (r.timer >= 0) {
-            loop.cancel(r.timer);
-            r.timer = -1;
-          }
+          cancelWait(r);
           fail(r, new FerryException(FerryError.CLOSED, CLOSED_TEXT));
         }
         // Nothing of the key will be sent again: no retry, and no later request to keep behind one
@@ -455,10 +452,7 @@ final class ClientRouter {
         return;
       }
       for (Request r = ks.waiting.poll(); r != null; r = ks.waiting.poll()) {
-        if (r.timer >= 0) {
-          loop.cancel(r.timer);
-          r.timer = -1;
-        }
+        cancelWait(r);
         send(ks, owner, r);
       }
     }
@@ -494,10 +488,7 @@ final class ClientRouter {
       Request w = it.next();
       if (w.seq < ks.mayHaveApplied) {
         it.remove();
-        if (w.timer >= 0) {
-          loop.cancel(w.timer);
-          w.timer = -1;
-        }
+        cancelWait(w);
         fail(w, overtaken(target));
       }
     }
@@ -506,6 +497,14 @@ final class ClientRouter {
   private static FerryException overtaken(String target) {
     return new FerryException(FerryError.CLOSED, Router.OVERTAKEN + " of the key, sent to " + target
         + " after this one, may have been applied before this one could be sent again");
+  }
+
+  /** Cancels the timer of a request taken out of its key's waiting requests, if set. */
+  private void cancelWait(Request r) {
+    if (r.timer >= 0) {
+      loop.cancel(r.timer);
+      r.timer = -1;
+    }
   }
 
   /** Cancels the key's retry and give-up timers, if set. */

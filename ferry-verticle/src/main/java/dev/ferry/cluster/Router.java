@@ -1257,6 +1257,11 @@ final class Router {
       return;
     }
     cancelHold(p);
+    armHold(p, now, wait);
+  }
+
+  /** Sets {@code p}'s hold timer to fire {@code wait} nanos after {@code now} (its previous one already gone). */
+  private void armHold(Pending p, long now, long wait) {
     p.holdTimerAt = now + wait;
     p.holdTimer = loop.schedule(wait, () -> step(() -> holdEnded(p)));
   }
@@ -1343,8 +1348,8 @@ final class Router {
       // Routed again when the hand-off ends; until then its bound runs on, as for every input held
       // for the hand-off: the hand-off waits for the key's call in flight, which a downstream that
       // does not answer keeps open past the call timeout (ADR 0005).
-      p.holdTimerAt = p.holdUntil;
-      p.holdTimer = loop.schedule(p.holdUntil - loop.nanoTime(), () -> step(() -> holdEnded(p)));
+      long now = loop.nanoTime();
+      armHold(p, now, p.holdUntil - now);
       return;
     }
     flush(p.input.key);
