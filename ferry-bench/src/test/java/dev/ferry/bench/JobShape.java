@@ -28,6 +28,8 @@ import java.util.Random;
  */
 final class JobShape implements Scenario {
   private static final long MS = 1_000_000L;
+  /** Prints the limit in force every 100 virtual ms of every run (diagnosis: {@code -Dxjob.trace=true}). */
+  static final boolean TRACE = Boolean.getBoolean("xjob.trace");
 
   /** A store shape: pool, call = base + per input (ms), stretched by contention x (other calls in service). */
   record Shape(String name, int pool, double baseMs, double perInputMs, double contention) {}
@@ -55,7 +57,12 @@ final class JobShape implements Scenario {
     long seconds = env.pick(30L, 10L);
     List<Row> rows = new ArrayList<>();
     JsonArray data = new JsonArray();
+    // -Dxjob.shapes=2,3: only those stores (0-based, in the table's order), for a closer look.
+    String only = System.getProperty("xjob.shapes", "");
     for (Shape shape : SHAPES) {
+      if (!only.isBlank() && !Arrays.asList(only.split(",")).contains(String.valueOf(SHAPES.indexOf(shape)))) {
+        continue;
+      }
       PerKeyConfig.Builder base = PerKeyConfig.builder().maxBatchSize(100).maxQueueing(100_000);
       Result fixed = run(shape, base.dispatch(Dispatch.FIXED_SLOTS).build(), seconds);
       // The default config: adaptive dispatch, its limit learned.
@@ -177,6 +184,9 @@ final class JobShape implements Scenario {
         int l = ferry.metrics().callLimit();
         limit[0] = Math.min(limit[0], l);
         limit[1] = Math.max(limit[1], l);
+      }
+      if (TRACE) {
+        System.out.printf("        t %6.2f s limit %d%n", (loop.nanoTime() - measureFrom) / 1e9, ferry.metrics().callLimit());
       }
       if (loop.nanoTime() < end) {
         loop.schedule(100 * MS, sample[0]);
