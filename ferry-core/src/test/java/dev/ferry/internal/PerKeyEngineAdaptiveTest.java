@@ -149,6 +149,49 @@ class PerKeyEngineAdaptiveTest extends PerKeyEngineTest {
     }
 
     @Test
+    void anIdleCallMayOverdrawTheCreditByUpToOneBatch() {
+      // ADR 0014's addendum: an idle lane is granted while the credit is positive and carries all it
+      // holds, so after a busy grant of one input an idle call of three goes: idle keys send fewer
+      // inputs than the busy grant plus one batch, not at most as many as busy keys.
+      PerKeyHarness h = new PerKeyHarness(pinned(1, config().maxBatchSize(3)));
+      h.submit("a", "a1"); // direct
+      h.submit("a", "a2");
+      h.submit("w", "w1");
+      h.succeed(0); // a joins the busy line; the credit of 1 lets w through
+      h.submit("x", "x1");
+      h.submit("x", "x2");
+      h.submit("x", "x3");
+      h.succeed(1); // the credit is spent: a busy grant of one input, a credit of one
+      h.submit("a", "a3");
+      for (int i = 2; i < 5; i++) {
+        h.succeed(i);
+        assertEquals(null, h.engine().brokenInvariant());
+      }
+      assertEquals(List.of("a[a1]", "w[w1]", "a[a2]", "x[x1, x2, x3]", "a[a3]"), h.calls());
+    }
+
+    @Test
+    void busyBatchesCutToOneByWeightStillAlternateWithIdleCallsOfSeveralInputs() {
+      // Neither line starves when the weight bound keeps busy calls at one input and idle lanes
+      // gathered several: each busy grant gives a credit of one, each idle call overdraws it.
+      PerKeyHarness h = new PerKeyHarness(pinned(1, config().maxBatchSize(3).maxBatchWeight(5)));
+      for (int i = 1; i <= 4; i++) {
+        h.submit(PerKeyHarness.In.weighing("a", "a" + i, 5)); // a1 direct
+      }
+      for (String k : List.of("x", "y")) {
+        for (int i = 1; i <= 3; i++) {
+          h.submit(k, k + i);
+        }
+      }
+      h.submit("z", "z1");
+      for (int i = 0; i < 7; i++) {
+        h.succeed(i);
+        assertEquals(null, h.engine().brokenInvariant());
+      }
+      assertEquals(List.of("a[a1]", "x[x1, x2, x3]", "a[a2]", "y[y1, y2, y3]", "a[a3]", "z[z1]", "a[a4]"), h.calls());
+    }
+
+    @Test
     void withNoBusyKeyWaitingIdleKeysTakeEveryGrant() {
       PerKeyHarness h = new PerKeyHarness(pinned(1, config()));
       h.submit("a", "a1"); // direct
