@@ -81,6 +81,17 @@ import java.util.Arrays;
  * it is how this downstream answers (calls far slower than their floor, a cache that misses) and
  * is judged as any other.
  *
+ * <p>Latency that rises with the calls in flight is not always a queue (ADR 0149): calls that share
+ * the downstream's CPU each take longer as more run, yet together they get more done. Measured
+ * against floors learned at a lower concurrency, that latency reads as a queue at every limit, and
+ * each cut is too small to be a trial, so the limit sank below what the downstream serves. The law
+ * keeps, for the last few limits, the mean over their rounds of what the downstream served at once
+ * (calls in flight / latency over floor); a cut is not made when those means, and this round,
+ * say the downstream served at least {@link #SERVED} of the calls between a lower limit and this
+ * one (ADR 0018's test, made on many rounds instead of one, so batch noise cannot fake it). The
+ * floors move up to what calls take now instead. A FIFO pool beyond its size, or processor sharing
+ * beyond its cores, serves the same at every limit, and is cut as before.
+ *
  * <h2>Invariants</h2>
  * {@code 1 <= limit() <= max}; floors are positive or absent; a pinned limit never moves.
  *
@@ -155,6 +166,14 @@ public final class CallLimit {
    * time. Twice, for calls slower than their floor (the floor is the lowest round mean).
    */
   static final double HELD_FLOORS = 2;
+  /** Limits whose rounds are remembered for {@link #servedByEvidence}. */
+  static final int SERVED_LIMITS = 8;
+  /** Rounds at a limit, at least, before its mean says what the downstream served there. */
+  static final int SERVED_ROUNDS = 16;
+  /** The mean runs over about this many of a limit's latest rounds. */
+  static final int SERVED_MEMORY = 32;
+  /** Two limits are compared only if their rounds' mean calls in flight differ by this many calls at least. */
+  static final double SERVED_SPREAD = 0.5;
   /** A trial cut: judged by the inputs per second of the round after next. */
   private static final int CUT = -1;
   /** A cut undone for one round, to tell whether the cut or the downstream cost throughput. */
@@ -243,6 +262,13 @@ public final class CallLimit {
   private double rateBeforeCut;
   private double trialRatio;
   private double trialInFlight;
+  // What the downstream served at once, per recent limit (see noteServed).
+  private final int[] servedLimit = new int[SERVED_LIMITS];
+  private final int[] servedCount = new int[SERVED_LIMITS];
+  private final long[] servedUsed = new long[SERVED_LIMITS];
+  private final double[] servedInFlight = new double[SERVED_LIMITS];
+  private final double[] servedAtLimit = new double[SERVED_LIMITS];
+  private long servedClock;
   /**
    * How far above its floor the median call may be before it counts as queueing, where that is
    * the smaller queue ({@link #queueAllowance}; above {@link #TOLERANCE} it also widens the square
@@ -635,6 +661,19 @@ public final class CallLimit {
         return;
       }
     }
+    if (heldBack && !failed && known > 0) {
+      noteServed(meanInFlight, servedAtOnce);
+    }
+    if (queueing && !failed && servedByEvidence(meanInFlight, servedAtOnce)) {
+      // The calls this cut would remove were served: the latency is this downstream's at this
+      // concurrency, not a queue. The floors move up to it (forgetting the rounds read against the
+      // old ones), and the limit stays.
+      cutting = false;
+      trial = 0;
+      rebaseFloors(ratio);
+      newRound(now);
+      return;
+    }
     if (failed) {
       backOffOnFailures(failedShare);
     } else if (queueing) {
@@ -852,8 +891,94 @@ public final class CallLimit {
   }
 
   private void setFloor(int c, double size, double latency) {
+    if (floorLatency[c] != latency || floorSize[c] != size) {
+      // What the rounds said the downstream served was read against the old floors.
+      forgetServed();
+    }
     floorSize[c] = size;
     floorLatency[c] = latency;
+  }
+
+  /**
+   * Records a judged round that held calls back: its mean calls in flight and what the downstream
+   * served of them at once (calls in flight / latency over floor), for its limit.
+   */
+  private void noteServed(double inFlight, double served) {
+    int slot = -1;
+    for (int i = 0; i < SERVED_LIMITS; i++) {
+      if (servedCount[i] > 0 && servedLimit[i] == limit) {
+        slot = i;
+        break;
+      }
+    }
+    if (slot < 0) {
+      // The least recently used slot (an empty one first).
+      slot = 0;
+      for (int i = 1; i < SERVED_LIMITS; i++) {
+        if (servedUsed[i] < servedUsed[slot]) {
+          slot = i;
+        }
+      }
+      servedLimit[slot] = limit;
+      servedCount[slot] = 0;
+      servedInFlight[slot] = 0;
+      servedAtLimit[slot] = 0;
+    }
+    int n = Math.min(++servedCount[slot], SERVED_MEMORY);
+    servedInFlight[slot] += (inFlight - servedInFlight[slot]) / n;
+    servedAtLimit[slot] += (served - servedAtLimit[slot]) / n;
+    servedUsed[slot] = ++servedClock;
+  }
+
+  private void forgetServed() {
+    Arrays.fill(servedCount, 0);
+    Arrays.fill(servedUsed, 0);
+  }
+
+  /**
+   * The rounds at this limit and at a lower one, {@link #SERVED_ROUNDS} each at least, say that
+   * the calls between them were served, not queued: what the downstream served at once grew by at
+   * least {@link #SERVED} of the calls in flight added (ADR 0018's test, on the means of many
+   * rounds instead of one round against one), and this round, against the lower limit's mean, says
+   * so too (a pool that just shrank is not judged by rounds from before). Then the latency that
+   * reads as a queue is what this downstream takes at this concurrency, as when its calls share a
+   * CPU (ADR 0149).
+   */
+  private boolean servedByEvidence(double inFlightNow, double servedNow) {
+    int here = -1;
+    for (int i = 0; i < SERVED_LIMITS; i++) {
+      if (servedCount[i] >= SERVED_ROUNDS && servedLimit[i] == limit) {
+        here = i;
+      }
+    }
+    if (here < 0) {
+      return false;
+    }
+    int below = -1;
+    for (int i = 0; i < SERVED_LIMITS; i++) {
+      if (servedCount[i] >= SERVED_ROUNDS && servedLimit[i] < limit
+          && spread(servedInFlight[here], servedInFlight[i])
+          && (below < 0 || servedLimit[i] > servedLimit[below])) {
+        below = i;
+      }
+    }
+    if (below < 0) {
+      return false;
+    }
+    double refInFlight = servedInFlight[below];
+    double refRatio = refInFlight / servedAtLimit[below];
+    return servedShare(servedInFlight[here], servedInFlight[here] / servedAtLimit[here], refInFlight, refRatio) >= SERVED
+        && spread(inFlightNow, refInFlight)
+        && servedShare(inFlightNow, inFlightNow / servedNow, refInFlight, refRatio) >= SERVED;
+  }
+
+  /**
+   * Calls in flight far enough apart to compare what was served at each: by {@link #SERVED_SPREAD}
+   * calls and by {@link #LOSS} of the larger (a share of a share: two limits a call apart at a pool
+   * of 64 differ by less than the rounds' noise in what they served).
+   */
+  private static boolean spread(double inFlight, double lower) {
+    return inFlight - lower >= Math.max(SERVED_SPREAD, LOSS * inFlight);
   }
 
   private void newRound(long now) {
