@@ -174,6 +174,8 @@ public final class CallLimit {
   static final int SERVED_MEMORY = 32;
   /** Two limits are compared only if their rounds' mean calls in flight differ by this many calls at least. */
   static final double SERVED_SPREAD = 0.5;
+  /** A call's latency over floor counts at most this many times the round's median in {@link #meanRatio}. */
+  static final double SERVED_CAP = 2;
   /** A trial cut: judged by the inputs per second of the round after next. */
   private static final int CUT = -1;
   /** A cut undone for one round, to tell whether the cut or the downstream cost throughput. */
@@ -661,10 +663,13 @@ public final class CallLimit {
         return;
       }
     }
+    // What the downstream served at once, for the rounds remembered per limit: on the mean latency
+    // (Little's law), not the median (see meanRatio).
+    double servedOnMean = failed || known == 0 ? 0 : meanInFlight / meanRatio(ratio);
     if (heldBack && !failed && known > 0) {
-      noteServed(meanInFlight, servedAtOnce);
+      noteServed(meanInFlight, servedOnMean);
     }
-    if (queueing && !failed && servedByEvidence(meanInFlight, servedAtOnce)) {
+    if (queueing && !failed && known > 0 && servedByEvidence(meanInFlight, servedOnMean)) {
       // The calls this cut would remove were served: the latency is this downstream's at this
       // concurrency, not a queue. The floors move up to it (forgetting the rounds read against the
       // old ones), and the limit stays.
@@ -839,6 +844,30 @@ public final class CallLimit {
       }
     }
     return 2 * held >= sampleCount;
+  }
+
+  /**
+   * The mean over the round's samples (those with a floor) of latency / floor, each counted at most
+   * {@link #SERVED_CAP} times the round's {@code median}; 1 with none. For what the downstream
+   * served at once, compared between limits (ADR 0149): by Little's law the calls in flight over
+   * the mean latency are what it completes, so a FIFO pool beyond its size reads the same at every
+   * limit. The median does not: a queue's latencies come in steps of a call time, and the step the
+   * median falls on moves with the limit (at a pool of 6 with steady calls, limits 8 and 9 read 5.73
+   * and 5.98 served over hundreds of rounds, a third of the added call). The cap keeps one call of a
+   * heavy tail from deciding a round.
+   */
+  private double meanRatio(double median) {
+    double cap = SERVED_CAP * median;
+    double sum = 0;
+    int n = 0;
+    for (int i = 0; i < sampleCount; i++) {
+      double floor = floorAt(sampleSize[i]);
+      if (floor > 0) {
+        sum += Math.min(cap, sampleLatency[i] / floor);
+        n++;
+      }
+    }
+    return n == 0 ? 1 : sum / n;
   }
 
   /** The median over the round's samples (those with a floor) of latency / floor; 1 with none. */
