@@ -86,10 +86,11 @@ import java.util.Arrays;
  * against floors learned at a lower concurrency, that latency reads as a queue at every limit, and
  * each cut is too small to be a trial, so the limit sank below what the downstream serves. The law
  * keeps, for the last few limits, the mean over their rounds of what the downstream served at once
- * (calls in flight / latency over floor); a cut is not made when those means, and this round,
- * say the downstream served at least {@link #SERVED} of the calls between a lower limit and this
- * one (ADR 0018's test, made on many rounds instead of one, so batch noise cannot fake it). The
- * floors move up to what calls take now instead. A FIFO pool beyond its size, or processor sharing
+ * (calls in flight / mean latency over floor: Little's law, so a FIFO queue's steps do not move
+ * it); a cut is not made when those means, and this round, say the downstream served at least
+ * {@link #SERVED} of the calls between a lower limit and this one (ADR 0018's test, made on many
+ * rounds instead of one, so batch noise cannot fake it). The floors move up to what calls take now
+ * instead. A FIFO pool beyond its size, or processor sharing
  * beyond its cores, serves the same at every limit, and is cut as before.
  *
  * <h2>Invariants</h2>
@@ -930,7 +931,8 @@ public final class CallLimit {
 
   /**
    * Records a judged round that held calls back: its mean calls in flight and what the downstream
-   * served of them at once (calls in flight / latency over floor), for its limit.
+   * served of them at once (calls in flight / mean latency over floor, {@link #meanRatio}), for its
+   * limit.
    */
   private void noteServed(double inFlight, double served) {
     int slot = -1;
