@@ -90,8 +90,8 @@ import java.util.Arrays;
  * it); a cut is not made when those means, and this round, say the downstream served at least
  * {@link #SERVED} of the calls between a lower limit and this one (ADR 0018's test, made on many
  * rounds instead of one, so batch noise cannot fake it). The floors move up to what calls take now
- * instead. A FIFO pool beyond its size, or processor sharing
- * beyond its cores, serves the same at every limit, and is cut as before.
+ * instead. A FIFO pool beyond its size, or processor sharing beyond its cores, serves the same at
+ * every limit, and is cut as before.
  *
  * <h2>Invariants</h2>
  * {@code 1 <= limit() <= max}; floors are positive or absent; a pinned limit never moves.
@@ -664,21 +664,23 @@ public final class CallLimit {
         return;
       }
     }
-    // What the downstream served at once, for the rounds remembered per limit: on the mean latency
-    // (Little's law), not the median (see meanRatio).
-    double servedOnMean = failed || known == 0 ? 0 : meanInFlight / meanRatio(ratio);
-    if (heldBack && !failed && known > 0) {
-      noteServed(meanInFlight, servedOnMean);
-    }
-    if (queueing && !failed && known > 0 && servedByEvidence(meanInFlight, servedOnMean)) {
-      // The calls this cut would remove were served: the latency is this downstream's at this
-      // concurrency, not a queue. The floors move up to it (forgetting the rounds read against the
-      // old ones), and the limit stays.
-      cutting = false;
-      trial = 0;
-      rebaseFloors(ratio);
-      newRound(now);
-      return;
+    if (!failed && known > 0 && (heldBack || queueing)) {
+      // What the downstream served at once, for the rounds remembered per limit: on the mean
+      // latency (Little's law), not the median (see meanRatio).
+      double servedOnMean = meanInFlight / meanRatio(ratio);
+      if (heldBack) {
+        noteServed(meanInFlight, servedOnMean);
+      }
+      if (queueing && servedByEvidence(meanInFlight, servedOnMean)) {
+        // The calls this cut would remove were served: the latency is this downstream's at this
+        // concurrency, not a queue. The floors move up to it (forgetting the rounds read against
+        // the old ones), and the limit stays.
+        cutting = false;
+        trial = 0;
+        rebaseFloors(ratio);
+        newRound(now);
+        return;
+      }
     }
     if (failed) {
       backOffOnFailures(failedShare);
