@@ -22,9 +22,12 @@ import java.util.Arrays;
  * to the calls served plus that allowance; otherwise, if the limit held calls back, it probes up.
  * The allowance is counted in calls, like TCP Vegas's few packets in the bottleneck's queue, not
  * as a share of latency: a share lets a pool of 64 keep 26 calls waiting where their batches
- * cannot grow, the square root keeps 8. The round after a cut is not judged (its calls queued
- * behind the ones started before the cut). A deep cut that does not bring latency down in the round after that was
- * not our queue (a slower downstream, a busy machine): it is undone and the floors move up to what
+ * cannot grow, the square root keeps 8. The median decides whether a round queued, but a cut
+ * leaves the calls served read on the mean latency where that says more (ADR 0150): by Little's
+ * law the calls in flight over the mean latency are what the downstream completes, while a queue
+ * that drains in waves puts the median on the step of the calls that waited a whole call time.
+ * The round after a cut is not judged (its calls queued behind the ones started before the cut). A
+ * deep cut that does not bring latency down in the round after that was not our queue (a slower downstream, a busy machine): it is undone and the floors move up to what
  * calls take now. Otherwise floors only fall between re-measurements; every {@link
  * #FLOOR_PERIOD_NANOS} one round runs at 60% of the limit and its class means replace the floors,
  * so a queue never becomes the floor and a downstream that got slower for good is learned (a floor
@@ -664,10 +667,11 @@ public final class CallLimit {
         return;
       }
     }
+    // What the downstream served at once on the mean latency (Little's law), not the median (see
+    // meanRatio): remembered per limit, and the least a cut leaves (ADR 0150).
+    double servedOnMean = servedAtOnce;
     if (!failed && known > 0 && (heldBack || queueing)) {
-      // What the downstream served at once, for the rounds remembered per limit: on the mean
-      // latency (Little's law), not the median (see meanRatio).
-      double servedOnMean = meanInFlight / meanRatio(ratio);
+      servedOnMean = meanInFlight / meanRatio(ratio);
       if (heldBack) {
         noteServed(meanInFlight, servedOnMean);
       }
@@ -685,8 +689,12 @@ public final class CallLimit {
     if (failed) {
       backOffOnFailures(failedShare);
     } else if (queueing) {
-      // What the downstream serves at once, plus the queue it may keep.
-      int target = (int) Math.ceil(servedAtOnce + allowed);
+      // What the downstream serves at once, plus the queue it may keep. The median says whether
+      // there is a queue; how many calls are served is Little's law on the mean, where that is more
+      // (ADR 0150): a queue that drains in waves puts the median on the step of the calls that
+      // waited a whole call time, and a cut to it went below the pool.
+      double served = Math.max(servedAtOnce, servedOnMean);
+      int target = (int) Math.ceil(served + queueAllowance(served));
       if (!cutting || ratio > ratioAtFirstCut) {
         // A streak is judged from its worst point: a queue that grew meanwhile (a pool that
         // shrank) starts it afresh.
