@@ -540,10 +540,12 @@ public final class CallLimit {
       }
       double size = classSize[c] / (double) classCount[c];
       if (floorLatency[c] == 0) {
-        // Not below the curve the other classes draw (0 where it has no value): the queueing they
-        // show is an average, and a class whose few calls queued less than that would otherwise
-        // learn a floor below what its batch size costs (ADR 0020).
-        setFloor(c, size, Math.max(Math.max(1, classFloor(c) - queueDelay), expected[c]));
+        // Not below the curve the other classes draw, nor below the floor of a smaller batch where
+        // the curve has no value (one class known, and this one beyond it): the queueing they show
+        // is an average, and a class whose few calls queued less than that would otherwise learn a
+        // floor below what its batch size costs (ADR 0020, ADR 0151). The curve never rises toward
+        // smaller batches, so such a floor would lower theirs too.
+        setFloor(c, size, Math.max(Math.max(1, classFloor(c) - queueDelay), Math.max(expected[c], floorBelow(size))));
       } else if (classCount[c] >= MIN_CLASS && classFloor(c) < expected[c]) {
         setFloor(c, size, classFloor(c));
       }
@@ -1073,6 +1075,17 @@ public final class CallLimit {
       return floorLatency[lo] + slope * (size - floorSize[lo]);
     }
     return 0;
+  }
+
+  /** The highest floor among the classes whose batches are no bigger than {@code size}; 0 with none. */
+  private double floorBelow(double size) {
+    double highest = 0;
+    for (int c = 0; c < CLASSES; c++) {
+      if (floorLatency[c] > 0 && floorSize[c] <= size) {
+        highest = Math.max(highest, floorLatency[c]);
+      }
+    }
+    return highest;
   }
 
   private void setLimit(int value) {

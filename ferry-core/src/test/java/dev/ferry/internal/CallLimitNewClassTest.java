@@ -1,0 +1,48 @@
+package dev.ferry.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * A batch size met for the first time in a round that queued learns a floor no lower than that of
+ * a smaller batch (ADR 0151). Found in {@code xjob}'s saturated store (10 ms + 0.5 ms per input):
+ * only single-input calls had a floor (10.5 ms) when one call of 2 inputs came back after a short
+ * wait (12.2 ms) in a round whose single calls had queued 4.7 ms on average. Less that average it
+ * learned 7.5 ms, the floor curve (which never rises toward smaller batches) lowered the single
+ * calls' floor to it, every call read 1.4 times its floor, and the limit was cut from 11 to 4 calls
+ * in a row of rounds whose latency did not move.
+ */
+class CallLimitNewClassTest {
+  static final long MS = 1_000_000L;
+  static final long US = 1_000L;
+
+  @Test
+  void aBiggerBatchMetInAQueuedRoundIsNotGivenAFloorBelowASmallerOnes() {
+    CallLimit limit = CallLimit.learned(256);
+    long single = 10_500 * US;
+    // Slow start at the floor with single-input calls: waves of 1, 2, 4, 8 and 16, each held back.
+    long t = 0;
+    while (limit.limit() < 32) {
+      int n = limit.limit();
+      for (int i = 0; i < n; i++) {
+        limit.completed(t + i * 10 * US + single, single, 1, n, false);
+      }
+      t += (n - 1) * 10 * US + single;
+    }
+    assertEquals(single, limit.floorNanos(1));
+    assertEquals(0, limit.floorNanos(2), "no floor beyond the one class known");
+    // A round that queued: 31 single calls at 15.2 ms, and one call of 2 inputs at 12.2 ms.
+    long start = t + 10 * US;
+    for (int i = 0; i < 32; i++) {
+      boolean pair = i == 31;
+      long latency = pair ? 12_200 * US : 15_200 * US;
+      limit.completed(start + i * 10 * US + latency, latency, pair ? 2 : 1, 20, false);
+    }
+    assertTrue(limit.limit() < 32, "the round read as a queue: limit " + limit.limit());
+    assertEquals(single, limit.floorNanos(1), "the single calls' floor");
+    assertTrue(limit.floorNanos(2) >= single,
+        "a call of 2 inputs costs no less than one of 1: floor " + limit.floorNanos(2) / 1e6 + " ms");
+  }
+}
