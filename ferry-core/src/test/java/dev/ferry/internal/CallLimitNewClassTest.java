@@ -7,7 +7,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A batch size met for the first time in a round that queued learns a floor no lower than that of
- * a smaller batch (ADR 0151). Found in {@code xjob}'s saturated store (10 ms + 0.5 ms per input):
+ * a smaller batch, unless its own calls were faster than that floor (ADR 0151). Found in {@code xjob}'s saturated store (10 ms + 0.5 ms per input):
  * only single-input calls had a floor (10.5 ms) when one call of 2 inputs came back after a short
  * wait (12.2 ms) in a round whose single calls had queued 4.7 ms on average. Less that average it
  * learned 7.5 ms, the floor curve (which never rises toward smaller batches) lowered the single
@@ -44,5 +44,30 @@ class CallLimitNewClassTest {
     assertEquals(single, limit.floorNanos(1), "the single calls' floor");
     assertTrue(limit.floorNanos(2) >= single,
         "a call of 2 inputs costs no less than one of 1: floor " + limit.floorNanos(2) / 1e6 + " ms");
+  }
+
+  @Test
+  void aBiggerBatchFasterThanASmallerOnesFloorBringsThatFloorDown() {
+    // The first call of a fresh JVM took 59 ms (class loading, the interpreter); the calls of 8
+    // inputs after it take 2 ms. Bounded by the first call's floor, every later call read as a
+    // thirtieth of its floor, slow start doubled the limit on that, and in real-time x3c runs the
+    // limit sat at 38-65 on a pool of 16. A bigger batch's own calls, faster than the smaller one's
+    // floor, say that floor was learned slow.
+    CallLimit limit = CallLimit.learned(256);
+    long t = 59 * MS;
+    limit.completed(t, 59 * MS, 1, 1, false);
+    assertEquals(2, limit.limit());
+    long fast = 2 * MS;
+    // Waves of 2 and 4: fewer calls than a class needs to lower a floor it has (MIN_CLASS), so the
+    // first floor it learns is the one it keeps until then.
+    for (int wave = 0; wave < 2; wave++) {
+      int n = limit.limit();
+      for (int i = 0; i < n; i++) {
+        limit.completed(t + i * 10 * US + fast, fast, 8, n, false);
+      }
+      t += (n - 1) * 10 * US + fast;
+    }
+    assertTrue(limit.floorNanos(8) <= fast, "the floor of 8 inputs: " + limit.floorNanos(8) / 1e6 + " ms");
+    assertTrue(limit.floorNanos(1) <= fast, "the first call's floor, come down: " + limit.floorNanos(1) / 1e6 + " ms");
   }
 }
