@@ -540,13 +540,13 @@ public final class CallLimit {
       }
       double size = classSize[c] / (double) classCount[c];
       if (floorLatency[c] == 0) {
-        // Not below the curve the other classes draw, and the queueing taken off never takes it
-        // below the floor of a smaller batch where the curve has no value (one class known, this one
-        // beyond it): the queueing they show is an average, and a class whose few calls queued less
-        // than that would otherwise learn a floor below what its batch size costs, which the curve
-        // (never rising toward smaller batches) would give the smaller ones too (ADR 0020, 0151).
-        // Its calls themselves may be faster than that floor: then the smaller batch's floor was
-        // learned slow (a cold start's first call) and comes down with it.
+        // Not below the curve the other classes draw (0 where it has no value: one class known,
+        // this one beyond it), and the queueing taken off never takes it below the floor of a
+        // smaller batch: the queueing they show is an average, and a class whose few calls queued
+        // less than that would otherwise learn a floor below what its batch size costs, which the
+        // curve (never rising toward smaller batches) would give the smaller ones too (ADR 0020,
+        // 0151). Its calls themselves may be faster than that floor: then the smaller batch's
+        // floor was learned slow (a cold start's first call) and comes down with it.
         double smaller = Math.min(classFloor(c), floorBelow(size));
         setFloor(c, size, Math.max(Math.max(1, classFloor(c) - queueDelay), Math.max(expected[c], smaller)));
       } else if (classCount[c] >= MIN_CLASS && classFloor(c) < expected[c]) {
