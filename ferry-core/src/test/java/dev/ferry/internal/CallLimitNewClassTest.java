@@ -1,5 +1,7 @@
 package dev.ferry.internal;
 
+import static dev.ferry.internal.CallLimitWavesTest.MS;
+import static dev.ferry.internal.CallLimitWavesTest.US;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -15,22 +17,12 @@ import org.junit.jupiter.api.Test;
  * in a row of rounds whose latency did not move.
  */
 class CallLimitNewClassTest {
-  static final long MS = 1_000_000L;
-  static final long US = 1_000L;
-
   @Test
   void aBiggerBatchMetInAQueuedRoundIsNotGivenAFloorBelowASmallerOnes() {
     CallLimit limit = CallLimit.learned(256);
     long single = 10_500 * US;
     // Slow start at the floor with single-input calls: waves of 1, 2, 4, 8 and 16, each held back.
-    long t = 0;
-    while (limit.limit() < 32) {
-      int n = limit.limit();
-      for (int i = 0; i < n; i++) {
-        limit.completed(t + i * 10 * US + single, single, 1, n, false);
-      }
-      t += (n - 1) * 10 * US + single;
-    }
+    long t = CallLimitWavesTest.slowStart(limit, 0, single, 1, 32);
     assertEquals(single, limit.floorNanos(1));
     assertEquals(0, limit.floorNanos(2), "no floor beyond the one class known");
     // A round that queued: 31 single calls at 15.2 ms, and one call of 2 inputs at 12.2 ms.
@@ -60,13 +52,7 @@ class CallLimitNewClassTest {
     long fast = 2 * MS;
     // Waves of 2 and 4: fewer calls than a class needs to lower a floor it has (MIN_CLASS), so the
     // first floor it learns is the one it keeps until then.
-    for (int wave = 0; wave < 2; wave++) {
-      int n = limit.limit();
-      for (int i = 0; i < n; i++) {
-        limit.completed(t + i * 10 * US + fast, fast, 8, n, false);
-      }
-      t += (n - 1) * 10 * US + fast;
-    }
+    CallLimitWavesTest.slowStart(limit, t, fast, 8, 8);
     assertTrue(limit.floorNanos(8) <= fast, "the floor of 8 inputs: " + limit.floorNanos(8) / 1e6 + " ms");
     assertTrue(limit.floorNanos(1) <= fast, "the first call's floor, come down: " + limit.floorNanos(1) / 1e6 + " ms");
   }

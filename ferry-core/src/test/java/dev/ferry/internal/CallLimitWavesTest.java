@@ -25,14 +25,7 @@ class CallLimitWavesTest {
     long floor = 2 * MS;
     // Slow start at the floor: waves of 1, 2, 4, 8 and 16 calls of 8 inputs, each wave held back,
     // so the limit doubles to 32 and the floor of 8 inputs is 2 ms.
-    long t = 0;
-    while (limit.limit() < 32) {
-      int n = limit.limit();
-      for (int i = 0; i < n; i++) {
-        limit.completed(t + i * 10 * US + floor, floor, 8, n, false);
-      }
-      t += (n - 1) * 10 * US + floor;
-    }
+    long t = slowStart(limit, 0, floor, 8, 32);
     assertEquals(32, limit.limit());
     assertEquals(floor, limit.floorNanos(8));
     // One wave's worth of calls, 23 in flight: 13 served at once, 19 that waited a whole call time
@@ -66,6 +59,22 @@ class CallLimitWavesTest {
       double busy = busyShare(seed, 16, 4 * MS);
       assertTrue(busy >= 0.95, "seed " + seed + ": the pool was busy " + String.format("%.3f", busy) + " of the time");
     }
+  }
+
+  /**
+   * Waves of calls of {@code size} inputs, each taking {@code latency} and held back by the limit
+   * (as many as the limit, started 10 us apart), from {@code t} until the limit reaches {@code to};
+   * returns the time of the last completion.
+   */
+  static long slowStart(CallLimit limit, long t, long latency, int size, int to) {
+    while (limit.limit() < to) {
+      int n = limit.limit();
+      for (int i = 0; i < n; i++) {
+        limit.completed(t + i * 10 * US + latency, latency, size, n, false);
+      }
+      t += (n - 1) * 10 * US + latency;
+    }
+    return t;
   }
 
   /** The share of the pool's connections in use from 1 s to 4 s, the limit learned from answers seen on ticks. */
