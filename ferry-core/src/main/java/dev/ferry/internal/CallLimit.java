@@ -13,26 +13,27 @@ import java.util.Arrays;
  * rounds in which it had at least {@link #MIN_CLASS} calls (the mean of one or two calls of a
  * heavy-tailed downstream is its fastest call, not its typical one; ADR 0068). A class met for the
  * first time takes its round mean less the queueing the other classes show, but never less than the
- * floor curve gives its batch size (ADR 0020). Samples are judged in rounds: a round takes the
- * calls that started after it began and ends once it holds {@code max(16, limit)} of them. At its
- * end, {@code r}, the median call's latency over its floor, says how much of the time was queueing:
- * by Little's law the downstream serves calls in flight / r of them at once and the rest wait in
- * its queue. A queue of more calls than {@link #queueAllowance} (the square root of the calls
- * served, or {@link #TOLERANCE} of them where that is less; ADR 0076) drops the limit to the calls
- * served plus that allowance; otherwise, if the limit held calls back, it probes up. The allowance
- * is counted in calls, like TCP Vegas's few packets in the bottleneck's queue, not as a share of
- * latency: a share lets a pool of 64 keep 26 calls waiting where their batches cannot grow, the
- * square root keeps 8. The median decides whether a round queued, but a cut leaves the calls served
- * read on the mean latency where that says more (ADR 0150): by Little's law the calls in flight
- * over the mean latency are what the downstream completes, while a queue that drains in waves puts
- * the median on the step of the calls that waited a whole call time. The round after a cut is not
- * judged (its calls queued behind the ones started before the cut). A deep cut that does not bring
- * latency down in the round after that was not our queue (a slower downstream, a busy machine): it
- * is undone and the floors move up to what calls take now. Otherwise floors only fall between
- * re-measurements; every {@link #FLOOR_PERIOD_NANOS} one round runs at 60% of the limit and its
- * class means replace the floors, so a queue never becomes the floor and a downstream that got
- * slower for good is learned (a floor round due while a cut settles waits a round: its calls would
- * queue behind those started before the cut).
+ * floor curve gives its batch size (ADR 0020), nor, by the queueing taken off, less than a smaller
+ * batch's floor (ADR 0151). Samples are judged in rounds: a round takes the calls that started
+ * after it began and ends once it holds {@code max(16, limit)} of them. At its end, {@code r}, the
+ * median call's latency over its floor, says how much of the time was queueing: by Little's law the
+ * downstream serves calls in flight / r of them at once and the rest wait in its queue. A queue of
+ * more calls than {@link #queueAllowance} (the square root of the calls served, or {@link
+ * #TOLERANCE} of them where that is less; ADR 0076) drops the limit to the calls served plus that
+ * allowance; otherwise, if the limit held calls back, it probes up. The allowance is counted in
+ * calls, like TCP Vegas's few packets in the bottleneck's queue, not as a share of latency: a share
+ * lets a pool of 64 keep 26 calls waiting where their batches cannot grow, the square root keeps 8.
+ * The median decides whether a round queued, but a cut leaves the calls served read on the mean
+ * latency where that says more (ADR 0150): by Little's law the calls in flight over the mean
+ * latency are what the downstream completes, while a queue that drains in waves puts the median on
+ * the step of the calls that waited a whole call time. The round after a cut is not judged (its
+ * calls queued behind the ones started before the cut). A deep cut that does not bring latency down
+ * in the round after that was not our queue (a slower downstream, a busy machine): it is undone and
+ * the floors move up to what calls take now. Otherwise floors only fall between re-measurements;
+ * every {@link #FLOOR_PERIOD_NANOS} one round runs at 60% of the limit and its class means replace
+ * the floors, so a queue never becomes the floor and a downstream that got slower for good is
+ * learned (a floor round due while a cut settles waits a round: its calls would queue behind those
+ * started before the cut).
  *
  * <p>Slow start (from 1, until the first cut or back-off): a round is one wave, as many calls as
  * the limit, and a wave the limit held back doubles it, so the limit reaches 16 calls in flight
