@@ -548,8 +548,9 @@ public final class CallLimit {
         // curve (never rising toward smaller batches) would give the smaller ones too (ADR 0020,
         // 0151). Its calls themselves may be faster than that floor: then the smaller batch's
         // floor was learned slow (a cold start's first call) and comes down with it.
-        double smaller = Math.min(classFloor(c), floorBelow(size));
-        setFloor(c, size, Math.max(Math.max(1, classFloor(c) - queueDelay), Math.max(expected[c], smaller)));
+        double own = classFloor(c);
+        double smaller = Math.min(own, floorBelow(size));
+        setFloor(c, size, Math.max(Math.max(1, own - queueDelay), Math.max(expected[c], smaller)));
       } else if (classCount[c] >= MIN_CLASS && classFloor(c) < expected[c]) {
         setFloor(c, size, classFloor(c));
       }
