@@ -1,5 +1,6 @@
 package dev.ferry.cluster;
 
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Promise;
@@ -7,6 +8,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.eventbus.impl.MessageConsumerImpl;
+import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.spi.cluster.ClusterManager;
 import io.vertx.core.spi.cluster.RegistrationInfo;
@@ -36,20 +38,23 @@ public final class ClusterAccess {
   private ClusterAccess() {}
 
   /**
-   * Holds a {@code vertx.close()} that begins before {@code until} completes at its first step
-   * until it does. Vert.x 5 runs its own close hooks before it undeploys the verticles and closes
-   * the event bus, and does not wait for an undeploy already under way (that deployment has left
-   * its list): without the hold, a verticle still waiting for a call in flight would lose its
-   * caller's reply with the event bus. Vert.x has no public API for this; a Vert.x already closing
-   * is not held. Returns what releases the hold early. Any thread.
+   * Holds a {@code vertx.close()} that begins before {@code owner}, a deployment's context, has
+   * closed: Vert.x closes that context (runs its close hooks) once the verticle's {@code stop()}
+   * completed, and then ends the undeploy in the same call, without another turn of an event
+   * loop. Vert.x 5 runs its own close hooks before it undeploys the verticles and closes the event
+   * bus, and does not wait for an undeploy already under way (that deployment has left its list):
+   * without the hold, a verticle still waiting for a call in flight would lose its caller's reply
+   * with the event bus, and an undeploy released only at the end of {@code stop()} could still
+   * find the event loops gone before it completed. Vert.x has no public API for this; a Vert.x
+   * already closing is not held. Any thread.
    */
-  public static Runnable holdClose(Vertx vertx, Future<?> until) {
+  public static void holdCloseUntilClosed(Vertx vertx, Context owner) {
+    Future<Void> ownerClosed = ((ContextInternal) owner).closeFuture().future();
     io.vertx.core.internal.CloseFuture closing = ((VertxInternal) vertx).closeFuture();
-    io.vertx.core.Closeable hold = completion -> until.onComplete(ar -> completion.succeed());
-    if (!closing.add(hold)) {
-      return () -> { };
+    io.vertx.core.Closeable hold = completion -> ownerClosed.onComplete(ar -> completion.succeed());
+    if (closing.add(hold)) {
+      ownerClosed.onComplete(ar -> closing.remove(hold));
     }
-    return () -> closing.remove(hold);
   }
 
   /** The cluster manager, or null when {@code vertx} is not clustered. */

@@ -260,10 +260,10 @@ public class FerryVerticle extends VerticleBase {
     if (operations != null) {
       operations.draining();
     }
-    // A vertx.close() that begins now would not wait for this undeploy: held until it is over,
-    // so that callers of calls in flight still get their reply (ADR 0064).
-    Promise<Void> stopped = Promise.promise();
-    Runnable unhold = dev.ferry.cluster.ClusterAccess.holdClose(vertx, stopped.future());
+    // A vertx.close() that begins now would not wait for this undeploy: held until it is over
+    // (this context closed, after stop()), so that callers of calls in flight still get their
+    // reply and the undeploy completes before the event loops go (ADR 0064).
+    dev.ferry.cluster.ClusterAccess.holdCloseUntilClosed(vertx, context);
     // Clustered, the node leaves the view first and keeps answering or forwarding whatever reaches
     // it until every other node routes without it; its keys move to their new owners before the
     // (then empty) drain, and it stops consuming last (docs/adr/0056-a-leave-that-fails-nobody.md).
@@ -282,11 +282,7 @@ public class FerryVerticle extends VerticleBase {
         .eventually(() -> submissions != null && bridged ? submissions.unregister() : Future.succeededFuture())
         .eventually(() -> cluster == null ? Future.succeededFuture() : cluster.close())
         .eventually(() -> downstream.close())
-        .onComplete(ar -> {
-          release();
-          unhold.run();
-          stopped.complete();
-        });
+        .onComplete(ar -> release());
   }
 
   /**

@@ -48,6 +48,31 @@ class UndeployHostileTest extends VerticleTestBase {
   }
 
   @Test
+  void vertxClosedWhileTheUndeployEndsWaitsUntilVertxHasFinishedIt() {
+    String id = deploy(config(new JsonObject().put("drainTimeoutMs", 0)));
+    Future<Message<Object>> inFlight = send("k", "in flight");
+    EbRecorder.Call held = await(downstream.call(0));
+    // After stop() Vert.x closes the verticle's context (runs its close hooks), then completes the
+    // undeploy. A hook standing in for a slow one: it lets go when the close of Vert.x completes,
+    // or after half a second while that close is held.
+    io.vertx.core.internal.ContextInternal owner = (io.vertx.core.internal.ContextInternal)
+        ((io.vertx.core.internal.VertxInternal) vertx).deploymentManager().deployment(id).deployment().contexts().iterator().next();
+    io.vertx.core.Promise<Void> slowHook = io.vertx.core.Promise.promise();
+    owner.addCloseHook(completion -> slowHook.future().onComplete(ar -> completion.succeed()));
+    Future<Void> undeploy = vertx.undeploy(id);
+    awaitDraining();
+    Future<Void> closed = vertx.close();
+    closed.onComplete(ar -> slowHook.tryComplete());
+    vertx.setTimer(500, t -> slowHook.tryComplete());
+    held.echo();
+    assertEquals("in flight", body(inFlight));
+    // Released at the end of stop(), the close ran on while the hook was out and shut the event
+    // loops the undeploy still needed: it failed (event executor terminated) or never completed.
+    await(undeploy);
+    await(closed);
+  }
+
+  @Test
   void aSecondUndeployIsRefusedAndTheFirstStillWaitsForTheCallInFlight() {
     String id = deploy(config(new JsonObject().put("drainTimeoutMs", 0)));
     Future<Message<Object>> inFlight = send("k", "in flight");
