@@ -105,9 +105,22 @@ final class VirtualShapes implements Scenario {
    * #JITTER_MS}), as a loaded machine's spells of having a core or not; 0: the same throughout.
    */
   static final double DRIFT_MS = Double.parseDouble(System.getProperty("xvirt.drift", "0"));
+  /**
+   * {@code -Dxvirt.hits=H}: a cache in front of the store answers a share H of the calls (drawn per
+   * call, seeded) in {@code -Dxvirt.hitMs} (0.2 ms by default) without taking a connection; 0: none.
+   */
+  static final double HITS = Double.parseDouble(System.getProperty("xvirt.hits", "0"));
+  static final double HIT_MS = Double.parseDouble(System.getProperty("xvirt.hitMs", "0.2"));
+  /**
+   * {@code -Dxvirt.sigma=S}: each call's cost is multiplied by a lognormal factor of mean 1 and
+   * shape S (a heavy-tailed downstream), seeded; 0: none.
+   */
+  static final double SIGMA = Double.parseDouble(System.getProperty("xvirt.sigma", "0"));
 
   /** A contender of this sweep: a per-key config, or null for one call per input (not {@link Contender}: no Vert.x here). */
   record Entrant(String name, Function<Shape, PerKeyConfig> config) {}
+
+  private static final String CEILING = "adaptive ceiling";
 
   static final List<Entrant> ENTRANTS = List.of(
       // The default config, adaptive dispatch since ADR 0016: the contender judged.
@@ -126,7 +139,12 @@ final class VirtualShapes implements Scenario {
           .pinnedLimit(s.cores > 0 ? s.cores : s.pool).build()),
       new Entrant("pinned fcfs", s -> base(s).dispatch(Dispatch.ADAPTIVE).maxInFlightBatches(s.pool)
           .pinnedLimit(s.cores > 0 ? s.cores : s.pool).directIdleKeys(false).build()),
-      new Entrant("adaptive fcfs", s -> base(s).dispatch(Dispatch.ADAPTIVE).directIdleKeys(false).build()));
+      new Entrant("adaptive fcfs", s -> base(s).dispatch(Dispatch.ADAPTIVE).directIdleKeys(false).build()),
+      // Run only when named in -Dxvirt.contenders: the default with its ceiling (maxInFlightBatches)
+      // at -Dxvirt.ceiling times the pool (2 by default), the workaround the per-key guide gives for
+      // a cache in front of the store.
+      new Entrant(CEILING, s -> base(s).maxInFlightBatches((int) Math.max(1,
+          Double.parseDouble(System.getProperty("xvirt.ceiling", "2")) * s.pool)).build()));
 
   private static PerKeyConfig.Builder base(Shape s) {
     return PerKeyConfig.builder().maxBatchSize(s.maxBatchSize).maxQueueing(10_000_000);
@@ -163,6 +181,10 @@ final class VirtualShapes implements Scenario {
         shapes.add(extra);
       }
     }
+    if (HITS > 0 || SIGMA > 0) {
+      System.out.printf("   a cache answers %.0f%% of calls in %.2f ms; lognormal cost factor sigma %.2f%n", 100 * HITS,
+          HIT_MS, SIGMA);
+    }
     if (TICK_MS > 0 || JITTER_MS > 0) {
       System.out.printf("   latency noise: replies on %.2f ms ticks, %.2f ms mean jitter, redrawn every %.1f ms%n",
           TICK_MS, JITTER_MS, DRIFT_MS);
@@ -172,8 +194,8 @@ final class VirtualShapes implements Scenario {
         continue;
       }
       List<Entrant> contenders = ENTRANTS.stream()
-          .filter(c -> onlyContenders.isEmpty() || Arrays.asList(onlyContenders.split(",")).contains(c.name)
-              || c.name.equals("adaptive"))
+          .filter(c -> (onlyContenders.isEmpty() && !c.name.equals(CEILING))
+              || Arrays.asList(onlyContenders.split(",")).contains(c.name) || c.name.equals("adaptive"))
           .toList();
       double capacity = capacity(shape);
       System.out.printf("   %s: %s (nominal capacity %,.0f/s, measured %,.0f/s)%n", shape.id, shape.name,
@@ -397,7 +419,13 @@ final class VirtualShapes implements Scenario {
     }
 
     Future<Void> call(int size) {
-      Call c = new Call((shape.baseMs + shape.perInputMs * size) * MS, size);
+      if (HITS > 0 && noise.nextDouble() < HITS) {
+        Promise<Void> hit = Promise.promise();
+        loop.schedule(noisy(Math.max(1, (long) (HIT_MS * MS))), hit::complete);
+        return hit.future();
+      }
+      double factor = SIGMA > 0 ? Math.exp(SIGMA * gaussian() - SIGMA * SIGMA / 2) : 1;
+      Call c = new Call((shape.baseMs + shape.perInputMs * size) * MS * factor, size);
       waiting.add(c);
       startWaiting();
       return c.promise.future();
@@ -479,6 +507,11 @@ final class VirtualShapes implements Scenario {
           }
         });
       });
+    }
+
+    /** A standard normal draw (Box-Muller) from the store's seeded noise. */
+    private double gaussian() {
+      return Math.sqrt(-2 * Math.log(1 - noise.nextDouble())) * Math.cos(2 * Math.PI * noise.nextDouble());
     }
 
     /** {@code nanos} from now plus the noise, ending on a tick: the delay until the reply is back. */
