@@ -11,7 +11,9 @@ import java.util.Arrays;
  * A call's latency grows with its batch, so each sample is compared with the <em>floor</em> of its
  * batch-size class ({@code floor(log2(size))}): the lowest round mean seen for that class, among
  * rounds in which it had at least {@link #MIN_CLASS} calls (the mean of one or two calls of a
- * heavy-tailed downstream is its fastest call, not its typical one; ADR 0068). A class met for the
+ * heavy-tailed downstream is its fastest call, not its typical one; ADR 0068), and after slow start
+ * a floor falls only as far as two such rounds in a row agree (the higher of their means: the
+ * lowest of hundreds of noisy means is a lucky round, not the typical one; ADR 0152). A class met for the
  * first time takes its round mean less the queueing the other classes show, but never less than the
  * floor curve gives its batch size (ADR 0020), nor, by the queueing taken off, less than a smaller
  * batch's floor (ADR 0151). Samples are judged in rounds: a round takes the calls that started
@@ -28,8 +30,9 @@ import java.util.Arrays;
  * latency are what the downstream completes, while a queue that drains in waves puts the median on
  * the step of the calls that waited a whole call time. The round after a cut is not judged (its
  * calls queued behind the ones started before the cut). A deep cut that does not bring latency down
- * in the round after that was not our queue (a slower downstream, a busy machine): it is undone and
- * the floors move up to what calls take now. Otherwise floors only fall between re-measurements;
+ * in the round after that, below the worst round of its streak of cuts (ADR 0153), was not our
+ * queue (a slower downstream, a busy machine): it is undone and the floors move up to what calls
+ * take now. Otherwise floors only fall between re-measurements;
  * every {@link #FLOOR_PERIOD_NANOS} one round runs at 60% of the limit and its class means replace
  * the floors, so a queue never becomes the floor and a downstream that got slower for good is
  * learned (a floor round due while a cut settles waits a round: its calls would queue behind those
@@ -203,6 +206,11 @@ public final class CallLimit {
   /** Floor point per batch-size class: its mean batch size and latency in nanos; latency 0 = none yet. */
   private final double[] floorSize = new double[CLASSES];
   private final double[] floorLatency = new double[CLASSES];
+  /**
+   * Each class's mean in the last round that had at least {@link #MIN_CLASS} of its calls (or the
+   * floor it was last given): a floor falls only to the higher of that and the next such mean.
+   */
+  private final double[] lastClassMean = new double[CLASSES];
   private int roundsNotOurs;
   // Cuts in a row, judged together (see endRound).
   private boolean cutting;
@@ -551,8 +559,20 @@ public final class CallLimit {
         double own = classFloor(c);
         double smaller = Math.min(own, floorBelow(size));
         setFloor(c, size, Math.max(Math.max(1, own - queueDelay), Math.max(expected[c], smaller)));
-      } else if (classCount[c] >= MIN_CLASS && classFloor(c) < expected[c]) {
-        setFloor(c, size, classFloor(c));
+        lastClassMean[c] = own;
+      } else if (classCount[c] >= MIN_CLASS) {
+        // Lowered only as far as this round and the class's last such round agree (ADR 0152): a
+        // class mean of heavy-tailed calls varies by half from round to round, and the lowest of
+        // hundreds of them read every typical call as queued. Two lucky rounds in a row are rare;
+        // a downstream that really got faster shows it in both. Not during slow start: its
+        // floors come down from a cold start's first calls while the limit doubles every round,
+        // and a round late there is a limit twice too high, which the floor round then learns.
+        double mean = classFloor(c);
+        double agreed = slowStart ? mean : Math.max(mean, lastClassMean[c]);
+        lastClassMean[c] = mean;
+        if (agreed < expected[c]) {
+          setFloor(c, size, agreed);
+        }
       }
     }
     if (known > 0) {
@@ -629,7 +649,14 @@ public final class CallLimit {
       }
       if (kind == UNDONE && (rate <= (rateBeforeCut + trialRate) / 2 || !served)) {
         // No better with the old limit (the downstream slowed down), or the old limit's extra
-        // calls mostly queued: the cut stands.
+        // calls mostly queued: the cut stands. A round at the old limit that queued worse than
+        // where the streak began is its new worst point (ADR 0153): the streak's first round may
+        // have straddled a pool that shrank, and judged against it the next round at the cut
+        // limit read as a cut that brought nothing.
+        if (cutting && queueing && ratio > ratioAtFirstCut) {
+          ratioAtFirstCut = ratio;
+          inFlightAtFirstCut = meanInFlight;
+        }
         setLimit(trialFrom);
         settling = true;
         newRound(now);
@@ -659,9 +686,12 @@ public final class CallLimit {
       boolean deep = meanInFlight <= DEEP_CUT * inFlightAtFirstCut && limitBeforeCuts - limit >= 2;
       if (!queueing) {
         cutting = false;
-      } else if (deep && ratio >= mustFallTo * ratioAtFirstCut && ratio <= 1.1 * ratioAtFirstCut
+      } else if (deep && ratio >= mustFallTo * ratioAtFirstCut && ratio <= ratioAtFirstCut
           && meanInFlight / ratio <= 0.5 * inFlightAtFirstCut / ratioAtFirstCut) {
-        // (Latency that rose well above where the streak began is a new queue, judged afresh.)
+        // (Latency above where the streak began is a new worst point, judged afresh below: the
+        // round that began the streak may have straddled a pool that shrank, its median part old
+        // pool and part new, and judged against it the first round wholly at the smaller pool read
+        // as a cut that brought nothing; ADR 0153.)
         // ... and what the downstream seems to serve at once (calls in flight x floor / latency)
         // fell with our own limit: an estimate that follows the limit down is no estimate.
         // The cuts did not bring latency down: it was not our queue (a slower downstream, a busy
@@ -747,6 +777,7 @@ public final class CallLimit {
       for (int c = 0; c < CLASSES; c++) {
         if (classCount[c] > 0) {
           setFloor(c, classSize[c] / (double) classCount[c], classFloor(c));
+          lastClassMean[c] = classFloor(c);
         }
       }
       // The bound starts again with the floors: one freak fast call (a cached answer) does not
