@@ -13,8 +13,8 @@ import java.util.Arrays;
  * rounds in which it had at least {@link #MIN_CLASS} calls (the mean of one or two calls of a
  * heavy-tailed downstream is its fastest call, not its typical one; ADR 0068), and after slow start
  * a floor falls only as far as two such rounds in a row agree (the higher of their means: the
- * lowest of hundreds of noisy means is a lucky round, not the typical one; ADR 0152). A class met for the
- * first time takes its round mean less the queueing the other classes show, but never less than the
+ * lowest of hundreds of noisy means is a lucky round, not the typical one; ADR 0152). A class met
+ * for the first time takes its round mean less the queueing the other classes show, but never less than the
  * floor curve gives its batch size (ADR 0020), nor, by the queueing taken off, less than a smaller
  * batch's floor (ADR 0151). Samples are judged in rounds: a round takes the calls that started
  * after it began and ends once it holds {@code max(16, limit)} of them. At its end, {@code r}, the
