@@ -776,8 +776,9 @@ public final class CallLimit {
       Arrays.fill(floorLatency, 0);
       for (int c = 0; c < CLASSES; c++) {
         if (classCount[c] > 0) {
-          setFloor(c, classSize[c] / (double) classCount[c], classFloor(c));
-          lastClassMean[c] = classFloor(c);
+          double mean = classFloor(c);
+          setFloor(c, classSize[c] / (double) classCount[c], mean);
+          lastClassMean[c] = mean;
         }
       }
       // The bound starts again with the floors: one freak fast call (a cached answer) does not

@@ -6,9 +6,6 @@ import dev.ferry.Dispatch;
 import dev.ferry.FerryMetrics;
 import dev.ferry.PerKeyConfig;
 import dev.ferry.testing.VirtualLoop;
-import io.vertx.core.Future;
-import io.vertx.core.Promise;
-import java.util.ArrayDeque;
 import java.util.List;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
@@ -25,45 +22,9 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 class LearnedLimitUnderLoadTest {
   static final long MS = 1_000_000L;
 
-  /** A FIFO pool of connections in virtual time, each call costing a fixed time plus a time per input. */
-  static final class Pool {
-    final VirtualLoop loop;
-    final int size;
-    final long fixed;
-    final long perInput;
-    final ArrayDeque<Runnable> waiting = new ArrayDeque<>();
-    int busy;
-    /** Completions reach the ferry through its loop's queue (a real client's callbacks do), not inline. */
-    boolean throughTheLoop;
-
-    Pool(VirtualLoop loop, int size, long fixed, long perInput) {
-      this.loop = loop;
-      this.size = size;
-      this.fixed = fixed;
-      this.perInput = perInput;
-    }
-
-    Future<Void> call(int inputs) {
-      Promise<Void> done = Promise.promise();
-      waiting.add(() -> loop.schedule(fixed + perInput * inputs, () -> {
-        busy--;
-        if (throughTheLoop) {
-          loop.execute(done::complete);
-        } else {
-          done.complete();
-        }
-        next();
-      }));
-      next();
-      return done.future();
-    }
-
-    private void next() {
-      while (busy < size && !waiting.isEmpty()) {
-        busy++;
-        waiting.poll().run();
-      }
-    }
+  /** A FIFO pool of {@code size} connections, each call costing 2 ms + 5 us per input. */
+  static OpenLoopPool.Pool fifo(VirtualLoop loop, int size) {
+    return new OpenLoopPool.Pool(loop, size, (t, n, i, r) -> 2 * MS + 5_000L * n, loop.nanoTime(), 0);
   }
 
   /**
@@ -81,42 +42,16 @@ class LearnedLimitUnderLoadTest {
    */
   static int[] limitUnderLoad(int pool, int keys, double inputsPerSec, int seconds, long seed, long loopLagNanos,
       java.util.function.Consumer<PerKeyFerry<Integer, Integer, List<Integer>, Integer>> ferryOut) {
-    VirtualLoop loop = new VirtualLoop();
-    loop.delayPostedTasks(loopLagNanos);
-    Pool store = new Pool(loop, pool, 2 * MS, 5_000);
-    store.throughTheLoop = loopLagNanos > 0;
-    PerKeyConfig config = PerKeyConfig.builder().dispatch(Dispatch.ADAPTIVE).maxBatchSize(8).build();
-    PerKeyFerry<Integer, Integer, List<Integer>, Integer> ferry = new PerKeyFerry<>(loop, config, k -> k, null, null,
-        (k, ins) -> store.call(ins.size()).map(v -> ins), (in, r) -> in);
-    SplittableRandom rnd = new SplittableRandom(seed);
-    long start = loop.nanoTime();
-    long end = start + seconds * 1000 * MS;
-    Runnable[] arrive = new Runnable[1];
-    arrive[0] = () -> {
-      ferry.submit(rnd.nextInt(keys));
-      long gap = (long) (-Math.log(1 - rnd.nextDouble()) / inputsPerSec * 1e9);
-      if (loop.nanoTime() + gap < end) {
-        loop.schedule(Math.max(1, gap), arrive[0]);
-      }
-    };
-    loop.schedule(1, arrive[0]);
     int[] seen = {Integer.MAX_VALUE, 0, 0};
-    long within = 0;
-    long since = start + 1000 * MS;
-    long last = since;
-    while (loop.nextTimerAt() >= 0 && loop.nanoTime() < end) {
-      int limit = ferry.metrics().callLimit();
-      loop.advance(Math.max(1, loop.nextTimerAt() - loop.nanoTime()));
-      long now = Math.min(loop.nanoTime(), end);
-      if (now > since) {
-        // The limit in force until now, over the time since the last step.
-        within += limit >= pool && limit <= 2 * pool ? now - last : 0;
-        last = now;
-        seen[0] = Math.min(seen[0], limit);
-        seen[1] = Math.max(seen[1], limit);
-      }
-    }
-    seen[2] = (int) (1000 * within / (end - since));
+    long[] within = {0};
+    // The limit in force over each step of virtual time after the first second.
+    PerKeyFerry<Integer, Integer, List<Integer>, Integer> ferry = OpenLoopPool.run(pool, keys, inputsPerSec,
+        (t, n, i, r) -> 2 * MS + 5_000L * n, loopLagNanos, 1000 * MS, seconds * 1000 * MS, seed, (limit, nanos) -> {
+          within[0] += limit >= pool && limit <= 2 * pool ? nanos : 0;
+          seen[0] = Math.min(seen[0], limit);
+          seen[1] = Math.max(seen[1], limit);
+        });
+    seen[2] = (int) (1000 * within[0] / ((seconds - 1) * 1000 * MS));
     if (ferryOut != null) {
       ferryOut.accept(ferry);
     }
@@ -200,7 +135,7 @@ class LearnedLimitUnderLoadTest {
    */
   static int lowestUnderStalls(long seed) {
     VirtualLoop loop = new VirtualLoop();
-    Pool store = new Pool(loop, 16, 2 * MS, 5_000);
+    OpenLoopPool.Pool store = fifo(loop, 16);
     store.throughTheLoop = true;
     PerKeyConfig config = PerKeyConfig.builder().dispatch(Dispatch.ADAPTIVE).maxBatchSize(8).build();
     PerKeyFerry<Integer, Integer, List<Integer>, Integer> ferry = new PerKeyFerry<>(loop, config, k -> k, null, null,

@@ -31,9 +31,20 @@ final class OpenLoopPool {
 
   /** Runs {@code rate} inputs a second over {@code keys} keys against {@code pool} connections until {@code until}. */
   static void run(int pool, int keys, double rate, Cost cost, long from, long until, long seed, Observer observer) {
+    run(pool, keys, rate, cost, 0, from, until, seed, observer);
+  }
+
+  /**
+   * As above, on a loop that runs every posted task {@code loopLagNanos} late, the pool's
+   * completions included; returns the ferry as the run left it.
+   */
+  static PerKeyFerry<Integer, Integer, List<Integer>, Integer> run(int pool, int keys, double rate, Cost cost,
+      long loopLagNanos, long from, long until, long seed, Observer observer) {
     VirtualLoop loop = new VirtualLoop();
+    loop.delayPostedTasks(loopLagNanos);
     long start = loop.nanoTime();
     Pool store = new Pool(loop, pool, cost, start, seed * 31 + 7);
+    store.throughTheLoop = loopLagNanos > 0;
     PerKeyConfig config = PerKeyConfig.builder().dispatch(Dispatch.ADAPTIVE).maxBatchSize(8).build();
     PerKeyFerry<Integer, Integer, List<Integer>, Integer> ferry = new PerKeyFerry<>(loop, config, k -> k, null, null,
         (k, ins) -> store.call(ins.size()).map(v -> ins), (in, r) -> in);
@@ -59,6 +70,7 @@ final class OpenLoopPool {
         last = now;
       }
     }
+    return ferry;
   }
 
   /** A FIFO pool of {@code size} connections. */
@@ -71,6 +83,8 @@ final class OpenLoopPool {
     final ArrayDeque<Runnable> waiting = new ArrayDeque<>();
     int busy;
     long calls;
+    /** Completions reach the ferry through its loop's queue (a real client's callbacks do), not inline. */
+    boolean throughTheLoop;
 
     Pool(VirtualLoop loop, int size, Cost cost, long start, long seed) {
       this.loop = loop;
@@ -85,7 +99,11 @@ final class OpenLoopPool {
       long nanos = Math.max(1, cost.nanos(loop.nanoTime() - start, inputs, calls++, rnd));
       waiting.add(() -> loop.schedule(nanos, () -> {
         busy--;
-        done.complete();
+        if (throughTheLoop) {
+          loop.execute(done::complete);
+        } else {
+          done.complete();
+        }
         next();
       }));
       next();
