@@ -147,6 +147,42 @@ class OwnerCloseTest {
     assertTrue(owner.ferry.metrics().submitted() >= 2);
   }
 
+  /**
+   * Timers the ferry armed before its verticle undeploys (a call timeout, a caller's deadline) still
+   * fire while it drains: Vert.x cancels a verticle's timers when its context closes, before the
+   * ferry's close hook runs, and the drain lasts minutes here.
+   */
+  @Test
+  void aCallTimeoutAndADeadlineArmedBeforeTheUndeployStillFireWhileTheFerryDrains() throws Exception {
+    Owner owner = new Owner(PerKeyConfig.builder().callTimeout(Duration.ofMillis(200))
+        .drainTimeout(Duration.ofMinutes(5)).build());
+    String id = await(vertx.deployVerticle(owner));
+    Future<String> stuck = owner.ferry.submit("hold-t");
+    Future<String> waiting = owner.ferry.submit("next-t", Duration.ofMillis(400));
+    Future<Void> undeployed = vertx.undeploy(id);
+    assertEquals(FerryError.FAILED, kind(stuck), "the call timeout answers the hung call");
+    assertEquals(FerryError.TIMEOUT, kind(waiting), "the deadline answers the input behind it");
+    // The key stays held until its call ends (guarantee 2); once it does, the drain is over.
+    held.get("hold-t").complete(List.of("hold-t"));
+    await(undeployed);
+  }
+
+  /** A drain the application began before the undeploy ends on its own, shorter, timeout. */
+  @Test
+  void aDrainBegunBeforeTheUndeployEndsOnItsOwnTimeout() throws Exception {
+    Owner owner = new Owner(PerKeyConfig.builder().callTimeout(Duration.ofMinutes(5))
+        .drainTimeout(Duration.ofMinutes(5)).build());
+    String id = await(vertx.deployVerticle(owner));
+    Future<String> stuck = owner.ferry.submit("hold-u");
+    Future<String> waiting = owner.ferry.submit("next-u");
+    Future<Void> drained = owner.ferry.drain(Duration.ofMillis(200));
+    Future<Void> undeployed = vertx.undeploy(id);
+    assertEquals(FerryError.FAILED, kind(stuck));
+    assertEquals(FerryError.CLOSED, kind(waiting));
+    await(drained);
+    await(undeployed);
+  }
+
   @Test
   void theFirstMetricsReadFromAnotherThreadSeesWhatHappened() throws Exception {
     io.vertx.core.Context context = vertx.getOrCreateContext();

@@ -10,8 +10,8 @@ import io.vertx.core.internal.ContextInternal;
  * <p>ferry-core's only use of Vert.x internal API, kept in this one adapter because Vert.x 5 has no
  * public API for these: the base of a duplicated context ({@code unwrap()}: handlers run on
  * duplicates, and the ferry must accept them as its own loop), a fresh event-loop context from a
- * non-Vert.x thread without deploying a verticle, the context's close hooks, and a promise whose
- * callbacks run on the caller's context.
+ * non-Vert.x thread without deploying a verticle, the context's close hooks, timers that are not
+ * among them, and a promise whose callbacks run on the caller's context.
  */
 public final class VertxLoop implements Loop {
   private final Context context;
@@ -69,7 +69,12 @@ public final class VertxLoop implements Loop {
     // Vert.x timers have millisecond resolution and a 1 ms floor; round up so a deadline is
     // never reported early.
     long ms = Deadlines.timerMillis(delayNanos);
-    return context.owner().setTimer(ms, id -> {
+    // Not Vertx.setTimer: on a verticle's context that makes the timer one of the context's close
+    // hooks, and undeploying the verticle cancels it. The ferry's own close hook drains after that
+    // (its drain, call timeouts and callers' deadlines all run on timers), so timers armed before
+    // the undeploy must outlive it: the context's own setTimer adds no close hook. The ferry
+    // cancels what it no longer needs, and every timer ends within its delay.
+    return ((ContextInternal) context).setTimer(ms, id -> {
       if (inLoop()) {
         task.run();
       } else {
