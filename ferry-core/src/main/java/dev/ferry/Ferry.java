@@ -169,8 +169,9 @@ public interface Ferry<I, O> {
    * again. Put a cache in front if values may be reused. A caller's deadline is its own: it fails
    * with TIMEOUT if its key has not left by then, and the key is dropped, never sent, once every
    * caller waiting for it has given up. Each waiting key counts once (weight 1) toward the batch
-   * bounds, however many callers share it; toward {@code maxQueueing}, the key and every other
-   * caller sharing it count (each is held in memory), so a caller joining a full room is REJECTED.
+   * bounds, however many callers share it; toward {@code maxQueueing}, while the key waits, the key
+   * and every other caller sharing it count (each is held in memory), so a caller joining a full
+   * room is REJECTED. Once the key has left in a batch, neither counts.
    */
   static <K, V> Ferry<K, Optional<V>> keyed(
       Vertx vertx, FerryConfig config, Function<List<K>, Future<Map<K, V>>> call) {

@@ -181,6 +181,64 @@ class KeyedTest {
     assertEquals(Optional.of(1), a2.result());
   }
 
+  /**
+   * Callers that shared a key leave the room with it: a hot key whose callers filled the room
+   * refuses no other key once it is in flight (a hostile review found them still counted, with
+   * nothing waiting and REJECTED saying "keys and callers sharing them are waiting").
+   */
+  @Test
+  void callersSharingAKeyLeaveTheRoomWhenItLeavesInABatch() {
+    Ferry<String, Optional<Integer>> ferry = keyed(oneSlot().maxQueueing(4));
+    Future<Optional<Integer>> x = ferry.submit("x"); // in flight at once
+    List<Future<Optional<Integer>>> as = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      as.add(ferry.submit("a")); // the key and three sharing it: the room of 4 is full
+    }
+    assertEquals(FerryError.REJECTED, kind(ferry.submit("full")));
+    answer(0); // "a" leaves in the next call, with its four callers
+    assertEquals(Optional.of(1), x.result());
+    assertEquals(0, ferry.metrics().queuedInputs());
+    List<Future<Optional<Integer>>> others = new ArrayList<>();
+    for (String k : List.of("b", "c", "d", "e")) {
+      others.add(ferry.submit(k));
+    }
+    Future<Optional<Integer>> late = ferry.submit("a"); // a new entry for "a": the room is full again
+    for (Future<Optional<Integer>> f : others) {
+      assertFalse(f.isComplete(), "refused while only what it joined waits: " + f.cause());
+    }
+    assertEquals(FerryError.REJECTED, kind(late));
+    answer(1);
+    for (Future<Optional<Integer>> a : as) {
+      assertEquals(Optional.of(1), a.result(), "every caller of the key gets its value");
+    }
+    answer(2);
+    for (Future<Optional<Integer>> f : others) {
+      assertEquals(Optional.of(1), f.result());
+    }
+  }
+
+  /** A caller of a key in flight answered later does not give back room it no longer holds. */
+  @Test
+  void theRoomCountsRightAfterSharedKeysLeaveAndAreAnswered() {
+    Ferry<String, Optional<Integer>> ferry = keyed(oneSlot().maxQueueing(2));
+    ferry.submit("x");
+    ferry.submit("a");
+    ferry.submit("a", Duration.ofMillis(10)); // shares; leaves with "a" before its deadline
+    answer(0); // "a" and its sharer leave
+    loop.advanceMillis(20); // the sharer's deadline passes with its key in flight: nothing given back
+    answer(1);
+    ferry.submit("y"); // in flight
+    Future<Optional<Integer>> b = ferry.submit("b");
+    Future<Optional<Integer>> b2 = ferry.submit("b");
+    Future<Optional<Integer>> c = ferry.submit("c");
+    assertFalse(b2.isComplete(), "b and its sharer fill the room of 2");
+    assertEquals(FerryError.REJECTED, kind(c), "the room is 2, not more: nothing was given back twice");
+    answer(2);
+    answer(3);
+    assertEquals(Optional.of(1), b.result());
+    assertEquals(Optional.of(1), b2.result());
+  }
+
   @Test
   void closeFailsEveryWaitingCallerAndLetsTheCallInFlightDeliver() {
     Ferry<String, Optional<Integer>> ferry = keyed(oneSlot());

@@ -36,6 +36,8 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
     final Entry<Void, K> entry;
     final Future<Optional<V>> outcome;
     int live;
+    /** Its callers counted in {@link KeyedFerry#sharing}: those that joined it, until it leaves. */
+    int sharers;
 
     Shared(K key, Entry<Void, K> entry, Future<Optional<V>> outcome) {
       this.key = key;
@@ -69,20 +71,40 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
   private long callersTimedOut;
   private long rejectedJoins;
   /**
-   * Callers waiting on an entry another caller made: each holds a promise, so they count toward
-   * {@code maxQueueing} next to the entries (issue 13: nothing a caller can make the node hold
-   * escapes the bounds). Only on the loop.
+   * Callers waiting on an entry another caller made, while that entry waits: each holds a promise,
+   * so they count toward {@code maxQueueing} next to the entries (issue 13: nothing a caller can
+   * make the node hold escapes the bounds); they leave the room with their key ({@link #left}).
+   * Only on the loop.
    */
   private int sharing;
   private final int maxQueueing;
 
   public KeyedFerry(Loop loop, FerryConfig config, Function<List<K>, Future<Map<K, V>>> call) {
     this.loop = loop;
-    this.queue = new StreamFerry<>(loop, config, null, keys -> fetch(call, keys),
+    this.queue = new StreamFerry<>(loop, config, null, keys -> {
+      left(keys);
+      return fetch(call, keys);
+    },
         (key, values) -> Optional.ofNullable(values.get(key)));
     this.engine = queue.engine();
     this.maxQueueing = config.maxQueueing();
     queue.metricsView(this::view);
+  }
+
+  /**
+   * On the loop, as the batch of {@code keys} leaves: their callers no longer wait in the queue, so
+   * they leave the room they took there, as the keys themselves do (they are held with the call,
+   * whose bounds are {@code maxInFlightBatches} and {@code maxBatchSize}). Counted on, a hot key's
+   * callers would fill the room while nothing waits and refuse every other key.
+   */
+  private void left(List<K> keys) {
+    for (K key : keys) {
+      Shared<K, V> shared = waiting.get(key);
+      if (shared != null && shared.sharers > 0) {
+        sharing -= shared.sharers;
+        shared.sharers = 0;
+      }
+    }
   }
 
   /** One call per batch, with its distinct keys in first-seen order. */
@@ -184,6 +206,7 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
     if (shares) {
       caller.sharing = true;
       sharing++;
+      shared.sharers++;
     }
     if (deadline != Long.MAX_VALUE && shared.entry.waiting()) {
       caller.timer = loop.schedule(deadline - loop.nanoTime(), () -> queue.run(() -> expired(shared, caller)));
@@ -196,13 +219,20 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
         return;
       }
       caller.done = true;
-      if (caller.sharing) {
-        sharing--;
-      }
+      unshare(shared, caller);
       // Shielded: the callers sharing a key are answered by one listener each on its outcome, and
       // a throw out of one would keep the listeners after it from running.
       answer(mine, ar.result(), ar.cause());
     });
+  }
+
+  /** A caller answered or given up leaves the room it took, unless its key took it along on leaving. */
+  private void unshare(Shared<K, V> shared, Caller<V> caller) {
+    if (caller.sharing && shared.sharers > 0) {
+      caller.sharing = false;
+      sharing--;
+      shared.sharers--;
+    }
   }
 
   /** On the loop: one caller's deadline passed. Only a key still waiting is given up. */
@@ -212,9 +242,7 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
       return;
     }
     caller.done = true;
-    if (caller.sharing) {
-      sharing--;
-    }
+    unshare(shared, caller);
     callersTimedOut++;
     if (--shared.live == 0) {
       waiting.remove(shared.key, shared);
