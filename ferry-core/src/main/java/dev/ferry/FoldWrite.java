@@ -1,5 +1,6 @@
 package dev.ferry;
 
+import dev.ferry.internal.LogText;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.util.ArrayList;
@@ -245,7 +246,7 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
         // overflow stays a rejection: a deeply nested input causes it, and would fail every batch.
         throw (VirtualMachineError) e;
       }
-      return FoldDecision.reject("apply failed: " + describe(e));
+      return FoldDecision.reject("apply failed: " + LogText.describe(e));
     }
   }
 
@@ -257,7 +258,7 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
       if (e instanceof VirtualMachineError && !(e instanceof StackOverflowError)) {
         throw (VirtualMachineError) e;
       }
-      return "the store cannot record it: " + describe(e);
+      return "the store cannot record it: " + LogText.describe(e);
     }
   }
 
@@ -269,17 +270,7 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
       if (e instanceof VirtualMachineError && !(e instanceof StackOverflowError)) {
         throw (VirtualMachineError) e;
       }
-      return "the store cannot hold the state it leads to: " + describe(e);
-    }
-  }
-
-  // The reason must not throw in turn: an exception's own toString may be as broken as the apply,
-  // and a throw from here would fail the whole batch after all.
-  private static String describe(Throwable e) {
-    try {
-      return String.valueOf(e);
-    } catch (Throwable broken) {
-      return e.getClass().getName();
+      return "the store cannot hold the state it leads to: " + LogText.describe(e);
     }
   }
 

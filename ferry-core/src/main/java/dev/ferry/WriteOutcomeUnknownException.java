@@ -1,5 +1,7 @@
 package dev.ferry;
 
+import dev.ferry.internal.LogText;
+
 /**
  * A {@link FoldWrite} batch's conditional write failed without an answer, so the store may or may
  * not have applied it: a connection that broke while the write was committing, a pool closed under
@@ -25,11 +27,7 @@ public final class WriteOutcomeUnknownException extends RuntimeException {
   // exception with its own, whose caller (StoreService: "batch not written") would take it for safe
   // to retry. WriteRefusedException uses it too.
   static String text(Object o) {
-    try {
-      return String.valueOf(o);
-    } catch (Exception broken) {
-      return o.getClass().getName();
-    }
+    return LogText.describe(o);
   }
 
   public Object key() {

@@ -951,4 +951,118 @@ class CoreApiHostileTest {
       }
     });
   }
+
+  /** An exception that cannot describe itself: its toString and getMessage both throw. */
+  static final class Undescribable extends RuntimeException {
+    @Override
+    public String getMessage() {
+      throw new UnsupportedOperationException("no message");
+    }
+
+    @Override
+    public String toString() {
+      throw new UnsupportedOperationException("no text");
+    }
+  }
+
+  /** Runs {@code r}, returning what it threw (what a real loop would report), or null. */
+  private static Throwable thrownBy(Runnable r) {
+    try {
+      r.run();
+      return null;
+    } catch (Throwable t) {
+      return t;
+    }
+  }
+
+  /**
+   * A batch call failing with an exception that cannot describe itself still answers its callers
+   * FAILED (a hostile review: the text for their answer threw, and nobody was answered).
+   */
+  @Test
+  void aCallFailingWithAnExceptionThatCannotDescribeItselfStillAnswersEveryCaller() {
+    List<Promise<List<String>>> calls = new ArrayList<>();
+    Ferry<String, String> ferry = new StreamFerry<String, List<String>, String>(loop,
+        FerryConfig.builder().maxInFlightBatches(1).build(), null, inputs -> {
+          Promise<List<String>> p = Promise.promise();
+          calls.add(p);
+          return p.future();
+        }, (in, result) -> in + "!");
+    Future<String> a = ferry.submit("a");
+    Throwable escaped = thrownBy(() -> calls.get(0).fail(new Undescribable()));
+    assertTrue(a.isComplete(), "never answered; thrown: " + escaped);
+    assertEquals(FerryError.FAILED, kind(a));
+    assertTrue(a.cause().getCause() instanceof Undescribable, "the cause is kept");
+    Future<String> b = ferry.submit("b");
+    calls.get(1).complete(List.of());
+    assertEquals("b!", b.result(), "and the ferry goes on");
+  }
+
+  /** The same for a keyed lookup: every caller sharing the key is answered. */
+  @Test
+  void aLookupFailingWithAnExceptionThatCannotDescribeItselfStillAnswersEveryCaller() {
+    List<Promise<Map<String, Integer>>> answers = new ArrayList<>();
+    Ferry<String, Optional<Integer>> ferry = new KeyedFerry<String, Integer>(loop,
+        FerryConfig.builder().maxInFlightBatches(1).build(), keys -> {
+          Promise<Map<String, Integer>> p = Promise.promise();
+          answers.add(p);
+          return p.future();
+        });
+    Future<Optional<Integer>> x = ferry.submit("x"); // in flight: "a" waits, shared by two callers
+    Future<Optional<Integer>> a = ferry.submit("a");
+    Future<Optional<Integer>> a2 = ferry.submit("a");
+    answers.get(0).complete(Map.of("x", 1));
+    assertEquals(Optional.of(1), x.result());
+    Throwable escaped = thrownBy(() -> answers.get(1).fail(new Undescribable()));
+    assertEquals(FerryError.FAILED, kind(a), "thrown: " + escaped);
+    assertEquals(FerryError.FAILED, kind(a2));
+  }
+
+  /** An extract that throws such an exception fails its own caller only; the rest of the batch is answered. */
+  @Test
+  void anExtractThrowingAnExceptionThatCannotDescribeItselfFailsOnlyItsOwnCaller() {
+    List<Promise<List<String>>> calls = new ArrayList<>();
+    Ferry<String, String> ferry = new StreamFerry<String, List<String>, String>(loop,
+        FerryConfig.builder().maxInFlightBatches(1).build(), null, inputs -> {
+          Promise<List<String>> p = Promise.promise();
+          calls.add(p);
+          return p.future();
+        }, (in, result) -> {
+          if (in.equals("bad")) {
+            throw new Undescribable();
+          }
+          return in + "!";
+        });
+    Future<String> first = ferry.submit("x");
+    Future<String> a = ferry.submit("a");
+    Future<String> bad = ferry.submit("bad");
+    Future<String> b = ferry.submit("b");
+    calls.get(0).complete(List.of());
+    assertEquals("x!", first.result());
+    Throwable escaped = thrownBy(() -> calls.get(1).complete(List.of()));
+    assertEquals("a!", a.result());
+    assertEquals(FerryError.FAILED, kind(bad), "thrown: " + escaped);
+    assertEquals("b!", b.result(), "the caller after the throwing extract is answered");
+  }
+
+  /** A key function throwing such an exception refuses that input with BAD_INPUT, saying so. */
+  @Test
+  void aKeyFunctionThrowingAnExceptionThatCannotDescribeItselfRefusesOnlyThatInput() {
+    RecordingDownstream<String, String> down = new RecordingDownstream<>(loop);
+    PerKeyFerry<String, String, List<String>, String> ferry = new PerKeyFerry<>(loop,
+        PerKeyConfig.builder().build(), s -> {
+          if (s.equals("bad")) {
+            throw new Undescribable();
+          }
+          return s;
+        }, null, null, down, (in, r) -> in);
+    Future<String> bad = ferry.submit("bad");
+    assertEquals(FerryError.BAD_INPUT, kind(bad));
+    assertTrue(bad.cause().getMessage().startsWith("the key function failed: "),
+        "says what failed, not that describing it did: " + bad.cause().getMessage());
+    Future<String> good = ferry.submit("good");
+    assertEquals(1, down.calls.size(), "the good input is sent");
+    down.succeed(0);
+    assertEquals("good", good.result());
+  }
 }

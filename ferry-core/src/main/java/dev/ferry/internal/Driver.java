@@ -209,7 +209,7 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
       admit(input, deadline, caller);
     } catch (Throwable t) {
       pending.add(() -> answer(caller, null, new FerryException(FerryError.BAD_INPUT,
-          "the ferry could not admit this input: " + t, t)));
+          "the ferry could not admit this input: " + LogText.describe(t), t)));
     }
   }
 
@@ -308,7 +308,7 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
       weight = weigh == null ? 1 : weigh.applyAsLong(input);
     } catch (Throwable e) {
       // Errors and sneaky-thrown checked exceptions too: the caller must be answered.
-      refuse(caller, "the weight function failed: " + e, e);
+      refuse(caller, "the weight function failed: " + LogText.describe(e), e);
       return -1;
     }
     if (weight < 0) {
@@ -464,7 +464,7 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
     pending.add(() -> {
       if (batch.failure != null) {
         FerryException failed = new FerryException(FerryError.FAILED,
-            "the batch call failed: " + batch.failure.getMessage(), batch.failure);
+            "the batch call failed: " + LogText.message(batch.failure), batch.failure);
         for (Entry<K, I> e : batch.entries) {
           answer(e.caller, null, failed);
         }
@@ -480,7 +480,7 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
           answer(e.caller, null, rejectedOrFailed);
           continue;
         } catch (Throwable t) {
-          answer(e.caller, null, new FerryException(FerryError.FAILED, "extract failed for this input: " + t, t));
+          answer(e.caller, null, new FerryException(FerryError.FAILED, "extract failed for this input: " + LogText.describe(t), t));
           continue;
         }
         answer(e.caller, outcome, null);
@@ -549,7 +549,7 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
           if (!told[0]) {
             told[0] = true;
             tell(caller, null, new FerryException(FerryError.FAILED,
-                "the key's new owner was sent the input, its answer cannot be learned (it may have been applied): " + t, t));
+                "the key's new owner was sent the input, its answer cannot be learned (it may have been applied): " + LogText.describe(t), t));
           }
         }
       }

@@ -145,7 +145,7 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
       // other callers' keys.
       key.hashCode();
     } catch (Throwable e) {
-      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, "the key's hashCode failed: " + e, e));
+      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, "the key's hashCode failed: " + LogText.describe(e), e));
     }
     Promise<Optional<V>> mine = Driver.callerPromise();
     if (!queue.run(() -> join(key, deadline, mine))) {
@@ -170,7 +170,7 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
       // The key's equals threw (hashCode was checked at submit): refused like a key whose hashCode
       // throws, before anything of it is kept; let out, it would end this step with its caller
       // unanswered.
-      later(mine, new FerryException(FerryError.BAD_INPUT, "the key's equals failed: " + e, e));
+      later(mine, new FerryException(FerryError.BAD_INPUT, "the key's equals failed: " + LogText.describe(e), e));
       return;
     }
     boolean shares = shared != null && shared.entry.waiting() && engine.isOpen();

@@ -49,7 +49,7 @@ public final class PerKeyFerry<K, I, R, O> extends Driver<K, I, R, O> implements
       }
     } catch (Throwable e) {
       // Errors and sneaky-thrown checked exceptions too: the caller must be answered.
-      refuse(promise, "the key function failed: " + e, e);
+      refuse(promise, "the key function failed: " + LogText.describe(e), e);
       return;
     }
     if (key == null) {

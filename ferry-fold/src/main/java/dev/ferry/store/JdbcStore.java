@@ -91,18 +91,21 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
    * {@inheritDoc}
    *
    * <p>The state and events are encoded here, before the call returns, as PgStore does: one that
-   * cannot be encoded throws, nothing sent, and what is written is what they were at the call, even
-   * if the objects change while the write waits for a connection.
+   * cannot be encoded, or that holds a double that is NaN or infinite (JSON has none: it would be
+   * stored as a string), throws, nothing sent, and what is written is what they were at the call,
+   * even if the objects change while the write waits for a connection.
    */
   @Override
   public Future<Boolean> write(String key, JsonObject state, long expectedVersion, List<?> applied) {
     SqlStores.requireKey(key);
     String stateText = state.encode();
+    SqlStores.requireStorableNumbers("state", state, false);
     // Without an events table nothing is recorded: an event is neither encoded nor refused (as
     // refusal says), so one JSON cannot encode does not fail a write that does not keep it.
     List<String> toAppend = new ArrayList<>(events == null ? 0 : applied.size());
     for (Object event : events == null ? List.of() : applied) {
       toAppend.add(Json.encode(event));
+      SqlStores.requireStorableNumbers("event", event, false);
     }
     Future<Boolean> written = tx(conn -> bump(conn, key, stateText, expectedVersion)
         .compose(ok -> ok ? append(conn, key, expectedVersion + 1, toAppend).map(true) : Future.succeededFuture(false)));
@@ -111,16 +114,16 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
     return written.recover(e -> e instanceof LostCreation ? Future.succeededFuture(false) : Future.failedFuture(e));
   }
 
-  /** {@inheritDoc} With an events table: an event JSON cannot encode. */
+  /** {@inheritDoc} With an events table: an event JSON cannot encode, or holding a double that is NaN or infinite. */
   @Override
   public String refusal(Object event) {
-    return events == null ? null : SqlStores.unencodable(event, "event", text -> null);
+    return events == null ? null : SqlStores.unencodable(event, "event", false, text -> null);
   }
 
-  /** {@inheritDoc} A state JSON cannot encode. */
+  /** {@inheritDoc} A state JSON cannot encode, or holding a double that is NaN or infinite. */
   @Override
   public String stateRefusal(JsonObject state) {
-    return SqlStores.unencodable(state, "state", text -> null);
+    return SqlStores.unencodable(state, "state", false, text -> null);
   }
 
   private Future<Boolean> bump(SqlConnection conn, String key, String state, long expectedVersion) {

@@ -100,7 +100,9 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
    * event holds a lone surrogate (text that is not well-formed UTF-16): PostgreSQL keeps text as
    * UTF-8, into which the client encodes a lone surrogate as {@code ?}, so the row would silently
    * differ from what was written and two different keys would share one row; likewise when one
-   * holds the NUL character, which PostgreSQL refuses in text and jsonb. Thrown, not a failed
+   * holds the NUL character, which PostgreSQL refuses in text and jsonb; likewise a double that is
+   * NaN or infinite (JSON has none: it would be stored as the string "NaN") or a number beyond
+   * jsonb's numeric (PostgreSQL would refuse the statement). Thrown, not a failed
    * Future, because nothing was sent: a failed Future would mean the outcome is unknown.
    */
   @Override
@@ -114,6 +116,10 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
     bad = bad != null || eventsText == null ? bad : illFormed("events", eventsText, true);
     if (bad != null) {
       throw new IllegalArgumentException(bad);
+    }
+    SqlStores.requireStorableNumbers("state", state, true);
+    if (eventsText != null) {
+      SqlStores.requireStorableNumbers("events", applied, true);
     }
     Tuple params = Tuple.of(key, expectedVersion, stateText);
     if (eventsText != null) {
@@ -144,22 +150,24 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
   /**
    * {@inheritDoc}
    *
-   * <p>With an events table: an event JSON cannot encode, or whose text holds a lone surrogate or
-   * NUL (see {@link #write}). Without one nothing is recorded, so nothing is refused.
+   * <p>With an events table: an event JSON cannot encode, holding a double that is NaN or infinite
+   * or a number beyond jsonb's numeric, or whose text holds a lone surrogate or NUL (see {@link
+   * #write}). Without one nothing is recorded, so nothing is refused.
    */
   @Override
   public String refusal(Object event) {
-    return events == null ? null : SqlStores.unencodable(event, "event", text -> illFormed("event", text, true));
+    return events == null ? null : SqlStores.unencodable(event, "event", true, text -> illFormed("event", text, true));
   }
 
   /**
    * {@inheritDoc}
    *
-   * <p>A state JSON cannot encode, or whose text holds a lone surrogate or NUL (see {@link #write}).
+   * <p>A state JSON cannot encode, holding a double that is NaN or infinite or a number beyond
+   * jsonb's numeric, or whose text holds a lone surrogate or NUL (see {@link #write}).
    */
   @Override
   public String stateRefusal(JsonObject state) {
-    return SqlStores.unencodable(state, "state", text -> illFormed("state", text, true));
+    return SqlStores.unencodable(state, "state", true, text -> illFormed("state", text, true));
   }
 
   /** The events recorded for {@code key}, oldest first (empty without an events table). */

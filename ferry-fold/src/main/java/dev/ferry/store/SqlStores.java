@@ -1,6 +1,7 @@
 package dev.ferry.store;
 
 import dev.ferry.Versioned;
+import dev.ferry.internal.LogText;
 import io.vertx.core.Future;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.StreamReadConstraints;
@@ -39,16 +40,90 @@ final class SqlStores {
 
   /**
    * Why {@code value} (an event or a state, {@code what}) cannot be stored as JSON text: it cannot
-   * be encoded, or {@code illFormed} says why its text cannot travel; null when it can.
+   * be encoded, it holds a number the store would alter or refuse ({@link #unstorableNumber}), or
+   * {@code illFormed} says why its text cannot travel; null when it can.
+   *
+   * @param jsonbNumbers the store keeps JSON as PostgreSQL {@code jsonb}, whose numbers have a range
    */
-  static String unencodable(Object value, String what, java.util.function.Function<String, String> illFormed) {
+  static String unencodable(Object value, String what, boolean jsonbNumbers,
+      java.util.function.Function<String, String> illFormed) {
     String text;
     try {
       text = io.vertx.core.json.Json.encode(value);
     } catch (RuntimeException e) {
-      return "the " + what + " cannot be encoded as JSON: " + e.getMessage();
+      return "the " + what + " cannot be encoded as JSON: " + LogText.message(e);
+    }
+    // Walked only once it encoded: the encoder bounds the nesting, so the walk's depth is bounded.
+    String number = unstorableNumber(value, jsonbNumbers);
+    if (number != null) {
+      return "the " + what + " holds " + number + ", so nothing was sent";
     }
     return illFormed.apply(text);
+  }
+
+  /** Throws, nothing sent, where {@code value} holds a number {@link #unstorableNumber} describes. */
+  static void requireStorableNumbers(String what, Object value, boolean jsonbNumbers) {
+    String bad = unstorableNumber(value, jsonbNumbers);
+    if (bad != null) {
+      throw new IllegalArgumentException("the " + what + " holds " + bad + ", so nothing was sent");
+    }
+  }
+
+  /** jsonb keeps a number as {@code numeric}: at most this many digits before the decimal point... */
+  static final int JSONB_INTEGER_DIGITS = 131_072;
+  /** ... and this many after it. */
+  static final int JSONB_FRACTION_DIGITS = 16_383;
+
+  /**
+   * The first number in {@code value} (a JSON object or array, a map or list, or a number) that
+   * would not come back as written, described; null when none. A double or float that is NaN or
+   * infinite has no JSON form: the encoder writes it as a string ("NaN"), and the state read back
+   * holds a string where the fold put a number, failing every later batch of its key (a hostile
+   * review). With {@code jsonbNumbers}, also a number beyond what PostgreSQL's numeric holds: the
+   * server refuses the whole write, every input of the batch with it, where only the input that
+   * brought the number should fail. Other objects (a POJO a databind codec encodes) are not
+   * looked into.
+   */
+  static String unstorableNumber(Object value, boolean jsonbNumbers) {
+    if (value instanceof io.vertx.core.json.JsonObject o) {
+      return unstorableIn(o.getMap().values(), jsonbNumbers);
+    }
+    if (value instanceof io.vertx.core.json.JsonArray a) {
+      return unstorableIn(a.getList(), jsonbNumbers);
+    }
+    if (value instanceof java.util.Map<?, ?> m) {
+      return unstorableIn(m.values(), jsonbNumbers);
+    }
+    if (value instanceof java.util.Collection<?> c) {
+      return unstorableIn(c, jsonbNumbers);
+    }
+    if (value instanceof Double d && !Double.isFinite(d) || value instanceof Float f && !Float.isFinite(f)) {
+      return "the number " + value + ", which JSON cannot hold (it would be stored as the string \"" + value + "\")";
+    }
+    if (jsonbNumbers && value instanceof java.math.BigDecimal d) {
+      long integerDigits = (long) d.precision() - d.scale();
+      if (integerDigits > JSONB_INTEGER_DIGITS || d.scale() > JSONB_FRACTION_DIGITS) {
+        return "a number of " + Math.max(0, integerDigits) + " digits before the decimal point and "
+            + Math.max(0, d.scale()) + " after, beyond the " + JSONB_INTEGER_DIGITS + " and " + JSONB_FRACTION_DIGITS
+            + " PostgreSQL's jsonb holds";
+      }
+    }
+    if (jsonbNumbers && value instanceof java.math.BigInteger i
+        // At least this many digits: bitLength x log10(2), rounded down.
+        && (long) (i.bitLength() * 0.30102999566398) >= JSONB_INTEGER_DIGITS) {
+      return "an integer of over " + JSONB_INTEGER_DIGITS + " digits, beyond what PostgreSQL's jsonb holds";
+    }
+    return null;
+  }
+
+  private static String unstorableIn(java.util.Collection<?> values, boolean jsonbNumbers) {
+    for (Object v : values) {
+      String bad = unstorableNumber(v, jsonbNumbers);
+      if (bad != null) {
+        return bad;
+      }
+    }
+    return null;
   }
 
   /** Creates the entity table, then the events table when there is one ({@code eventsDdl} null: none). */

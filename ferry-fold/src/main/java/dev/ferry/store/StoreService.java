@@ -4,6 +4,7 @@ import dev.ferry.FoldOutcome;
 import dev.ferry.FoldOutcomes;
 import dev.ferry.FoldWrite;
 import dev.ferry.WriteOutcomeUnknownException;
+import dev.ferry.internal.LogText;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -271,7 +272,7 @@ public final class StoreService {
       if (ar.failed()) {
         // Only a write without an answer may have been applied; every other failure wrote nothing.
         msg.fail(502, (ar.cause() instanceof WriteOutcomeUnknownException
-            ? "batch may or may not have been written: " : "batch not written: ") + ar.cause().getMessage());
+            ? "batch may or may not have been written: " : "batch not written: ") + LogText.message(ar.cause()));
         rethrowIfFatal(ar.cause());
         return;
       }

@@ -138,6 +138,8 @@ class StoreHostileTest {
   void anInputTheStoreCannotHoldIsRejectedAloneAndTheRestOfItsBatchIsWritten() throws Exception {
     // A caller's note with NUL or a lone surrogate (PgStore), or a value JSON cannot encode (both):
     // refused at the write, it failed every caller of its batch, and every later batch it joined.
+    // A number PostgreSQL's jsonb cannot hold did the same; a NaN or infinite double (both) was
+    // stored as a string, altered (hostile review).
     Object unencodable = new Object();
     for (var store : List.of(new PgFixture(pgStore), new JdbcFixture(h2Store))) {
       boolean pg = store.store() == pgStore;
@@ -145,7 +147,11 @@ class StoreHostileTest {
       if (pg) {
         batch.add(Accounts.deposit("p", 10).put("note", "\u0000"));
         batch.add(Accounts.deposit("p", 20).put("note", "x\uD800"));
+        batch.add(Accounts.deposit("p", 30).put("note", new java.math.BigDecimal("1E+200000")));
+        batch.add(Accounts.deposit("p", 31).put("note", new java.math.BigDecimal("1E-20000")));
       }
+      batch.add(Accounts.deposit("p", 50).put("note", Double.NaN));
+      batch.add(Accounts.deposit("p", 60).put("note", new io.vertx.core.json.JsonArray().add(Float.NEGATIVE_INFINITY)));
       batch.add(new JsonObject().put("account", "p").put("deposit", 40).put("note", unencodable));
       batch.add(Accounts.deposit("p", 2));
 
@@ -181,6 +187,7 @@ class StoreHostileTest {
       if (isPg) {
         batch.add(new JsonObject().put("name", "a\u0000b"));
         batch.add(new JsonObject().put("name", "x\uD800"));
+        batch.add(new JsonObject().put("name", java.math.BigInteger.TEN.pow(140_000)));
       }
       batch.add(new JsonObject().put("name", unencodable));
       batch.add(new JsonObject().put("name", "bob"));
@@ -454,6 +461,32 @@ class StoreHostileTest {
     assertFalse(await(h2Store.read("odd")).exists());
   }
 
+  /**
+   * A state holding a NaN or infinite double was written with the number as a string ("NaN"), and
+   * the next fold reading the number failed, for every later batch of the key (hostile review).
+   * Both stores now refuse it, so the input that put it there is rejected alone.
+   */
+  @Test
+  void anInputLeavingANaNOrInfiniteNumberInTheStateIsRejectedAloneNotStoredAsAString() throws Exception {
+    for (VersionedStore<String, JsonObject, Object> store : List.<VersionedStore<String, JsonObject, Object>>of(
+        PgStore.of(pg, "hostile_ratio"), JdbcStore.of(h2, "hostile_ratio"))) {
+      await(store instanceof PgStore p ? p.createTables() : ((JdbcStore) store).createTables());
+      FoldWrite<String, JsonObject, Object, Double> ratio = FoldWrite.<String, JsonObject, Object, Double>builder(store,
+          (state, in) -> {
+            JsonObject op = (JsonObject) in;
+            double r = op.getDouble("num") / op.getDouble("den");
+            return FoldDecision.accept(state.copy().put("ratio", r), r);
+          }).initial(JsonObject::new).build();
+      FoldOutcomes<Object, Double> out = await(ratio.call("r", List.of(
+          new JsonObject().put("num", 1.0).put("den", 2.0), new JsonObject().put("num", 1.0).put("den", 0.0))));
+      assertEquals(new dev.ferry.FoldOutcome.Applied<>(0.5), out.list().get(0), store.toString());
+      var refused = assertInstanceOf(dev.ferry.FoldOutcome.Rejected.class, out.list().get(1), store.toString());
+      assertTrue(refused.reason().contains("Infinity"), refused.reason());
+      assertEquals(new Versioned<>(new JsonObject().put("ratio", 0.5), 1), await(store.read("r")), store.toString());
+      assertTrue(store.stateRefusal(new JsonObject().put("x", new io.vertx.core.json.JsonArray().add(Float.NaN))) != null);
+    }
+  }
+
   @Test
   void storeServiceAnswersWhenTheStoreThrowsAnErrorInsteadOfFailingItsFuture() throws Exception {
     HookedStore<String, JsonObject, Object> broken = new HookedStore<>((VersionedStore<String, JsonObject, Object>) h2Store)
@@ -466,6 +499,30 @@ class StoreHostileTest {
         .add(new JsonObject().put("id", 1).put("input", Accounts.deposit("b", 1))));
 
     // Without an answer the request would fail only at its send timeout, as TIMEOUT.
+    Future<Object> reply = settled(vertx.eventBus().request(address, request,
+        new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(10_000)).map(m -> m.body()));
+
+    ReplyException e = assertInstanceOf(ReplyException.class, reply.cause());
+    assertEquals(io.vertx.core.eventbus.ReplyFailure.RECIPIENT_FAILURE, e.failureType(), e.toString());
+    assertEquals(502, e.failureCode());
+    await(service.stop());
+  }
+
+  /** A store failing with an exception whose message cannot be had: the request is still answered 502. */
+  @Test
+  void storeServiceAnswersWhenTheStoreFailsWithAnExceptionThatCannotDescribeItself() throws Exception {
+    HookedStore<String, JsonObject, Object> broken = new HookedStore<>((VersionedStore<String, JsonObject, Object>) h2Store)
+        .onRead((key, read) -> Future.failedFuture(new RuntimeException() {
+          @Override
+          public String getMessage() {
+            throw new UnsupportedOperationException("no message");
+          }
+        }));
+    String address = "hostile.undescribable";
+    StoreService service = await(StoreService.start(vertx, address, Accounts.foldWrite(broken), Object.class));
+    JsonObject request = new JsonObject().put("key", "u").put("inputs", new io.vertx.core.json.JsonArray()
+        .add(new JsonObject().put("id", 1).put("input", Accounts.deposit("u", 1))));
+
     Future<Object> reply = settled(vertx.eventBus().request(address, request,
         new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(10_000)).map(m -> m.body()));
 
