@@ -38,8 +38,8 @@ import java.util.Map;
  * first and the earlier one be folded again over it (ADR 0138). The waiting batches and the keys
  * being written are touched on the service's context only.
  *
- * <p>A batch that waited behind its key longer than {@code maxWait} (30 s, the verticle's default
- * call timeout, unless given) is answered 503, nothing of it written: its sender has given up on it
+ * <p>A batch that waits behind its key longer than {@code maxWait} (30 s, the verticle's default
+ * call timeout, unless given) is answered 503 then, nothing of it written: its sender has given up on it
  * by then, and written late it would apply after its callers were told FAILED, and maybe retried.
  * This also bounds what a key whose write hangs (a row lock held elsewhere) can pile up.
  */
@@ -51,7 +51,17 @@ public final class StoreService {
   private static final String STOPPED = "batch not written: the store service stopped before its turn";
 
   /** A batch waiting behind its key's write, and when it arrived (nanos of {@link System#nanoTime}). */
-  private record Waiting(Message<Object> msg, long arrived) {}
+  private static final class Waiting {
+    final Message<Object> msg;
+    final long arrived;
+    /** Its maxWait timer, -1: none. */
+    long timer = -1;
+
+    Waiting(Message<Object> msg, long arrived) {
+      this.msg = msg;
+      this.arrived = arrived;
+    }
+  }
 
   /** The consumer's context: where batches arrive and are handed to their key's partition. */
   private final Context context;
@@ -175,7 +185,18 @@ public final class StoreService {
       if (waiting != null) {
         long now = System.nanoTime();
         dropOverdue(waiting, now); // what a hung write piles up stays bounded while it hangs
-        waiting.add(new Waiting(msg, now));
+        Waiting w = new Waiting(msg, now);
+        waiting.add(w);
+        if (maxWaitNanos < Long.MAX_VALUE) {
+          // Answered at maxWait even if nothing else happens to its key (a write that hangs, no
+          // other batch arriving): its sender is waiting for that answer (hostile review).
+          w.timer = context.owner().setTimer(maxWaitNanos / 1_000_000 + 1, id -> {
+            w.timer = -1;
+            if (waiting.remove(w)) {
+              overdue(w);
+            }
+          });
+        }
         return;
       }
       writing.put(key, new ArrayDeque<>());
@@ -186,7 +207,8 @@ public final class StoreService {
       stopped = true;
       for (ArrayDeque<Waiting> waiting : writing.values()) {
         for (Waiting w; (w = waiting.poll()) != null; ) {
-          w.msg().fail(503, STOPPED);
+          cancel(w);
+          w.msg.fail(503, STOPPED);
         }
       }
     }
@@ -215,15 +237,28 @@ public final class StoreService {
         writing.remove(key);
         return;
       }
-      run(key, next.msg(), foldWrite, inputType);
+      cancel(next);
+      run(key, next.msg, foldWrite, inputType);
     }
 
     /** Answers 503 (not written) the batches at the head of {@code waiting} that waited past maxWait. */
     private void dropOverdue(ArrayDeque<Waiting> waiting, long now) {
-      for (Waiting w = waiting.peek(); w != null && now - w.arrived() > maxWaitNanos; w = waiting.peek()) {
+      for (Waiting w = waiting.peek(); w != null && now - w.arrived > maxWaitNanos; w = waiting.peek()) {
         waiting.poll();
-        w.msg().fail(503, "batch not written: it waited behind its key's write in progress for more than "
-            + (maxWaitNanos / 1_000_000) + " ms (its sender has given up on it)");
+        cancel(w);
+        overdue(w);
+      }
+    }
+
+    private void overdue(Waiting w) {
+      w.msg.fail(503, "batch not written: it waited behind its key's write in progress for more than "
+          + (maxWaitNanos / 1_000_000) + " ms (its sender has given up on it)");
+    }
+
+    private void cancel(Waiting w) {
+      if (w.timer >= 0) {
+        context.owner().cancelTimer(w.timer);
+        w.timer = -1;
       }
     }
   }

@@ -532,6 +532,33 @@ class StoreHostileTest {
     await(service.stop());
   }
 
+  /**
+   * A batch waiting behind its key's write is answered 503 once maxWait passes, even if nothing else
+   * happens to the key (a hostile review: it was answered only when its turn came or another batch
+   * of its key arrived, so behind a write that hangs its sender timed out instead).
+   */
+  @Test
+  void aBatchWaitingBehindAWriteThatHangsIsAnswered503AtItsMaxWait() throws Exception {
+    io.vertx.core.Promise<Boolean> never = io.vertx.core.Promise.promise();
+    HookedStore<String, JsonObject, Object> hung = new HookedStore<>((VersionedStore<String, JsonObject, Object>) h2Store)
+        .onWrite((key, expected, write) -> never.future());
+    String address = "hostile.hung";
+    StoreService service = await(StoreService.start(vertx, address, Accounts.foldWrite(hung), Object.class,
+        java.time.Duration.ofMillis(100), 1));
+    JsonObject request = new JsonObject().put("key", "h").put("inputs", new io.vertx.core.json.JsonArray()
+        .add(new JsonObject().put("id", 1).put("input", Accounts.deposit("h", 1))));
+    try {
+      vertx.eventBus().request(address, request, new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(60_000));
+      Future<Object> behind = settled(vertx.eventBus().request(address, request,
+          new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(15_000)).map(m -> m.body()));
+      ReplyException e = assertInstanceOf(ReplyException.class, behind.cause());
+      assertEquals(503, e.failureCode(), e.failureType() + ": " + e.getMessage());
+    } finally {
+      never.tryComplete(false);
+      await(service.stop());
+    }
+  }
+
   /** A result whose text cannot be had: it throws {@code thrown}, checked or not, from toString(). */
   private record Unprintable(Throwable thrown) implements CharSequence {
     @Override
