@@ -129,6 +129,10 @@ public final class FerryClient {
       return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
           "the key must be a non-empty string of at most " + MAX_KEY_LENGTH + " characters"));
     }
+    int lone = Submission.loneSurrogateAt(key);
+    if (lone >= 0) {
+      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, "the key " + Submission.loneSurrogate(lone)));
+    }
     DeliveryOptions delivery = new DeliveryOptions().addHeader(KEY_HEADER, key);
     if (options.id != null) {
       delivery.addHeader(ID_HEADER, options.id);

@@ -80,4 +80,14 @@ class FerryClientHostileTest extends VerticleTestBase {
     assertEquals(dev.ferry.FerryError.BAD_INPUT, e.kind(), e.getMessage());
     assertEquals(0, downstream.count(), "nothing sent");
   }
+
+  /** A key with a lone surrogate is BAD_INPUT before anything is sent: across nodes it would be another key. */
+  @Test
+  void aKeyWithALoneSurrogateIsBadInputAndNothingIsSent() {
+    deploy(config(new JsonObject()));
+    FerryClient client = FerryClient.create(vertx);
+    dev.ferry.FerryException e = (dev.ferry.FerryException) failure(client.submit("ls-\uD800-0", "x"));
+    assertEquals(dev.ferry.FerryError.BAD_INPUT, e.kind(), e.getMessage());
+    assertEquals(0, downstream.count(), "nothing sent");
+  }
 }

@@ -22,6 +22,8 @@ class FerryVerticleFailuresTest extends VerticleTestBase {
     assertEquals(400, code(send(null, "x")));
     assertEquals(400, code(send("", "x")));
     assertEquals(400, code(send("k".repeat(1025), "x")));
+    assertEquals(400, code(send("k\uD800", "x")), "a lone surrogate: it would reach other nodes as \"k?\"");
+    assertEquals(400, code(send("\uDC00k", "x")));
     assertEquals(400, code(send("k", Buffer.buffer("raw"))));
     assertEquals(400, code(send("k", new byte[] {1})));
     assertEquals(400, code(send("k", Double.NaN)));
@@ -31,9 +33,12 @@ class FerryVerticleFailuresTest extends VerticleTestBase {
     JsonObject m = metrics();
     assertEquals(0, m.getLong("submitted"), m.encode());
     assertEquals(0, downstream.count());
-    // A key of exactly 1024 characters is fine.
-    Future<Message<Object>> ok = send("k".repeat(1024), new JsonArray().add(1));
+    // A key of exactly 1024 characters is fine, and so is one with a well-formed surrogate pair.
+    Future<Message<Object>> pair = send("k\uD83D\uDE00", "pair");
     await(downstream.call(0)).echo();
+    assertEquals("pair", body(pair));
+    Future<Message<Object>> ok = send("k".repeat(1024), new JsonArray().add(1));
+    await(downstream.call(1)).echo();
     assertEquals(new JsonArray().add(1), body(ok));
   }
 
