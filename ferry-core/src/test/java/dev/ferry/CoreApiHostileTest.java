@@ -965,6 +965,17 @@ class CoreApiHostileTest {
     }
   }
 
+  /** A make ferry with one slot whose calls wait in {@code calls} for the test to complete them. */
+  private Ferry<String, String> oneSlotStream(List<Promise<List<String>>> calls,
+      java.util.function.BiFunction<String, List<String>, String> extract) {
+    return new StreamFerry<String, List<String>, String>(loop, FerryConfig.builder().maxInFlightBatches(1).build(),
+        null, inputs -> {
+          Promise<List<String>> p = Promise.promise();
+          calls.add(p);
+          return p.future();
+        }, extract);
+  }
+
   /** Runs {@code r}, returning what it threw (what a real loop would report), or null. */
   private static Throwable thrownBy(Runnable r) {
     try {
@@ -982,12 +993,7 @@ class CoreApiHostileTest {
   @Test
   void aCallFailingWithAnExceptionThatCannotDescribeItselfStillAnswersEveryCaller() {
     List<Promise<List<String>>> calls = new ArrayList<>();
-    Ferry<String, String> ferry = new StreamFerry<String, List<String>, String>(loop,
-        FerryConfig.builder().maxInFlightBatches(1).build(), null, inputs -> {
-          Promise<List<String>> p = Promise.promise();
-          calls.add(p);
-          return p.future();
-        }, (in, result) -> in + "!");
+    Ferry<String, String> ferry = oneSlotStream(calls, (in, result) -> in + "!");
     Future<String> a = ferry.submit("a");
     Throwable escaped = thrownBy(() -> calls.get(0).fail(new Undescribable()));
     assertTrue(a.isComplete(), "never answered; thrown: " + escaped);
@@ -1022,17 +1028,12 @@ class CoreApiHostileTest {
   @Test
   void anExtractThrowingAnExceptionThatCannotDescribeItselfFailsOnlyItsOwnCaller() {
     List<Promise<List<String>>> calls = new ArrayList<>();
-    Ferry<String, String> ferry = new StreamFerry<String, List<String>, String>(loop,
-        FerryConfig.builder().maxInFlightBatches(1).build(), null, inputs -> {
-          Promise<List<String>> p = Promise.promise();
-          calls.add(p);
-          return p.future();
-        }, (in, result) -> {
-          if (in.equals("bad")) {
-            throw new Undescribable();
-          }
-          return in + "!";
-        });
+    Ferry<String, String> ferry = oneSlotStream(calls, (in, result) -> {
+      if (in.equals("bad")) {
+        throw new Undescribable();
+      }
+      return in + "!";
+    });
     Future<String> first = ferry.submit("x");
     Future<String> a = ferry.submit("a");
     Future<String> bad = ferry.submit("bad");

@@ -147,6 +147,11 @@ class OwnerCloseTest {
     assertTrue(owner.ferry.metrics().submitted() >= 2);
   }
 
+  /** A config whose drain on the owner's close would outlast any test: what ends it must be something else. */
+  private static PerKeyConfig drainingLong(Duration callTimeout) {
+    return PerKeyConfig.builder().callTimeout(callTimeout).drainTimeout(Duration.ofMinutes(5)).build();
+  }
+
   /**
    * Timers the ferry armed before its verticle undeploys (a call timeout, a caller's deadline) still
    * fire while it drains: Vert.x cancels a verticle's timers when its context closes, before the
@@ -154,8 +159,7 @@ class OwnerCloseTest {
    */
   @Test
   void aCallTimeoutAndADeadlineArmedBeforeTheUndeployStillFireWhileTheFerryDrains() throws Exception {
-    Owner owner = new Owner(PerKeyConfig.builder().callTimeout(Duration.ofMillis(200))
-        .drainTimeout(Duration.ofMinutes(5)).build());
+    Owner owner = new Owner(drainingLong(Duration.ofMillis(200)));
     String id = await(vertx.deployVerticle(owner));
     Future<String> stuck = owner.ferry.submit("hold-t");
     Future<String> waiting = owner.ferry.submit("next-t", Duration.ofMillis(400));
@@ -170,8 +174,7 @@ class OwnerCloseTest {
   /** A drain the application began before the undeploy ends on its own, shorter, timeout. */
   @Test
   void aDrainBegunBeforeTheUndeployEndsOnItsOwnTimeout() throws Exception {
-    Owner owner = new Owner(PerKeyConfig.builder().callTimeout(Duration.ofMinutes(5))
-        .drainTimeout(Duration.ofMinutes(5)).build());
+    Owner owner = new Owner(drainingLong(Duration.ofMinutes(5)));
     String id = await(vertx.deployVerticle(owner));
     Future<String> stuck = owner.ferry.submit("hold-u");
     Future<String> waiting = owner.ferry.submit("next-u");

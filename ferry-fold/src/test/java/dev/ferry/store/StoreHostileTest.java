@@ -493,15 +493,19 @@ class StoreHostileTest {
         .onRead((key, read) -> {
           throw new AssertionError("a store bug");
         });
-    String address = "hostile.broken";
-    StoreService service = await(StoreService.start(vertx, address, Accounts.foldWrite(broken), Object.class));
+    assertAnswered502(broken, "hostile.broken");
+  }
+
+  /**
+   * One batch through a StoreService over {@code store}: answered 502 by the service (without an
+   * answer the request would fail only at its send timeout, as TIMEOUT).
+   */
+  private void assertAnswered502(HookedStore<String, JsonObject, Object> store, String address) throws Exception {
+    StoreService service = await(StoreService.start(vertx, address, Accounts.foldWrite(store), Object.class));
     JsonObject request = new JsonObject().put("key", "b").put("inputs", new io.vertx.core.json.JsonArray()
         .add(new JsonObject().put("id", 1).put("input", Accounts.deposit("b", 1))));
-
-    // Without an answer the request would fail only at its send timeout, as TIMEOUT.
     Future<Object> reply = settled(vertx.eventBus().request(address, request,
         new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(10_000)).map(m -> m.body()));
-
     ReplyException e = assertInstanceOf(ReplyException.class, reply.cause());
     assertEquals(io.vertx.core.eventbus.ReplyFailure.RECIPIENT_FAILURE, e.failureType(), e.toString());
     assertEquals(502, e.failureCode());
@@ -518,18 +522,7 @@ class StoreHostileTest {
             throw new UnsupportedOperationException("no message");
           }
         }));
-    String address = "hostile.undescribable";
-    StoreService service = await(StoreService.start(vertx, address, Accounts.foldWrite(broken), Object.class));
-    JsonObject request = new JsonObject().put("key", "u").put("inputs", new io.vertx.core.json.JsonArray()
-        .add(new JsonObject().put("id", 1).put("input", Accounts.deposit("u", 1))));
-
-    Future<Object> reply = settled(vertx.eventBus().request(address, request,
-        new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(10_000)).map(m -> m.body()));
-
-    ReplyException e = assertInstanceOf(ReplyException.class, reply.cause());
-    assertEquals(io.vertx.core.eventbus.ReplyFailure.RECIPIENT_FAILURE, e.failureType(), e.toString());
-    assertEquals(502, e.failureCode());
-    await(service.stop());
+    assertAnswered502(broken, "hostile.undescribable");
   }
 
   /**
