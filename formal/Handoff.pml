@@ -85,7 +85,9 @@
  * forwarded input's hold ends in a hand-back at most HB times a run (-DHB,
  * default 1); otherwise its deadline ends it (TIMEOUT), as it may in the code
  * when little of it was left. Answers say whether the input may have been
- * applied (ANS) or never was (NAPP), as Router#mayHaveApplied reads them.
+ * applied (ANS) or never was (NAPP), as Router#mayHaveApplied reads them;
+ * an answer NAPP that reaches the client is true: its input was never sent
+ * downstream (notAppliedTrue).
  * -DGIVEUP: a leaving node's leave may give up at any moment
  * (Router#abandonForwards: its open forwards answered 502 "given up, may
  * still be applied for N ms", what it holds behind them CLOSED, then it
@@ -206,7 +208,7 @@ byte pub;                 /* last published snapshot */
 hidden byte oneCallPerKey PID(1), keyOrder PID(2), exactlyOnce PID(3),
   stranded PID(4), noCallWhileHanding PID(5), handOffAfterCall PID(6),
   nothingOpen PID(7), modelBound PID(8), sentOnce PID(9), handOffsFirst PID(10),
-  leaveEnds PID(11), backOrder PID(12), settles PID(13);
+  leaveEnds PID(11), backOrder PID(12), settles PID(13), notAppliedTrue PID(14);
 
 /* ---- pendings: an input accepted at a node (Pending), slot (n, x, d) ---- */
 #ifndef D
@@ -1792,7 +1794,10 @@ end:
              cunr = cunr | (1 << m); cleav = cleav | (1 << m);
              cwait!!a; cretry = 1
           :: b == GIVEN -> clientAnswer(a); cgu = 1   /* later requests wait (givenUpUntil) */
-          :: else -> clientAnswer(a)
+          :: else ->
+             /* an answer that says never applied (503 CLOSED, 504) is true */
+             PROP(notAppliedTrue, b != NAPP || !sent[a]);
+             clientAnswer(a)
           fi;
           sendWaiting(0)
        :: else -> skip                       /* its send had timed out */
