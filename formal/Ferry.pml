@@ -72,7 +72,7 @@ hidden byte slotBound PID(1), noLateSend PID(2), exactlyOnce PID(3),
   groupCommit PID(8), batchBound PID(9), queueBound PID(10),
   rejectOnlyWhenFull PID(11), dueOnly PID(12), refuseWhenClosed PID(13),
   workConserving PID(14), oneForming PID(15), closeSignalled PID(16),
-  modelBound PID(17);
+  modelBound PID(17), drainUntilTimeout PID(18);
 
 #define NEW  0
 #define WAIT 1
@@ -94,6 +94,9 @@ byte qexpw;       /* Lane#expiredWeight                            */
 bool ripe;        /* the oldest queued input's batch delay ran out */
 byte calls;       /* batchesInFlight                               */
 bool draining, closing, closedSignalled;
+/* ghost: the close is the drain's timeout passing; set only within that
+ * event (so hidden, like the scratch variables) */
+hidden byte tPassed;
 
 bool cBusy[NC];
 int  cMem[NC];    /* set of the inputs in the call                 */
@@ -284,6 +287,9 @@ inline signalIfDone() {
 
 /* StreamEngine#close */
 inline closeNow() {
+  /* a drain answers no accepted input CLOSED before its timeout passed (by
+   * the ghost count of waiting inputs) */
+  PROP(drainUntilTimeout, !draining || tPassed || gW == 0);
   closing = 1;
   ripe = 0;
   do
@@ -466,7 +472,7 @@ proctype Closer() {
   :: atomic { closeNow(); conserve() }                 /* close()      */
   :: atomic { drain(); conserve() };                   /* drain(t)     */
      if
-     :: atomic { !closing -> closeNow(); conserve() }  /* t passed     */
+     :: atomic { !closing -> tPassed = 1; closeNow(); tPassed = 0; conserve() }  /* t passed */
      :: skip                                                  /* t never does */
      fi
   :: skip

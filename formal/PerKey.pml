@@ -116,7 +116,7 @@ hidden byte oneCallPerKey PID(1), keyOrder PID(2), slotBound PID(3),
   dueOnly PID(22), directBound PID(23), limitBound PID(24),
   idleBound PID(25), oldestFirst PID(26), noStarvation PID(27),
   lineFifo PID(28), idleShare PID(29), heldGone PID(30), handOffEnds PID(31),
-  idleInputs PID(32);
+  idleInputs PID(32), idleClass PID(33), drainUntilTimeout PID(34);
 
 /* life of one input (one caller's request) */
 #define NEW  0   /* not submitted yet                                       */
@@ -143,6 +143,9 @@ bool inflight[K];                 /* Lane#inFlight                           */
 byte batchCalls;                  /* batchesInFlight                         */
 byte directCalls;                 /* directInFlight                          */
 bool draining, closing, closedSignalled;
+/* ghost: the close is the drain's timeout passing; set only within that
+ * event (so hidden, like the scratch variables) */
+hidden byte tPassed;
 bool ownerClosing;                /* EngineCore#ownerClosing                 */
 bool forgotten;                   /* EngineCore#callsForgotten               */
 bool handing[K];                  /* Lane#handOffs != null                   */
@@ -663,6 +666,9 @@ inline closeNow() {
      od;
      releaseLane(dk);                                /* Lane#takeAll */
      dk++
+  /* a drain answers no accepted input CLOSED before its timeout passed (by
+   * the ghost count of waiting inputs) */
+  PROP(drainUntilTimeout, !draining || tPassed || gW == 0);
   :: else -> break
   od;
   dk = 0; dx = 0;
@@ -956,7 +962,7 @@ proctype Closer() {
   :: atomic { closeNow(); conserve() }                 /* close()      */
   :: atomic { drain(); conserve() };                   /* drain(t)     */
      if
-     :: atomic { !closing -> closeNow(); conserve() }  /* t passed     */
+     :: atomic { !closing -> tPassed = 1; closeNow(); tPassed = 0; conserve() }  /* t passed */
      :: skip                                                  /* t never does */
      fi
   :: skip
@@ -974,7 +980,7 @@ proctype Closer() {
     conserve()
   };
   if
-  :: atomic { !closing -> closeNow(); conserve() }
+  :: atomic { !closing -> tPassed = 1; closeNow(); tPassed = 0; conserve() }   /* drainTimeout */
   :: skip
   fi
 #endif
