@@ -194,10 +194,18 @@ byte idleIn;                      /* inputs those idle grants carried         */
 byte lastBusy = 1;                /* inputs of the last busy grant           */
 byte over[K];                     /* grants to others since the lane joined  */
 byte bnd[K];                      /* P5: at most B + (B + 1) x MAXB of them  */
-hidden byte tg, gi, gb, gs, hx, hn, gH, gHW;
+/* by the inputs' states and the calls on the wire, apart from the engine's
+ * laneIdle, tagOf and credit branch (the review of 3 December 2026 found
+ * mutants of those that the properties, reading them, could not see) */
+bool gIdle[K];                    /* the lane began with its key idle and    */
+                                  /* no call of the key has ended since      */
+byte gTag[K];                     /* admission number of the live head when  */
+                                  /* the lane joined the busy line           */
+hidden byte tg, gi, gb, gs, gk, gq, hx, hn, gH, gHW;
 
 #define idle(k)  (!inflight[k] && nwait[k] == 0)
 #define ready(k) (inLine[k] || inBusy[k])
+#define NBUSY (inBusy[0] || K > 1 && inBusy[1 % K] || K > 2 && inBusy[2 % K])
 /* PerKeyEngine#readyLanes: live lanes in the lines (stale entries not counted) */
 #define NREADY (ready(0) + ready(1 % K) * (K > 1) + ready(2 % K) * (K > 2))
 /* room for a direct call: fixed slots, fewer than SLOTS direct calls;
@@ -413,8 +421,12 @@ inline offer(k) {
      :: else -> break
      od;
      bnd[k] = dn + (dn + 1) * MAXB; over[k] = 0; cc = 0; dn = 0;
+     /* the idle line for a lane begun while its key was idle and not called
+      * since, the busy line for every other (by the ghost gIdle) */
+     PROP(idleClass, laneIdle[k] == gIdle[k]);
      if
      :: !laneIdle[k] ->
+        gTag[k] = adm[tg];
         tagOf[k] = adm[tg];
         busyq!!tagOf[k],k; inBusy[k] = 1              /* ordered by its tag */
      :: else ->
@@ -480,13 +492,14 @@ inline unqueue(k, x) {
         PROP(idleShare, !(!gi && len(line) > 0 && idleIn < lastBusy)); \
         gs = gi && len(busyq) > 0; \
         gb = !gi; \
+        gk = gi && NBUSY;                  /* ghost: busy lanes wait */ \
         if \
         :: gi -> line?dk; inLine[dk] = 0 \
         :: else -> \
            busyq?tg,dk; inBusy[dk] = 0; \
            cx = 0; \
            do \
-           :: cx < K -> PROP(oldestFirst, !inBusy[cx] || tagOf[cx] > tg); cx++ \
+           :: cx < K -> PROP(oldestFirst, !inBusy[cx] || gTag[cx] > gTag[dk]); cx++ \
            :: else -> break \
            od; \
            tg = 0 \
@@ -558,8 +571,15 @@ inline dispatch() {
            /* a busy grant lets idle lanes carry as many inputs as it does; each
             * idle grant over waiting busy lanes spends what it carries */
            if
-           :: gb -> idleCredit = dn; lastBusy = dn; idleRun = 0; idleIn = 0
-           :: gs -> idleCredit = (idleCredit > dn -> idleCredit - dn : 0); idleRun++; idleIn = idleIn + dn
+           :: gb -> idleCredit = dn
+           :: gs -> idleCredit = (idleCredit > dn -> idleCredit - dn : 0)
+           :: else -> skip
+           fi;
+           /* ghost, apart from the credit: the busy grant, and the idle
+            * grants made since while busy lanes waited */
+           if
+           :: gb -> lastBusy = dn; idleRun = 0; idleIn = 0
+           :: gk -> idleRun++; idleIn = idleIn + dn
            :: else -> skip
            fi;
 #endif
@@ -569,7 +589,7 @@ inline dispatch() {
      fi
   :: else -> break
   od;
-  dk = 0; dx = 0; dn = 0; dw = 0; dm = 0; gb = 0; gs = 0
+  dk = 0; dx = 0; dn = 0; dw = 0; dm = 0; gb = 0; gs = 0; gk = 0
 }
 
 /* answer the call's inputs that the call timeout has not answered yet */
@@ -646,6 +666,9 @@ inline signalIfDone() {
 
 /* PerKeyEngine#close: refuse, fail every waiting input CLOSED, clear the line */
 inline closeNow() {
+  /* a drain answers no accepted input CLOSED before its timeout passed (by
+   * the ghost count of waiting inputs) */
+  PROP(drainUntilTimeout, !draining || tPassed || gW == 0);
   closing = 1;
   do
   :: len(line) > 0 -> line?dk
@@ -666,9 +689,6 @@ inline closeNow() {
      od;
      releaseLane(dk);                                /* Lane#takeAll */
      dk++
-  /* a drain answers no accepted input CLOSED before its timeout passed (by
-   * the ghost count of waiting inputs) */
-  PROP(drainUntilTimeout, !draining || tPassed || gW == 0);
   :: else -> break
   od;
   dk = 0; dx = 0;
@@ -722,6 +742,11 @@ inline admit(x, k) {
            PROP(rejectOnlyWhenFull, gW + gH >= MAXQ || W(x) > MAXQW - gWW - gHW);
            answer(x)                                  /* REJECTED */
         :: else ->
+#ifdef ADAPTIVE
+           /* ghost: an input queued while its key is idle (gq, from the
+            * inputs' states and the calls on the wire) begins an idle lane */
+           gIdle[k] = (gq -> DIRECT : gIdle[k]);
+#endif
            laneIdle[k] = (idle(k) -> DIRECT : laneIdle[k]);
            lane[k]!x; nwait[k]++; wwait[k] = wwait[k] + W(x);
            waiting++; qweight = qweight + W(x);
@@ -806,6 +831,9 @@ inline release(k, kind) {
 inline completed(c) {
   ck = cKey[c]; ckind = cKind[c];
   wire[ck]--; wireAll--;
+#ifdef ADAPTIVE
+  gIdle[ck] = 0;                                    /* ghost: the key had a call */
+#endif
   if
   :: ckind == 1 -> wireB--
   :: else -> wireD--
@@ -892,9 +920,9 @@ again:
 #else
                  wireD < SLOTS;
 #endif
-       cx = k * N;
+       cx = k * N; gq = (wire[k] == 0);
        do
-       :: cx < k * N + N -> wasIdle = wasIdle && st[cx] != WAIT; cx++
+       :: cx < k * N + N -> wasIdle = wasIdle && st[cx] != WAIT; gq = gq && st[cx] != WAIT; cx++
        :: else -> break
        od;
        cx = 0;
@@ -905,6 +933,7 @@ again:
           PROP(idleDirect, !(DIRECT && wasIdle && !wasClosed) || st[in] == SENT);
           conserve()
        fi;
+       gq = 0;
        seq++
      }
   :: else -> break
