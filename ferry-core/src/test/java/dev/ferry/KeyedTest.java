@@ -239,6 +239,32 @@ class KeyedTest {
     assertEquals(Optional.of(1), b2.result());
   }
 
+  /**
+   * A batch's call runs a step after the batch was taken: a caller answered in between (by the
+   * batch before) may ask for the key again, making a new entry under it. The room of the entry
+   * that left is given back, and the new one's is kept (a review found them swapped).
+   */
+  @Test
+  void aKeyAskedForAgainBeforeItsCallStartsKeepsTheRoomCountRight() {
+    Ferry<String, Optional<Integer>> ferry = keyed(oneSlot().maxQueueing(4));
+    Future<Optional<Integer>> x = ferry.submit("x");
+    for (int i = 0; i < 4; i++) {
+      ferry.submit("a"); // the key and three sharing it
+    }
+    x.onComplete(ar -> {
+      ferry.submit("a"); // a new entry, and one sharing it: 2 of the room of 4
+      ferry.submit("a");
+    });
+    answer(0);
+    assertEquals(List.of("a"), calls.get(1));
+    assertEquals(1, ferry.metrics().queuedInputs());
+    Future<Optional<Integer>> b = ferry.submit("b");
+    Future<Optional<Integer>> c = ferry.submit("c");
+    assertFalse(b.isComplete(), "b refused: " + b.cause());
+    assertFalse(c.isComplete(), "c refused: " + c.cause());
+    assertEquals(FerryError.REJECTED, kind(ferry.submit("d")), "and the room is full");
+  }
+
   @Test
   void closeFailsEveryWaitingCallerAndLetsTheCallInFlightDeliver() {
     Ferry<String, Optional<Integer>> ferry = keyed(oneSlot());

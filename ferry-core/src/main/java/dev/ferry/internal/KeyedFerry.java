@@ -100,11 +100,21 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
   private void left(List<K> keys) {
     for (K key : keys) {
       Shared<K, V> shared = waiting.get(key);
-      if (shared != null && shared.sharers > 0) {
-        sharing -= shared.sharers;
-        shared.sharers = 0;
+      if (shared != null && !shared.entry.waiting()) {
+        release(shared);
       }
     }
+  }
+
+  /**
+   * Gives back the room {@code shared}'s callers took, its entry having left. Also asked by {@link
+   * #join} before it replaces an entry that left: the call runs a step after its batch was taken,
+   * and a caller answered in between may ask for the key again, making a new entry under the key
+   * that {@link #left} must not mistake for the one that left (a review).
+   */
+  private void release(Shared<K, V> shared) {
+    sharing -= shared.sharers;
+    shared.sharers = 0;
   }
 
   /** One call per batch, with its distinct keys in first-seen order. */
@@ -172,6 +182,9 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
       // unanswered.
       later(mine, new FerryException(FerryError.BAD_INPUT, "the key's equals failed: " + LogText.describe(e), e));
       return;
+    }
+    if (shared != null && !shared.entry.waiting()) {
+      release(shared); // it left, and a new entry replaces it below
     }
     boolean shares = shared != null && shared.entry.waiting() && engine.isOpen();
     if (engine.isOpen() && sharing + engine.queuedInputs() + engine.held().expired >= maxQueueing) {

@@ -82,7 +82,8 @@ final class SqlStores {
    * review). With {@code jsonbNumbers}, also a number beyond what PostgreSQL's numeric holds: the
    * server refuses the whole write, every input of the batch with it, where only the input that
    * brought the number should fail. Other objects (a POJO a databind codec encodes) are not
-   * looked into.
+   * looked into. A number with a fraction or an exponent comes back as a double, so one beyond a
+   * double's range is refused too.
    */
   static String unstorableNumber(Object value, boolean jsonbNumbers) {
     if (value instanceof io.vertx.core.json.JsonObject o) {
@@ -100,6 +101,16 @@ final class SqlStores {
     if (value instanceof Double d && !Double.isFinite(d) || value instanceof Float f && !Float.isFinite(f)) {
       return "the number " + value + ", which JSON cannot hold (it would be stored as the string \"" + value + "\")";
     }
+    if (value instanceof java.math.BigDecimal d && d.signum() != 0) {
+      // Read back, a number with a fraction or an exponent is a double: one beyond a double's
+      // range comes back infinite (and then refused: the key could never be written again), one
+      // below it as 0 (a review).
+      double back = d.doubleValue();
+      if (Double.isInfinite(back) || back == 0) {
+        return "a number beyond a double's range (" + (back == 0 ? "smaller than " + Double.MIN_VALUE
+            : "larger than " + Double.MAX_VALUE) + " in size), which it would be read back as: " + back;
+      }
+    }
     if (jsonbNumbers && value instanceof java.math.BigDecimal d) {
       long integerDigits = (long) d.precision() - d.scale();
       if (integerDigits > JSONB_INTEGER_DIGITS || d.scale() > JSONB_FRACTION_DIGITS) {
@@ -108,10 +119,12 @@ final class SqlStores {
             + " PostgreSQL's jsonb holds";
       }
     }
-    if (jsonbNumbers && value instanceof java.math.BigInteger i
-        // At least this many digits: bitLength x log10(2), rounded down.
-        && (long) (i.bitLength() * 0.30102999566398) >= JSONB_INTEGER_DIGITS) {
-      return "an integer of over " + JSONB_INTEGER_DIGITS + " digits, beyond what PostgreSQL's jsonb holds";
+    if (jsonbNumbers && value instanceof java.math.BigInteger i && i.bitLength() > 435_000) {
+      // 131,072 digits are about 435,411 bits: counted exactly only near the bound.
+      int digits = i.abs().toString().length();
+      if (digits > JSONB_INTEGER_DIGITS) {
+        return "an integer of " + digits + " digits, over the " + JSONB_INTEGER_DIGITS + " PostgreSQL's jsonb holds";
+      }
     }
     return null;
   }

@@ -323,7 +323,7 @@ public final class StoreService {
         // Vert.x copies the reply's JSON as it is sent, and a result may be a user's CharSequence or
         // Shareable: what its toString() or copy() throws, an Error or a checked exception thrown
         // sneakily included, must still leave the request its one answer.
-        msg.fail(502, "batch written, but its outcomes cannot be sent as JSON: " + e);
+        msg.fail(502, "batch written, but its outcomes cannot be sent as JSON: " + LogText.describe(e));
         rethrowIfFatal(e);
       }
     });

@@ -95,6 +95,12 @@ public final class RoutingClient {
     if (noJson != null) {
       return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, noJson));
     }
+    // Routed by its hash here, it would arrive as another key (ADR 0154).
+    int lone = key == null ? -1 : dev.ferry.verticle.Submission.loneSurrogateAt(key);
+    if (lone >= 0) {
+      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
+          "the key " + dev.ferry.verticle.Submission.loneSurrogate(lone)));
+    }
     Object taken;
     try {
       // Taken as it is now, on the caller's thread: it is sent later, from the loop, and again

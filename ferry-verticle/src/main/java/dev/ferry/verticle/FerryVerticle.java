@@ -398,7 +398,8 @@ public class FerryVerticle extends VerticleBase {
         message.reply(value);
       } catch (RuntimeException e) {
         // A value the event bus has no codec for (a huge JSON number, say): still one reply.
-        message.fail(FerryError.FAILED.code(), "the outcome cannot travel on the event bus: " + e.getMessage());
+        message.fail(FerryError.FAILED.code(), "the outcome cannot travel on the event bus: "
+            + dev.ferry.internal.LogText.message(e));
       }
       return;
     }

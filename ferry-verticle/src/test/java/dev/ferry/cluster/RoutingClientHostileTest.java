@@ -108,6 +108,17 @@ class RoutingClientHostileTest {
     assertEquals(List.of("next", "next", "next"), atN0);
   }
 
+  /** A key with a lone surrogate is BAD_INPUT, nothing sent: routed by its hash, it would arrive as another key (ADR 0154). */
+  @Test
+  void aKeyWithALoneSurrogateIsBadInputAndNothingIsSent() {
+    Future<Object> bad = submit("k\uD800", "x");
+    assertTrue(bad.failed(), "refused at once");
+    FerryException e = (FerryException) bad.cause();
+    assertEquals(FerryError.BAD_INPUT, e.kind(), e.getMessage());
+    assertEquals("ok", await(submit("k?", "next")));
+    assertEquals(List.of("next"), atN0, "only the good input reached the node");
+  }
+
   /**
    * A submit on a closed Vert.x answers CLOSED (nothing sent), as the plain client does; it threw.
    * Closing the client then completes (nothing left to stop); it threw too. Closing twice is fine.
