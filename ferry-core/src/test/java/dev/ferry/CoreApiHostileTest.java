@@ -10,6 +10,7 @@ import dev.ferry.internal.Loop;
 import dev.ferry.internal.PerKeyFerry;
 import dev.ferry.internal.StreamFerry;
 import dev.ferry.testing.RecordingDownstream;
+import dev.ferry.testing.Undescribable;
 import dev.ferry.testing.VirtualLoop;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.Future;
@@ -950,19 +951,6 @@ class CoreApiHostileTest {
         keyedSubmit(ferry, rnd, futures, answers);
       }
     });
-  }
-
-  /** An exception that cannot describe itself: its toString and getMessage both throw. */
-  static final class Undescribable extends RuntimeException {
-    @Override
-    public String getMessage() {
-      throw new UnsupportedOperationException("no message");
-    }
-
-    @Override
-    public String toString() {
-      throw new UnsupportedOperationException("no text");
-    }
   }
 
   /** A make ferry with one slot whose calls wait in {@code calls} for the test to complete them. */

@@ -19,6 +19,7 @@ import dev.ferry.WriteOutcomeUnknownException;
 import dev.ferry.WriteRefusedException;
 import dev.ferry.Versioned;
 import dev.ferry.examples.Accounts;
+import dev.ferry.testing.Undescribable;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.ReplyException;
@@ -547,19 +548,6 @@ class StoreHostileTest {
     } finally {
       never.tryComplete(false);
       await(service.stop());
-    }
-  }
-
-  /** An exception that cannot describe itself: its toString and getMessage both throw. */
-  static final class Undescribable extends RuntimeException {
-    @Override
-    public String getMessage() {
-      throw new UnsupportedOperationException("no message");
-    }
-
-    @Override
-    public String toString() {
-      throw new UnsupportedOperationException("no text");
     }
   }
 
