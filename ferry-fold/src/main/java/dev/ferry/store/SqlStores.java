@@ -101,17 +101,18 @@ final class SqlStores {
     if (value instanceof Double d && !Double.isFinite(d) || value instanceof Float f && !Float.isFinite(f)) {
       return "the number " + value + ", which JSON cannot hold (it would be stored as the string \"" + value + "\")";
     }
-    if (value instanceof java.math.BigDecimal d && d.signum() != 0) {
+    if (value instanceof java.math.BigDecimal d) {
       // Read back, a number with a fraction or an exponent is a double: one beyond a double's
       // range comes back infinite (and then refused: the key could never be written again), one
       // below it as 0 (a review).
       double back = d.doubleValue();
-      if (Double.isInfinite(back) || back == 0) {
+      if (d.signum() != 0 && (Double.isInfinite(back) || back == 0)) {
         return "a number beyond a double's range (" + (back == 0 ? "smaller than " + Double.MIN_VALUE
             : "larger than " + Double.MAX_VALUE) + " in size), which it would be read back as: " + back;
       }
-    }
-    if (jsonbNumbers && value instanceof java.math.BigDecimal d) {
+      if (!jsonbNumbers) {
+        return null;
+      }
       long integerDigits = (long) d.precision() - d.scale();
       if (integerDigits > JSONB_INTEGER_DIGITS || d.scale() > JSONB_FRACTION_DIGITS) {
         return "a number of " + Math.max(0, integerDigits) + " digits before the decimal point and "

@@ -96,10 +96,9 @@ public final class RoutingClient {
       return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, noJson));
     }
     // Routed by its hash here, it would arrive as another key (ADR 0154).
-    int lone = key == null ? -1 : dev.ferry.verticle.Submission.loneSurrogateAt(key);
-    if (lone >= 0) {
-      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
-          "the key " + dev.ferry.verticle.Submission.loneSurrogate(lone)));
+    String illFormed = key == null ? null : dev.ferry.verticle.Submission.notWellFormed(key);
+    if (illFormed != null) {
+      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, "the key " + illFormed));
     }
     Object taken;
     try {

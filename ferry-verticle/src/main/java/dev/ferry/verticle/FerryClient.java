@@ -129,9 +129,9 @@ public final class FerryClient {
       return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
           "the key must be a non-empty string of at most " + MAX_KEY_LENGTH + " characters"));
     }
-    int lone = Submission.loneSurrogateAt(key);
-    if (lone >= 0) {
-      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, "the key " + Submission.loneSurrogate(lone)));
+    String illFormed = Submission.notWellFormed(key);
+    if (illFormed != null) {
+      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, "the key " + illFormed));
     }
     DeliveryOptions delivery = new DeliveryOptions().addHeader(KEY_HEADER, key);
     if (options.id != null) {

@@ -155,27 +155,22 @@ public final class Submission implements Completable<Object> {
   }
 
   /**
-   * Where {@code key} holds a surrogate that is not half of a pair, or -1: such a key is not
-   * well-formed UTF-16, and crossing a clustered event bus (UTF-8 on the wire) it arrives as another
-   * key ({@code "?"} in its place), so one key would get two lanes, in no shared order, and share the
-   * other key's batches (a hostile review). Refused where it enters, like an empty key.
+   * Why {@code key} cannot cross a clustered event bus unchanged, or null: a surrogate that is not
+   * half of a pair is not well-formed UTF-16, and on the wire (UTF-8) it becomes {@code "?"}, so
+   * one key would get two lanes, in no shared order, and share the other key's batches (a hostile
+   * review; ADR 0154). Refused where it enters, like an empty key.
    */
-  public static int loneSurrogateAt(String key) {
+  public static String notWellFormed(String key) {
     for (int i = 0; i < key.length(); i++) {
       char c = key.charAt(i);
       if (Character.isHighSurrogate(c) && i + 1 < key.length() && Character.isLowSurrogate(key.charAt(i + 1))) {
         i++;
       } else if (Character.isSurrogate(c)) {
-        return i;
+        return "holds a lone surrogate at index " + i + " (not well-formed UTF-16): it would reach other"
+            + " nodes as another key";
       }
     }
-    return -1;
-  }
-
-  /** Says why a key with a lone surrogate at {@code index} is refused. */
-  public static String loneSurrogate(int index) {
-    return "holds a lone surrogate at index " + index + " (not well-formed UTF-16): it would reach other"
-        + " nodes as another key";
+    return null;
   }
 
   /** Checks one request's headers and body (a client's: {@link #parseFromClient}). */
@@ -187,9 +182,9 @@ public final class Submission implements Completable<Object> {
     if (key.length() > MAX_KEY_LENGTH) {
       throw new BadInput("the \"key\" header is longer than " + MAX_KEY_LENGTH + " characters");
     }
-    int lone = loneSurrogateAt(key);
-    if (lone >= 0) {
-      throw new BadInput("the \"key\" header " + loneSurrogate(lone));
+    String illFormed = notWellFormed(key);
+    if (illFormed != null) {
+      throw new BadInput("the \"key\" header " + illFormed);
     }
     String notJson = notJson(body);
     if (notJson != null) {
