@@ -14,6 +14,7 @@ import io.vertx.core.spi.cluster.ClusterManager;
 import io.vertx.core.spi.cluster.RegistrationInfo;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * ferry-verticle's only door to Vert.x internal API (docs/adr/0092-no-internal-type-in-the-public-api.md),
@@ -30,7 +31,8 @@ import java.util.List;
  *       keep taking what still reaches them (through the cluster manager's SPI): the public API
  *       only unregisters a consumer everywhere at once, and a request that reaches a node over the
  *       cluster after that is dropped without any reply (ADR 0093);
- *   <li>Vert.x's own close hooks, so that closing Vert.x waits for an undeploy under way.
+ *   <li>Vert.x's own close hooks, so that closing Vert.x waits for an undeploy under way, and
+ *       for a start under way before it leaves as an undeploy does.
  * </ul>
  * Callable from any thread.
  */
@@ -54,6 +56,32 @@ public final class ClusterAccess {
     io.vertx.core.Closeable hold = completion -> ownerClosed.onComplete(ar -> completion.succeed());
     if (closing.add(hold)) {
       ownerClosed.onComplete(ar -> closing.remove(hold));
+    }
+  }
+
+  /**
+   * Has a {@code vertx.close()} that begins before {@code start} completed wait for {@code
+   * leave}'s future before it goes on. Vert.x 5 undeploys only verticles whose start completed:
+   * one still starting is neither waited for nor stopped, and Vert.x closes its event bus and
+   * leaves the cluster under it. Vert.x runs its own close hooks first, before it undeploys and
+   * while the event bus and the cluster still work, so a hook there can still leave gracefully.
+   * The hook is taken out once {@code start} completes (a close that already began still runs
+   * it: {@code leave} must then do nothing twice). Any thread; {@code leave} is called on the
+   * closing thread.
+   */
+  public static void holdCloseDuringStart(Vertx vertx, Future<?> start, Supplier<Future<?>> leave) {
+    io.vertx.core.internal.CloseFuture closing = ((VertxInternal) vertx).closeFuture();
+    io.vertx.core.Closeable hold = completion -> {
+      Future<?> left;
+      try {
+        left = leave.get();
+      } catch (RuntimeException e) {
+        left = Future.failedFuture(e);
+      }
+      left.onComplete(ar -> completion.succeed());
+    };
+    if (closing.add(hold)) {
+      start.onComplete(ar -> closing.remove(hold));
     }
   }
 

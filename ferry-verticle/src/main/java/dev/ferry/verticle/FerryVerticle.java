@@ -67,6 +67,8 @@ public class FerryVerticle extends VerticleBase {
   private volatile String node;
   /** This instance's claim on its address in this Vert.x (ADR 0054); null until claimed. */
   private String claim;
+  /** The leave that {@link #stop()} began (it runs once, however often it is asked); null before. */
+  private Future<?> stopped;
 
   /** The most HTTP connections to the downstream: the TCP ports one client address can use. */
   static final int MAX_HTTP_CONNECTIONS = 65_535;
@@ -130,14 +132,26 @@ public class FerryVerticle extends VerticleBase {
       return Future.failedFuture(new InvalidConfigException("FerryVerticle deployment", taken));
     }
     claim = mine;
+    Future<?> started;
     try {
-      return startClaimed();
+      started = startClaimed();
     } catch (RuntimeException | Error e) {
       // Vert.x does not call stop() after a failed start: whatever threw, the claim and what was
       // built are released here, or the address stays refused until Vert.x closes.
       abandon();
       return Future.failedFuture(e);
     }
+    // A vertx.close() while this start is under way would neither wait for it nor call stop():
+    // clustered, the node would vanish with what other nodes sent it since it registered (held
+    // until it joins) unanswered. So the close waits here until the start ended, and a ferry that
+    // started leaves as an undeploy makes it leave (ADR 0155).
+    dev.ferry.cluster.ClusterAccess.holdCloseDuringStart(vertx, started, () -> {
+      Promise<Object> left = Promise.promise();
+      context.runOnContext(v -> started.transform(ar -> ar.succeeded() ? stop() : Future.succeededFuture())
+          .onComplete(ar -> left.complete()));
+      return left.future();
+    });
+    return started;
   }
 
   /** The rest of {@link #start()}, once the address is claimed; may throw (see the caller). */
@@ -254,6 +268,14 @@ public class FerryVerticle extends VerticleBase {
 
   @Override
   public Future<?> stop() {
+    if (stopped == null) {
+      stopped = leaveAndDrain();
+    }
+    return stopped;
+  }
+
+  /** {@link #stop()}'s one run: a vertx.close() during the start may have begun it already. */
+  private Future<?> leaveAndDrain() {
     if (ferry == null) {
       return Future.succeededFuture();
     }
