@@ -46,6 +46,11 @@ final class ClusterHarness implements AutoCloseable {
   final List<Context> clients = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   Vertx start() {
+    return start(o -> {});
+  }
+
+  /** A node whose VertxOptions {@code tune} adjusts first (one event loop, say). */
+  Vertx start(java.util.function.Consumer<VertxOptions> tune) {
     Config config = ConfigUtil.loadConfig();
     config.setClusterName(clusterName);
     config.getNetworkConfig().setPort(portBase).setPortAutoIncrement(true).setPortCount(10);
@@ -59,6 +64,7 @@ final class ClusterHarness implements AutoCloseable {
     config.setProperty("hazelcast.max.no.heartbeat.seconds", "5");
     VertxOptions options = new VertxOptions();
     options.getEventBusOptions().setHost("127.0.0.1").setPort(0);
+    tune.accept(options);
     // Generous: joining takes a few seconds alone, far longer on a loaded shared CI machine.
     Vertx vertx = await(Vertx.builder().with(options).withClusterManager(new HazelcastClusterManager(config)).buildClustered(), 180);
     nodes.add(vertx);
