@@ -66,10 +66,11 @@ public final class ClusterAccess {
    * leaves the cluster under it. Vert.x runs its own close hooks first, before it undeploys and
    * while the event bus and the cluster still work, so a hook there can still leave gracefully.
    * The hook is taken out once {@code start} completes (a close that already began still runs
-   * it: {@code leave} must then do nothing twice). Any thread; {@code leave} is called on the
+   * it: {@code leave} must then do nothing twice). False when Vert.x is closing already: nothing
+   * holds that close, so the start must not go on. Any thread; {@code leave} is called on the
    * closing thread.
    */
-  public static void holdCloseDuringStart(Vertx vertx, Future<?> start, Supplier<Future<?>> leave) {
+  public static boolean holdCloseDuringStart(Vertx vertx, Future<?> start, Supplier<Future<?>> leave) {
     io.vertx.core.internal.CloseFuture closing = ((VertxInternal) vertx).closeFuture();
     io.vertx.core.Closeable hold = completion -> {
       Future<?> left;
@@ -80,9 +81,11 @@ public final class ClusterAccess {
       }
       left.onComplete(ar -> completion.succeed());
     };
-    if (closing.add(hold)) {
-      start.onComplete(ar -> closing.remove(hold));
+    if (!closing.add(hold)) {
+      return false;
     }
+    start.onComplete(ar -> closing.remove(hold));
+    return true;
   }
 
   /** The cluster manager, or null when {@code vertx} is not clustered. */

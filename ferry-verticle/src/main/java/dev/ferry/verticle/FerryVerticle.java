@@ -105,6 +105,9 @@ public class FerryVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
+    // This deployment's stop() runs once; an instance undeployed may be deployed again (the
+    // guide), and that deployment's stop() must run too.
+    stopped = null;
     if (context.getInstanceCount() > 1) {
       // Each instance would own a ferry of its own and the event bus would spread a key's inputs
       // over them: two calls in flight for one key. One instance owns every key.
@@ -132,6 +135,22 @@ public class FerryVerticle extends VerticleBase {
       return Future.failedFuture(new InvalidConfigException("FerryVerticle deployment", taken));
     }
     claim = mine;
+    // A vertx.close() while this start is under way would neither wait for it nor call stop():
+    // clustered, the node would vanish with what other nodes sent it since it registered (held
+    // until it joins) unanswered. So the close waits here until the start ended, and a ferry that
+    // started leaves as an undeploy makes it leave (ADR 0155). Taken before anything is built: a
+    // close that began already (before this start ran, or while it ran on another thread) would
+    // not wait, and nothing may then be registered on a Vert.x going away.
+    Promise<Void> ended = Promise.promise();
+    if (!dev.ferry.cluster.ClusterAccess.holdCloseDuringStart(vertx, ended.future(), () -> {
+      Promise<Object> left = Promise.promise();
+      context.runOnContext(v -> ended.future().transform(ar -> ar.succeeded() ? stop() : Future.succeededFuture())
+          .onComplete(ar -> left.complete()));
+      return left.future();
+    })) {
+      release();
+      return Future.failedFuture(new IllegalStateException("Vert.x is closing: the FerryVerticle did not start"));
+    }
     Future<?> started;
     try {
       started = startClaimed();
@@ -139,17 +158,15 @@ public class FerryVerticle extends VerticleBase {
       // Vert.x does not call stop() after a failed start: whatever threw, the claim and what was
       // built are released here, or the address stays refused until Vert.x closes.
       abandon();
+      ended.fail(e);
       return Future.failedFuture(e);
     }
-    // A vertx.close() while this start is under way would neither wait for it nor call stop():
-    // clustered, the node would vanish with what other nodes sent it since it registered (held
-    // until it joins) unanswered. So the close waits here until the start ended, and a ferry that
-    // started leaves as an undeploy makes it leave (ADR 0155).
-    dev.ferry.cluster.ClusterAccess.holdCloseDuringStart(vertx, started, () -> {
-      Promise<Object> left = Promise.promise();
-      context.runOnContext(v -> started.transform(ar -> ar.succeeded() ? stop() : Future.succeededFuture())
-          .onComplete(ar -> left.complete()));
-      return left.future();
+    started.onComplete(ar -> {
+      if (ar.succeeded()) {
+        ended.complete();
+      } else {
+        ended.fail(ar.cause());
+      }
     });
     return started;
   }
