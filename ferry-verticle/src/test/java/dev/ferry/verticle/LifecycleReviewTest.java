@@ -2,6 +2,7 @@ package dev.ferry.verticle;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vertx.core.Future;
 import io.vertx.core.eventbus.Message;
@@ -40,5 +41,104 @@ class LifecycleReviewTest extends VerticleTestBase {
     Future<Message<Object>> next = send("k", "next");
     await(downstream.call(1)).echo();
     assertEquals("next", body(next));
+  }
+
+  @Test
+  void aStartThatFailsOnTheMonitoringPortLeavesNoBridgeListening() throws Exception {
+    // Operations.start waits for its listeners with Future.all, which fails at the first failure:
+    // the bridge that was still binding then was never closed, its port held after the failed
+    // deploy, and a redeploy with the monitoring port fixed failed on the bridge's port.
+    int bridgePort = TestPorts.free();
+    for (int round = 0; round < 5; round++) {
+      try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+        Throwable e = failure(vertx.deployVerticle("dev.ferry.verticle.FerryVerticle", new io.vertx.core.DeploymentOptions()
+            .setConfig(config(new JsonObject()
+                .put("monitoring", new JsonObject().put("port", taken.getLocalPort()).put("host", "127.0.0.1"))
+                .put("bridge", new JsonObject().put("port", bridgePort).put("host", "127.0.0.1"))))));
+        assertTrue(e.getMessage().toLowerCase().contains("address already in use"), e.toString());
+      }
+      Thread.sleep(200);
+      boolean listening;
+      try (java.net.Socket s = new java.net.Socket()) {
+        s.connect(new java.net.InetSocketAddress("127.0.0.1", bridgePort), 1_000);
+        listening = true;
+      } catch (java.io.IOException refused) {
+        listening = false;
+      }
+      assertFalse(listening, "round " + round + ": the failed deploy left its bridge listening on " + bridgePort);
+    }
+    deploy(config(new JsonObject().put("bridge", new JsonObject().put("port", bridgePort).put("host", "127.0.0.1"))));
+  }
+
+  /** Vert.x's close hooks now (internal API, for the leak check). */
+  private static int closeHooks(io.vertx.core.Vertx v) throws Exception {
+    io.vertx.core.internal.CloseFuture cf = ((io.vertx.core.internal.VertxInternal) v).closeFuture();
+    java.lang.reflect.Field f = io.vertx.core.internal.CloseFuture.class.getDeclaredField("children");
+    f.setAccessible(true);
+    java.util.Map<?, ?> children;
+    synchronized (cf) {
+      children = (java.util.Map<?, ?>) f.get(cf);
+      return children == null ? 0 : children.size();
+    }
+  }
+
+  @Test
+  void manyDeploysAndUndeploysLeaveNoCloseHookBehind() throws Exception {
+    downstream.auto(EbRecorder.Call::echo);
+    deploy(config(new JsonObject()));
+    vertx.undeploy(vertx.deploymentIDs().iterator().next());
+    Thread.sleep(100);
+    int before = closeHooks(vertx);
+    for (int i = 0; i < 30; i++) {
+      String id = deploy(config(new JsonObject()));
+      assertEquals("x" + i, body(send("k", "x" + i)));
+      await(vertx.undeploy(id));
+      // a failed start too
+      failure(vertx.deployVerticle("dev.ferry.verticle.FerryVerticle", new io.vertx.core.DeploymentOptions()
+          .setConfig(config(new JsonObject().put("bridge", new JsonObject().put("port", 70000))))));
+    }
+    Thread.sleep(100);
+    assertEquals(before, closeHooks(vertx), "close hooks left in Vert.x");
+  }
+
+  @Test
+  void aCloseAtAnyPointOfTheStartCompletesAndStopsWhatStarted() throws Exception {
+    // Standalone, monitoring server and TCP bridge configured; the close lands 0-6 ms into the
+    // deploy (before start() ran, during Operations.start, after). Each close completes, and the
+    // ports are free afterwards; a deploy whose start failed (monitoring port taken) too.
+    for (int round = 0; round < 24; round++) {
+      io.vertx.core.Vertx v = io.vertx.core.Vertx.vertx();
+      int mon = TestPorts.free();
+      int bridge = TestPorts.free();
+      java.net.ServerSocket taken = round % 3 == 2 ? new java.net.ServerSocket(mon, 1, java.net.InetAddress.getLoopbackAddress()) : null;
+      try {
+        EbRecorder down = new EbRecorder(v, DOWN);
+        await(down.start());
+        Future<String> deployed = v.deployVerticle("dev.ferry.verticle.FerryVerticle", new io.vertx.core.DeploymentOptions()
+            .setConfig(config(new JsonObject()
+                .put("monitoring", new JsonObject().put("port", mon).put("host", "127.0.0.1"))
+                .put("bridge", new JsonObject().put("port", bridge).put("host", "127.0.0.1")))));
+        if (round % 8 != 0) {
+          Thread.sleep(round % 8 - 1);
+        }
+        Future<Void> closed = v.close();
+        try {
+          await(closed);
+        } catch (AssertionError e) {
+          throw new AssertionError("round " + round + ": the close never completed; deploy " + deployed, e);
+        }
+        for (int port : taken == null ? new int[] {mon, bridge} : new int[] {bridge}) {
+          try (java.net.ServerSocket again = new java.net.ServerSocket(port, 1, java.net.InetAddress.getLoopbackAddress())) {
+            // free
+          } catch (java.io.IOException held) {
+            throw new AssertionError("round " + round + ": port " + port + " still held after the close; deploy " + deployed);
+          }
+        }
+      } finally {
+        if (taken != null) {
+          taken.close();
+        }
+      }
+    }
   }
 }
