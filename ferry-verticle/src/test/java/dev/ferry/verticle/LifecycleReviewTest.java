@@ -141,4 +141,33 @@ class LifecycleReviewTest extends VerticleTestBase {
       }
     }
   }
+
+  @Test
+  void aCloseRightAfterTheDeployLeavesNoPortHeld() throws Exception {
+    // deployVerticle by name from outside Vert.x creates the deployment on an event loop later: a
+    // close asked right after it (a SIGTERM at launch) begins before start() runs. The start
+    // then ran on a closing Vert.x, took no close hook, completed ("deployed"), and nothing ever
+    // stopped it: its monitoring server and bridge stayed bound after vertx.close() completed.
+    for (int round = 0; round < 5; round++) {
+      io.vertx.core.Vertx v = io.vertx.core.Vertx.vertx();
+      int mon = TestPorts.free();
+      int bridge = TestPorts.free();
+      EbRecorder down = new EbRecorder(v, DOWN);
+      await(down.start());
+      Future<String> deployed = v.deployVerticle("dev.ferry.verticle.FerryVerticle", new io.vertx.core.DeploymentOptions()
+          .setConfig(config(new JsonObject()
+              .put("monitoring", new JsonObject().put("port", mon).put("host", "127.0.0.1"))
+              .put("bridge", new JsonObject().put("port", bridge).put("host", "127.0.0.1")))));
+      await(v.close());
+      Thread.sleep(2_000);
+      for (int port : new int[] {mon, bridge}) {
+        try (java.net.ServerSocket again = new java.net.ServerSocket(port, 1, java.net.InetAddress.getLoopbackAddress())) {
+          // free
+        } catch (java.io.IOException held) {
+          throw new AssertionError("round " + round + ": port " + port + (port == mon ? " (monitoring)" : " (bridge)")
+              + " still held 2 s after vertx.close() completed; deploy " + deployed);
+        }
+      }
+    }
+  }
 }
