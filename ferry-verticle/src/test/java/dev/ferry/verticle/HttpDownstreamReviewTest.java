@@ -1,0 +1,66 @@
+package dev.ferry.verticle;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.InvalidConfigException;
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Future;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Review of the HTTP downstream's settings: a url or header the deploy accepts must either work or
+ * be refused at deploy naming its field, never fail (or silently change) every batch afterwards.
+ */
+class HttpDownstreamReviewTest extends VerticleTestBase {
+  /** The headers of each request the echo server received, lower-cased names. */
+  private final List<io.vertx.core.MultiMap> received = new CopyOnWriteArrayList<>();
+
+  /** An echo server on 127.0.0.1; returns its port. */
+  private int echoServer(HttpServerOptions options) {
+    HttpServer server = await(vertx.createHttpServer(options)
+        .requestHandler(req -> req.body().onSuccess(body -> {
+          received.add(io.vertx.core.MultiMap.caseInsensitiveMultiMap().addAll(req.headers()));
+          JsonArray outcomes = new JsonArray();
+          body.toJsonObject().getJsonArray("inputs")
+              .forEach(i -> outcomes.add(new JsonObject().put("ok", ((JsonObject) i).getValue("input"))));
+          req.response().putHeader("Content-Type", "application/json")
+              .end(new JsonObject().put("outcomes", outcomes).toBuffer());
+        }))
+        .listen(0, "127.0.0.1"));
+    return server.actualPort();
+  }
+
+  private static JsonObject http(String url) {
+    return new JsonObject().put("type", "http").put("url", url);
+  }
+
+  /** Deploys; returns the refusal's message, or null if the deploy succeeded. */
+  private String deployOrRefusal(JsonObject config) {
+    Future<String> f = vertx.deployVerticle("dev.ferry.verticle.FerryVerticle", new DeploymentOptions().setConfig(config));
+    try {
+      f.toCompletionStage().toCompletableFuture().get(10, java.util.concurrent.TimeUnit.SECONDS);
+      return null;
+    } catch (java.util.concurrent.ExecutionException e) {
+      assertTrue(e.getCause() instanceof InvalidConfigException, String.valueOf(e.getCause()));
+      return e.getCause().getMessage();
+    } catch (Exception e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  @Test
+  void aUrlWithPortZeroIsRefusedAtDeployNamingTheUrl() {
+    // Port 0 parses (as a port past 65535 did, see VerticleConfig.httpUrl), and no connection can
+    // be made to it: the deploy succeeded and every batch then failed with 502 "no connection".
+    String refusal = deployOrRefusal(new JsonObject().put("downstream", http("http://127.0.0.1:0/batch")));
+    assertTrue(refusal != null && refusal.contains("downstream.url"),
+        "a url with port 0 was accepted; every batch then fails: " + (refusal == null ? code(send("k", 1)) : refusal));
+  }
+}
