@@ -63,4 +63,21 @@ class HttpDownstreamReviewTest extends VerticleTestBase {
     assertTrue(refusal != null && refusal.contains("downstream.url"),
         "a url with port 0 was accepted; every batch then fails: " + (refusal == null ? code(send("k", 1)) : refusal));
   }
+
+  @Test
+  void credentialsInTheUrlAreRefusedAtDeployOrSentNeverDroppedSilently() {
+    // http://user:secret@host/... deployed, and the client dropped the user info: the batches went
+    // without any Authorization header (the downstream answers 401, every batch 502).
+    int port = echoServer(new HttpServerOptions());
+    String refusal = deployOrRefusal(new JsonObject()
+        .put("downstream", http("http://ferry:s3cret@127.0.0.1:" + port + "/batch")));
+    if (refusal != null) {
+      assertTrue(refusal.contains("downstream.url") && !refusal.contains("s3cret"), refusal);
+      return;
+    }
+    assertEquals("x", body(send("k", "x")));
+    String expected = "Basic " + java.util.Base64.getEncoder().encodeToString("ferry:s3cret".getBytes());
+    assertEquals(expected, received.get(0).get("Authorization"),
+        "the url's credentials were accepted at deploy, then silently not sent");
+  }
 }
