@@ -80,4 +80,32 @@ class HttpDownstreamReviewTest extends VerticleTestBase {
     assertEquals(expected, received.get(0).get("Authorization"),
         "the url's credentials were accepted at deploy, then silently not sent");
   }
+
+  @Test
+  void aContentEncodingHeaderIsRefusedAtDeployNotSentWithEveryBatch() {
+    // The ferry writes its JSON uncompressed: a configured Content-Encoding tells the server
+    // otherwise, so every batch failed (here the server closes the connection: 502).
+    int port = echoServer(new HttpServerOptions().setDecompressionSupported(true));
+    String refusal = deployOrRefusal(new JsonObject().put("downstream", http("http://127.0.0.1:" + port + "/batch")
+        .put("headers", new JsonObject().put("Content-Encoding", "gzip"))));
+    if (refusal != null) {
+      assertTrue(refusal.contains("downstream.headers.Content-Encoding"), refusal);
+      return;
+    }
+    assertEquals("x", body(send("k", "x")), "Content-Encoding was accepted at deploy, then broke every batch");
+  }
+
+  @Test
+  void anAcceptEncodingHeaderIsRefusedAtDeployOrItsAnswersDecoded() {
+    // The client does not decompress: a configured Accept-Encoding: gzip invites a compressing
+    // server to answer gzip, which the ferry then reads as "not a JSON object": every batch 502.
+    int port = echoServer(new HttpServerOptions().setCompressionSupported(true).setCompressionContentSizeThreshold(0));
+    String refusal = deployOrRefusal(new JsonObject().put("downstream", http("http://127.0.0.1:" + port + "/batch")
+        .put("headers", new JsonObject().put("Accept-Encoding", "gzip"))));
+    if (refusal != null) {
+      assertTrue(refusal.contains("downstream.headers.Accept-Encoding"), refusal);
+      return;
+    }
+    assertEquals("x", body(send("k", "x")), "Accept-Encoding was accepted at deploy, then broke every batch");
+  }
 }
