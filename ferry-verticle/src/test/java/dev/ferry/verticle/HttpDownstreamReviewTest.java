@@ -108,4 +108,31 @@ class HttpDownstreamReviewTest extends VerticleTestBase {
     }
     assertEquals("x", body(send("k", "x")), "Accept-Encoding was accepted at deploy, then broke every batch");
   }
+
+  @Test
+  void aNon2xxAnswerLongerThanMaxResponseBytesIsReportedByItsStatusNotItsLength() {
+    // A 503 with an error page over maxResponseBytes was reported (to every caller, and in the
+    // failed-batch log line) as "the downstream's answer is longer than maxResponseBytes": the
+    // status, which says what went wrong, was lost. Both with a Content-Length and chunked.
+    String page = "<html>" + "x".repeat(3_000) + "</html>";
+    HttpServer server = await(vertx.createHttpServer()
+        .requestHandler(req -> req.body().onSuccess(body -> {
+          Object input = body.toJsonObject().getJsonArray("inputs").getJsonObject(0).getValue("input");
+          req.response().setStatusCode(503);
+          if ("chunked".equals(input)) {
+            req.response().setChunked(true).write(page.substring(0, 1_500));
+            req.response().end(page.substring(1_500));
+          } else {
+            req.response().end(page);
+          }
+        }))
+        .listen(0, "127.0.0.1"));
+    deploy(new JsonObject().put("downstream", http("http://127.0.0.1:" + server.actualPort() + "/batch")
+        .put("maxResponseBytes", 1_000)));
+    for (String input : new String[] {"length", "chunked"}) {
+      Throwable t = failure(send("k", input));
+      assertEquals(502, ((io.vertx.core.eventbus.ReplyException) t).failureCode());
+      assertTrue(t.getMessage().contains("HTTP 503"), input + ": " + t.getMessage());
+    }
+  }
 }
