@@ -372,9 +372,12 @@ final class Router {
     this.self = self;
     this.ferry = ferry;
     this.links = links;
-    this.maxHoldNanos = maxHoldMs * 1_000_000;
+    // The config accepts ms up to Long.MAX_VALUE / 10^6: drainTimeoutMs + 2 x callTimeoutMs, in
+    // nanoseconds, wrapped (a ~10 s hold bound). Capped at ~73 years, which is "no bound" and
+    // leaves room to add it to a nanoTime.
+    this.maxHoldNanos = nanosCapped(maxHoldMs);
     this.callTimeoutMs = callTimeoutMs;
-    this.ownedWindowNanos = 2 * callTimeoutMs * 1_000_000;
+    this.ownedWindowNanos = nanosCapped(callTimeoutMs >= MAX_CAPPED_NANOS / 2_000_000 ? Long.MAX_VALUE : 2 * callTimeoutMs);
     this.views = new Views(self);
     // The '/' says a node gave it: never fenced (ADR 0146; a routing client's origin has none).
     this.selfOrigin = self + "/#";
@@ -382,6 +385,14 @@ final class Router {
 
   public String self() {
     return self;
+  }
+
+  /** The longest time the Router holds in nanoseconds: a quarter of a long, about 73 years. */
+  private static final long MAX_CAPPED_NANOS = Long.MAX_VALUE / 4;
+
+  /** {@code ms} in nanoseconds, at most {@link #MAX_CAPPED_NANOS} (a negative {@code ms} is a bug: 0). */
+  static long nanosCapped(long ms) {
+    return ms <= 0 ? 0 : ms >= MAX_CAPPED_NANOS / 1_000_000 ? MAX_CAPPED_NANOS : ms * 1_000_000;
   }
 
   /**

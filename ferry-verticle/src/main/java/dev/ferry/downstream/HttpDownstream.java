@@ -165,17 +165,17 @@ public final class HttpDownstream implements Downstream {
 
     private void read(HttpClientResponse response, int expected) {
       int status = response.statusCode();
+      boolean ok = status >= 200 && status <= 299;
       String length = response.getHeader(HttpHeaders.CONTENT_LENGTH);
       if (length != null && declaredTooLong(length)) {
-        tooLong();
+        tooLong(status);
         return;
       }
-      boolean ok = status >= 200 && status <= 299;
       body = ok ? Buffer.buffer() : null; // a failure's body is read and dropped, never quoted
       response.handler(chunk -> {
         received += chunk.length();
         if (received > maxResponseBytes) {
-          tooLong();
+          tooLong(status);
         } else if (body != null) {
           body.appendBuffer(chunk);
         }
@@ -203,9 +203,11 @@ public final class HttpDownstream implements Downstream {
       }
     }
 
-    private void tooLong() {
-      fail(new DownstreamException("the downstream's answer is longer than maxResponseBytes ("
-          + maxResponseBytes + " bytes)"));
+    /** Fails an answer over the bound; a non-2xx one by its status, which says what went wrong. */
+    private void tooLong(int status) {
+      fail(new DownstreamException(status >= 200 && status <= 299
+          ? "the downstream's answer is longer than maxResponseBytes (" + maxResponseBytes + " bytes)"
+          : "the downstream answered HTTP " + status));
     }
 
     private void succeed(JsonArray outcomes) {

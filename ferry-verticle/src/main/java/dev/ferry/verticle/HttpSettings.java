@@ -36,6 +36,11 @@ public record HttpSettings(Map<String, String> headers, Tls tls, long maxRespons
   static final Set<String> STORE_FIELDS = Set.of("path", "password", "type");
   /** Set by the ferry or by the HTTP client: a configured value would contradict the protocol. */
   static final Set<String> RESERVED_HEADERS = Set.of("content-type", "content-length", "transfer-encoding", "host", "connection");
+  /**
+   * The ferry writes and reads plain JSON: a Content-Encoding would misdescribe every request, and
+   * an Accept-Encoding invites a compressed answer the client does not decode (every batch 502).
+   */
+  static final Set<String> ENCODING_HEADERS = Set.of("content-encoding", "accept-encoding");
 
   /**
    * TLS for an https url.
@@ -164,6 +169,8 @@ public record HttpSettings(Map<String, String> headers, Tls tls, long maxRespons
       check.require(token, field, shown, "a header name must be an HTTP token (letters, digits, !#$%&'*+-.^_`|~)");
       check.require(!RESERVED_HEADERS.contains(name.toLowerCase(Locale.ROOT)), field, shown,
           "is set by the ferry or the HTTP client, not configurable");
+      check.require(!ENCODING_HEADERS.contains(name.toLowerCase(Locale.ROOT)), field, shown,
+          "not configurable: the ferry sends and reads uncompressed JSON");
       boolean text = value instanceof String s && s.chars().noneMatch(c -> c == '\r' || c == '\n' || c == 0);
       check.require(text, field, shown, "must be a string without line breaks");
       // Netty refuses any other control character when the request is made, so every batch failed

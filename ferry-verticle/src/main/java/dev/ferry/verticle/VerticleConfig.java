@@ -106,7 +106,9 @@ public record VerticleConfig(
       unknown(check, d, HttpSettings.FIELDS);
       Object u = d.getValue("url");
       boolean ok = u instanceof String s && httpUrl(s);
-      check.require(ok, "downstream.url", describe(u), "must be an absolute http:// or https:// URL with a host (and a port up to 65535)");
+      check.require(ok, "downstream.url", u instanceof String s && hasUserInfo(s) ? "\"...\"" : describe(u),
+          "must be an absolute http:// or https:// URL with a host (and a port, if given, 1 to 65535), without"
+          + " user info (the client would drop it: give credentials as downstream.headers.Authorization)");
       Long timeoutMs = null;
       Object t = d.getValue("timeoutMs");
       if (t != null) {
@@ -126,8 +128,19 @@ public record VerticleConfig(
     try {
       URI uri = new URI(s);
       // A port past 65535 parses, and then failed every batch ("no connection") after a deploy that succeeded.
+      // Port 0 parses too, and no connection can be made to it; user info parses, and the client
+      // drops it (the batches went without credentials).
       return ("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) && uri.getHost() != null
-          && uri.getPort() <= 65535;
+          && uri.getPort() != 0 && uri.getPort() <= 65535 && uri.getRawUserInfo() == null;
+    } catch (Exception e) {
+      return false;
+    }
+  }
+
+  /** Whether {@code s} is a url with user info: never quoted, it may hold a password. */
+  private static boolean hasUserInfo(String s) {
+    try {
+      return new URI(s).getRawUserInfo() != null;
     } catch (Exception e) {
       return false;
     }
