@@ -64,17 +64,17 @@ public final class FerryVerticleOptions {
       case "address": return v instanceof String s && set(() -> address = s);
       case "metricsAddress": return v instanceof String s && set(() -> metricsAddress = s);
       case "dispatch": return v instanceof String s && set(() -> dispatch = s);
-      case "pinnedLimit": return isInt(v) && set(() -> pinnedLimit = ((Number) v).intValue());
-      case "maxBatchSize": return isInt(v) && set(() -> maxBatchSize = ((Number) v).intValue());
-      case "maxBatchWeight": return isLong(v) && set(() -> maxBatchWeight = ((Number) v).longValue());
-      case "maxInFlightBatches": return isInt(v) && set(() -> maxInFlightBatches = ((Number) v).intValue());
-      case "maxQueueing": return isInt(v) && set(() -> maxQueueing = ((Number) v).intValue());
-      case "maxQueuedWeight": return isLong(v) && set(() -> maxQueuedWeight = ((Number) v).longValue());
-      case "maxBatchDelayMs": return isLong(v) && set(() -> maxBatchDelayMs = ((Number) v).longValue());
+      case "pinnedLimit": return isInt(v) && set(() -> pinnedLimit = whole(v).intValue());
+      case "maxBatchSize": return isInt(v) && set(() -> maxBatchSize = whole(v).intValue());
+      case "maxBatchWeight": return isLong(v) && set(() -> maxBatchWeight = whole(v));
+      case "maxInFlightBatches": return isInt(v) && set(() -> maxInFlightBatches = whole(v).intValue());
+      case "maxQueueing": return isInt(v) && set(() -> maxQueueing = whole(v).intValue());
+      case "maxQueuedWeight": return isLong(v) && set(() -> maxQueuedWeight = whole(v));
+      case "maxBatchDelayMs": return isLong(v) && set(() -> maxBatchDelayMs = whole(v));
       case "directIdleKeys": return v instanceof Boolean b && set(() -> directIdleKeys = b);
       case "order": return v instanceof String s && set(() -> order = s);
-      case "callTimeoutMs": return isLong(v) && set(() -> callTimeoutMs = ((Number) v).longValue());
-      case "drainTimeoutMs": return isLong(v) && set(() -> drainTimeoutMs = ((Number) v).longValue());
+      case "callTimeoutMs": return isLong(v) && set(() -> callTimeoutMs = whole(v));
+      case "drainTimeoutMs": return isLong(v) && set(() -> drainTimeoutMs = whole(v));
       case "downstream": return v instanceof JsonObject o && set(() -> downstream = o.copy());
       case "healthAddress": return v instanceof String s && set(() -> healthAddress = s);
       case "monitoring": return v instanceof JsonObject o && set(() -> monitoring = o.copy());
@@ -91,19 +91,29 @@ public final class FerryVerticleOptions {
   }
 
   /**
-   * A whole number as the config reader takes it (ConfigCheck.readLong): 10.0 too. Otherwise the
-   * getter answered the default while the verticle deployed with the value.
+   * A whole number as the config reader takes it (ConfigCheck.readLong): 10.0, a BigDecimal or a
+   * BigInteger too. Otherwise the getter answered the default while the verticle deployed with the
+   * value.
    */
   private static boolean isLong(Object v) {
-    if (v instanceof Double || v instanceof Float) {
-      double d = ((Number) v).doubleValue();
-      return d == Math.rint(d) && Math.abs(d) < 0x1p63;
-    }
-    return v instanceof Integer || v instanceof Long || v instanceof Short || v instanceof Byte;
+    return whole(v) != null;
   }
 
   private static boolean isInt(Object v) {
-    return isLong(v) && ((Number) v).longValue() == ((Number) v).intValue();
+    Long value = whole(v);
+    return value != null && value == value.intValue();
+  }
+
+  /** {@code v} as ConfigCheck.readLong reads it, or null where that refuses it. */
+  private static Long whole(Object v) {
+    if (v instanceof Integer || v instanceof Long || v instanceof Short || v instanceof Byte) {
+      return ((Number) v).longValue();
+    }
+    if (v instanceof Number n) {
+      double d = n.doubleValue();
+      return d == Math.rint(d) && Math.abs(d) < 0x1p63 ? (long) d : null;
+    }
+    return null;
   }
 
   /** The verticle's JSON config: every option set, nothing else. */

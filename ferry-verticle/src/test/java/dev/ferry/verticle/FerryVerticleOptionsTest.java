@@ -52,6 +52,26 @@ class FerryVerticleOptionsTest extends VerticleTestBase {
   }
 
   @Test
+  void aWholeNumberOfAnyJsonTypeIsReadAsTheVerticleReadsIt() {
+    // The config reader takes any whole number (ConfigCheck.readLong); the getters must answer the
+    // value the verticle deploys with, not the default.
+    FerryVerticleOptions options = new FerryVerticleOptions(new JsonObject()
+        .put("maxBatchSize", new java.math.BigDecimal("32")).put("callTimeoutMs", java.math.BigInteger.valueOf(2000))
+        .put("drainTimeoutMs", 500.0).put("maxQueueing", new java.math.BigDecimal("1e3")))
+        .setEventBusDownstream("orders.store");
+    assertEquals(32, options.getMaxBatchSize());
+    assertEquals(2000, options.getCallTimeoutMs());
+    assertEquals(500, options.getDrainTimeoutMs());
+    assertEquals(1000, options.getMaxQueueing());
+    options.validate();
+    // Not whole: kept as given, and refused by validate() as the verticle refuses it.
+    FerryVerticleOptions half = new FerryVerticleOptions(new JsonObject().put("maxBatchSize", new java.math.BigDecimal("2.5")))
+        .setEventBusDownstream("orders.store");
+    assertEquals(100, half.getMaxBatchSize());
+    assertThrows(InvalidConfigException.class, half::validate);
+  }
+
+  @Test
   void validationNamesEveryBadFieldIncludingWrongTypesAndTypos() {
     FerryVerticleOptions options = new FerryVerticleOptions(new JsonObject()
         .put("maxBatchSize", "many").put("maxBatchDelay", 5).put("order", "random"))
