@@ -55,6 +55,31 @@ class ReviewCBridgeTest extends VerticleTestBase {
     }
   }
 
+  /**
+   * An outcome holding a number JSON cannot carry in a double ({"ok": 1e999}, parsed as Infinity,
+   * as the HTTP downstream's parser and a JVM downstream's JsonObject both give it): the same
+   * value in an input is refused (400, "JSON cannot carry"), but as an outcome it is relayed, and
+   * a bridge client, whose replies are JSON, receives the string "Infinity" where the downstream
+   * sent a number (clustered, a JsonObject outcome crossing nodes turns the same way). Expected:
+   * the downstream's number, or the contract's 502 for an answer that is malformed.
+   */
+  @Test
+  void anOutcomeJsonCannotCarryReachesABridgeClientAsANumberOrA502NeverAsAString() throws Exception {
+    int port = TestPorts.free();
+    downstream.auto(call -> call.reply(new JsonObject("{\"outcomes\": [{\"ok\": 1e999}]}")));
+    deploy(config(new JsonObject().put("bridge", new JsonObject().put("port", port))));
+    try (Socket socket = new Socket("127.0.0.1", port)) {
+      socket.setSoTimeout(10_000);
+      DataOutputStream out = new DataOutputStream(socket.getOutputStream());
+      DataInputStream in = new DataInputStream(socket.getInputStream());
+      write(out, send(new JsonObject().put("key", "k"), 1, "r-1"));
+      JsonObject reply = read(in);
+      boolean number = "message".equals(reply.getString("type")) && reply.getValue("body") instanceof Number;
+      boolean failed = "err".equals(reply.getString("type")) && Integer.valueOf(502).equals(reply.getInteger("failureCode"));
+      assertTrue(number || failed, "the downstream answered the number 1e999; the client got " + reply.encode());
+    }
+  }
+
   static JsonObject send(JsonObject headers, Object body, String replyAddress) {
     return new JsonObject().put("type", "send").put("address", SUBMIT).put("headers", headers).put("body", body)
         .put("replyAddress", replyAddress);
