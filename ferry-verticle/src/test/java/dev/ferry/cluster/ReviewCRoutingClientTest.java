@@ -72,4 +72,20 @@ class ReviewCRoutingClientTest {
     assertEquals("ok", await(answer.recover(e -> Future.succeededFuture(String.valueOf(e)))));
     assertEquals(1, atN0.size(), "sent once");
   }
+
+  /**
+   * A null key, submitted to the routing client directly (it checks bodies and ill-formed keys
+   * itself, "this client may be used without" FerryClient): the router throws a
+   * NullPointerException on its loop while routing it (Rendezvous hashes the key), after keeping a
+   * key state for null; the caller's Future is never completed, not even at its send timeout (no
+   * timer was set). Expected: BAD_INPUT at once, as FerryClient answers it, nothing sent.
+   */
+  @Test
+  void aNullKeyIsBadInputNotLeftUnanswered() {
+    Future<Object> answer = client.submit(null, "x", new DeliveryOptions(), 0, 1_000);
+    Object got = await(answer.recover(e -> Future.succeededFuture(e)));
+    assertEquals(dev.ferry.FerryError.BAD_INPUT,
+        got instanceof dev.ferry.FerryException e ? e.kind() : null, String.valueOf(got));
+    assertEquals(0, atN0.size(), "nothing sent");
+  }
 }
