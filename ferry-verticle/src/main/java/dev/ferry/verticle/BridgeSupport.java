@@ -134,7 +134,7 @@ final class BridgeSupport {
   /**
    * Whether the bridge can deliver this send to the submit address once the hook lets it through:
    * headers that are not an object, a header whose value is null, a {@code timeout} that is not a
-   * number of ms >= 1, or a
+   * number of ms >= 1, a {@code localOnly} that is not a boolean, or a
    * {@code codecName} (a client does not choose codecs) make the bridge itself throw after the
    * hook ran (a ClassCastException, an unknown codec): no frame for the client, the socket's
    * parser left mid-frame, and the input counted open for good.
@@ -155,7 +155,11 @@ final class BridgeSupport {
       }
     }
     Object timeout = h.getValue("timeout");
-    return (timeout == null || timeout instanceof Number n && n.longValue() >= 1) && !h.containsKey("codecName");
+    // The bridge casts localOnly to a Boolean: anything else threw past the hook, and the guard
+    // closed the connection (the replies of the client's inputs in flight lost with it).
+    Object localOnly = h.getValue("localOnly");
+    return (timeout == null || timeout instanceof Number n && n.longValue() >= 1)
+        && (localOnly == null || localOnly instanceof Boolean) && !h.containsKey("codecName");
   }
 
   /** Listens; the future holds the bridge's closer. */
@@ -187,6 +191,12 @@ final class BridgeSupport {
       if (raw == null) {
         event.complete(true);
         return;
+      }
+      if (submit.equals(raw.getValue("address")) && raw.getValue("headers") instanceof JsonObject h
+          && h.containsKey("localOnly") && !(h.getValue("localOnly") instanceof Boolean)) {
+        // Clustered, enter() overrides a client's localOnly whatever its value; unclustered it
+        // means nothing: either way not one to refuse an input for (other addresses: deliverable).
+        h.remove("localOnly");
       }
       if (!deliverable(raw)) {
         // Whatever its address and type: the bridge reads every frame's headers before it looks
