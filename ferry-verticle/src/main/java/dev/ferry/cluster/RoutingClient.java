@@ -118,8 +118,11 @@ public final class RoutingClient {
     try {
       loop.execute(() -> {
         long now = loop.nanoTime();
+        // Saturated: the longest durations FerryClient accepts (Limits.MAX_MS) overflowed past
+        // nanoTime, and the input was answered TIMEOUT or CLOSED at once, never sent. A deadline
+        // beyond the loop's time is none, as the node takes it (Submission).
         router.submit(new ClientRouter.Request(key, new Payload(taken, headers, origin + ++submitted),
-            timeoutMs > 0 ? now + timeoutMs * 1_000_000 : Long.MAX_VALUE, now + sendTimeoutMs * 1_000_000, answer));
+            timeoutMs > 0 ? after(now, timeoutMs) : Long.MAX_VALUE, after(now, sendTimeoutMs), answer));
       });
     } catch (RejectedExecutionException closed) {
       // The Vert.x instance is closed: nothing was sent. A failed Future, as from the plain client.
@@ -127,6 +130,13 @@ public final class RoutingClient {
           "the Vert.x instance is closed, nothing was sent: " + closed.getMessage(), closed));
     }
     return answer.future();
+  }
+
+  /** {@code now} plus {@code ms} in nanoseconds, or Long.MAX_VALUE past it. */
+  private static long after(long now, long ms) {
+    long nanos = ms >= Long.MAX_VALUE / 1_000_000 ? Long.MAX_VALUE : Math.max(0, ms) * 1_000_000;
+    long at = now + nanos;
+    return nanos > 0 && at < now ? Long.MAX_VALUE : at;
   }
 
   /**
