@@ -95,8 +95,13 @@ public final class RoutingClient {
     if (noJson != null) {
       return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, noJson));
     }
+    if (key == null || key.isEmpty() || key.length() > FerryClient.MAX_KEY_LENGTH) {
+      // As FerryClient answers it; a null key threw on the loop, its caller never answered.
+      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
+          "the key must be a non-empty string of at most " + FerryClient.MAX_KEY_LENGTH + " characters"));
+    }
     // Routed by its hash here, it would arrive as another key (ADR 0154).
-    String illFormed = key == null ? null : dev.ferry.verticle.Submission.notWellFormed(key);
+    String illFormed = dev.ferry.verticle.Submission.notWellFormed(key);
     if (illFormed != null) {
       return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, "the key " + illFormed));
     }
