@@ -43,6 +43,7 @@ public final class Outcomes {
         throw new DownstreamException("outcome " + i + " is not a JSON object");
       }
       if (outcome.size() == 1 && outcome.containsKey("ok")) {
+        requireFinite(outcome.getValue("ok"), i);
         continue; // the common shape, in one lookup
       }
       boolean ok = outcome.containsKey("ok");
@@ -53,7 +54,43 @@ public final class Outcomes {
       if (error && !(outcome.getValue("error") instanceof String)) {
         throw new DownstreamException("outcome " + i + " has an \"error\" that is not a string");
       }
+      if (ok) {
+        requireFinite(outcome.getValue("ok"), i);
+      }
     }
     return outcomes;
+  }
+
+  /**
+   * An "ok" value holding NaN or an infinite number (1e999 parses as Infinity) is no JSON value:
+   * the caller's input would be refused for it (400), and relayed it reached a JSON caller (the
+   * TCP bridge, another node) as the string "Infinity". Malformed, as the contract's 502 says.
+   */
+  private static void requireFinite(Object value, int i) {
+    if (!finite(value, 0)) {
+      throw new DownstreamException("outcome " + i + " holds NaN or an infinite number, which JSON cannot carry");
+    }
+  }
+
+  private static boolean finite(Object value, int depth) {
+    if (value instanceof Double d) {
+      return Double.isFinite(d);
+    }
+    if (value instanceof Float f) {
+      return Float.isFinite(f);
+    }
+    java.util.Collection<?> inside = value instanceof JsonObject o ? o.getMap().values()
+        : value instanceof JsonArray a ? a.getList()
+        : value instanceof java.util.Map<?, ?> m ? m.values()
+        : value instanceof java.util.List<?> l ? l : null;
+    if (inside == null || depth > 1000) {
+      return true; // a deeper value cannot be encoded anyway: the event bus or the bridge refuses it
+    }
+    for (Object v : inside) {
+      if (!finite(v, depth + 1)) {
+        return false;
+      }
+    }
+    return true;
   }
 }
