@@ -169,6 +169,16 @@ final class BridgeFrameLimit {
       this.socket = socket;
       this.parser = parser;
       this.maxFrameBytes = maxFrameBytes;
+      // The bridge writes every reply at once, without back-pressure (it never looks at the write
+      // queue): a client that keeps sending and never reads its replies made the node buffer them
+      // without bound. So the guard stops reading this socket while its write queue is full
+      // (handle) and reads again once it drained: the client's sends wait in TCP, and what the
+      // node holds for it is bounded by the write queue and the replies of inputs already taken.
+      socket.drainHandler(v -> {
+        if (!refused) {
+          socket.resume();
+        }
+      });
     }
 
     /** The bridge decoded one of this socket's frames: its hook runs while the parser is fed. */
@@ -223,6 +233,9 @@ final class BridgeFrameLimit {
         // it to what it was given, which a slice cannot take: the whole buffer, or a copy of its end.
         parser.handle(fed == 0 ? data : data.getBuffer(fed, n));
       }
+      if (socket.writeQueueFull()) {
+        socket.pause(); // until the drain handler (the constructor) resumes it
+      }
     }
 
     /**
@@ -257,6 +270,7 @@ final class BridgeFrameLimit {
       // bytes at the close would make the kernel reset the connection, which may cost the client
       // its error frame).
       refused = true;
+      socket.resume(); // paused for a full write queue: read (and drop) again
       String why = what + "; the connection is closed";
       LOG.log(Level.WARNING, "ferry: bridge client {0}: {1}", LogText.escape(String.valueOf(socket.remoteAddress())),
           LogText.escape(why));
