@@ -113,12 +113,7 @@ class LifecycleReviewTest extends VerticleTestBase {
       int bridge = TestPorts.free();
       java.net.ServerSocket taken = round % 3 == 2 ? new java.net.ServerSocket(mon, 1, java.net.InetAddress.getLoopbackAddress()) : null;
       try {
-        EbRecorder down = new EbRecorder(v, DOWN);
-        await(down.start());
-        Future<String> deployed = v.deployVerticle("dev.ferry.verticle.FerryVerticle", new io.vertx.core.DeploymentOptions()
-            .setConfig(config(new JsonObject()
-                .put("monitoring", new JsonObject().put("port", mon).put("host", "127.0.0.1"))
-                .put("bridge", new JsonObject().put("port", bridge).put("host", "127.0.0.1")))));
+        Future<String> deployed = deployWithServers(v, mon, bridge);
         if (round % 8 != 0) {
           Thread.sleep(round % 8 - 1);
         }
@@ -128,13 +123,8 @@ class LifecycleReviewTest extends VerticleTestBase {
         } catch (AssertionError e) {
           throw new AssertionError("round " + round + ": the close never completed; deploy " + deployed, e);
         }
-        for (int port : taken == null ? new int[] {mon, bridge} : new int[] {bridge}) {
-          try (java.net.ServerSocket again = new java.net.ServerSocket(port, 1, java.net.InetAddress.getLoopbackAddress())) {
-            // free
-          } catch (java.io.IOException held) {
-            throw new AssertionError("round " + round + ": port " + port + " still held after the close; deploy " + deployed);
-          }
-        }
+        assertFree("round " + round + ", after the close; deploy " + deployed,
+            taken == null ? new int[] {mon, bridge} : new int[] {bridge});
       } finally {
         if (taken != null) {
           taken.close();
@@ -153,21 +143,29 @@ class LifecycleReviewTest extends VerticleTestBase {
       io.vertx.core.Vertx v = io.vertx.core.Vertx.vertx();
       int mon = TestPorts.free();
       int bridge = TestPorts.free();
-      EbRecorder down = new EbRecorder(v, DOWN);
-      await(down.start());
-      Future<String> deployed = v.deployVerticle("dev.ferry.verticle.FerryVerticle", new io.vertx.core.DeploymentOptions()
-          .setConfig(config(new JsonObject()
-              .put("monitoring", new JsonObject().put("port", mon).put("host", "127.0.0.1"))
-              .put("bridge", new JsonObject().put("port", bridge).put("host", "127.0.0.1")))));
+      Future<String> deployed = deployWithServers(v, mon, bridge);
       await(v.close());
       Thread.sleep(2_000);
-      for (int port : new int[] {mon, bridge}) {
-        try (java.net.ServerSocket again = new java.net.ServerSocket(port, 1, java.net.InetAddress.getLoopbackAddress())) {
-          // free
-        } catch (java.io.IOException held) {
-          throw new AssertionError("round " + round + ": port " + port + (port == mon ? " (monitoring)" : " (bridge)")
-              + " still held 2 s after vertx.close() completed; deploy " + deployed);
-        }
+      assertFree("round " + round + ", 2 s after vertx.close() completed (monitoring " + mon + ", bridge " + bridge
+          + "); deploy " + deployed, mon, bridge);
+    }
+  }
+
+  /** Deploys a FerryVerticle with a monitoring server and a TCP bridge on {@code v}, by name, without waiting. */
+  private Future<String> deployWithServers(io.vertx.core.Vertx v, int mon, int bridge) {
+    await(new EbRecorder(v, DOWN).start());
+    return v.deployVerticle("dev.ferry.verticle.FerryVerticle", new io.vertx.core.DeploymentOptions()
+        .setConfig(config(new JsonObject()
+            .put("monitoring", new JsonObject().put("port", mon).put("host", "127.0.0.1"))
+            .put("bridge", new JsonObject().put("port", bridge).put("host", "127.0.0.1")))));
+  }
+
+  private static void assertFree(String when, int... ports) {
+    for (int port : ports) {
+      try (java.net.ServerSocket again = new java.net.ServerSocket(port, 1, java.net.InetAddress.getLoopbackAddress())) {
+        // free
+      } catch (java.io.IOException held) {
+        throw new AssertionError("port " + port + " still held: " + when);
       }
     }
   }
