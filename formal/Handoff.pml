@@ -119,9 +119,11 @@
  * between live nodes (Router#forwarded, TIMEOUT), within ADR 0109's premise
  * (-DSLOWWIRE drops its half about the wire). Departed senders (ADR 0110:
  * Router#departed, #departedOnItsWay, #dropFromDeparted) are modelled; the
- * -DTRIO crash after a join reaches them. Not modelled: a forward held
- * because too little of its allowance is left to send it on, the close's
- * drain timeout (docs/verification.md).
+ * -DTRIO crash after a join reaches them. -DTOOLATE=n: up to n forwards of
+ * an input with a sender's allowance find too little of it left to send on
+ * (Router#forward) and hold it until its hold ends; a hand-off held so holds
+ * its sender's later hand-offs behind it (Router#heldBehindSameSender). Not
+ * modelled: the close's drain timeout (docs/verification.md).
  *
  * Time is nondeterminism: a hold may expire at any moment (unless
  * -DNO_EXPIRY), a hand-back mark may end at any moment, a waiting request
@@ -242,6 +244,9 @@ bool pback[NPEND];        /* ... a back trip (Forward#back) */
 bool phb[NPEND];          /* Pending#handedBack: its last forward came back 408 */
 bool pbs[NPEND];          /* Pending#behindSent: came back, waits for what went out after it */
 bool pot[NPEND];          /* Forward#overtakenBy: out while a later input sent after it may have been applied */
+#ifdef TOOLATE
+bool plate[NPEND];        /* found too late to send on (Router#forward): held until its hold ends */
+#endif
 short aft[NPEND];         /* the pendings of its node forwarded after its last forward
                            * (Forward#no > Pending#forwardNo), bits by pslot(0, x, d); kept
                            * only while it is forwarded or pbs */
@@ -455,6 +460,9 @@ inline freeP(p) {
   phop[p] = 0; pho[p] = 0; pret[p] = 0; palong[p] = 0; pwp[p] = 0;
   pretry[p] = 0; ppace[p] = 0; paseq[p] = 0; pft[p] = 0; pback[p] = 0;
   phb[p] = 0; pbs[p] = 0; aft[p] = 0; pot[p] = 0;
+#ifdef TOOLATE
+  plate[p] = 0;
+#endif
   /* no longer sent after anything (Router#forwardClosed) */
   zfa = pslot(pnode(p), 0, 0);
   do
@@ -497,8 +505,21 @@ inline hold(p, paced) {
 }
 
 /* Router#forward (Forward#no: p goes out after the last forward of every
- * pending of n that is out or came back, aft; unwait) */
+ * pending of n that is out or came back, aft; unwait). -DTOOLATE: an input
+ * with a sender's allowance (psnd: Pending#giveUpAt) may have too little of
+ * it left to send on (holdMs <= 0): held, not sent, until its hold ends (a
+ * hand-back, or its deadline); time only runs on, so it stays too late here
+ * (TOOLATE times a run). A hand-off forward is counted on its way (hoT). */
 inline forward(n, t, p, cls) {
+#ifdef TOOLATE
+  if
+  :: psnd[p] && !plate[p] && tlb > 0 -> plate[p] = 1; tlb--
+  :: true -> skip
+  fi;
+  if
+  :: plate[p] -> phb[p] = 0; hold(p, 0)
+  :: else ->
+#endif
   zaf = pslot(n, 0, 0);
   do
   :: zaf < pslot(n + 1, 0, 0) ->
@@ -518,7 +539,11 @@ inline forward(n, t, p, cls) {
   zff = (phop[p] < 2 -> phop[p] + 1 : 2);
   zff = zff | ((cls) << 2) | ((pvis[p] | (1 << (n))) << 3) | (zeng << 7);
   netSend(n, t, FWD, p, zff);
+  hoT[(n) * NN + (t)] = hoT[(n) * NN + (t)] + zeng;
   zff = 0
+#ifdef TOOLATE
+  fi
+#endif
 }
 
 #ifdef STO
@@ -527,6 +552,9 @@ inline forward(n, t, p, cls) {
 #define SENDTIMEOUTS 0
 #endif
 byte sto = SENDTIMEOUTS;  /* send timeouts between live nodes left in the run */
+#ifdef TOOLATE
+byte tlb = TOOLATE;       /* forwards found too late to send on, left in the run */
+#endif
 /* a send timeout (seconds: the wait plus three call timeouts) outlasts the
  * wire: what its target sent before has arrived; -DSLOWWIRE drops that */
 #ifdef SLOWWIRE
@@ -1091,7 +1119,7 @@ inline handedOff(n, p) {
      :: zrVia != NONE && zrVia != SEVERAL -> zrTgt = zrVia
      :: else -> zrTgt = zrOwn
      fi;
-     zeng = 1; hoT[n * NN + zrTgt]++;
+     zeng = 1;
      forward(n, zrTgt, p, 1);
      zeng = 0
   fi;
