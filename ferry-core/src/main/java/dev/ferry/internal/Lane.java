@@ -45,6 +45,8 @@ final class Lane<K, I> {
   boolean idle;
   /** Adaptive dispatch: the admission number of the lane's next input when it joined the busy line. */
   long tag;
+  /** Adaptive dispatch: the input {@link #tag} names; once it is no longer waiting (expired), the tag is stale. */
+  Entry<K, I> tagged;
   /**
    * The lane was removed from the engine's map; a stale reference in a line is skipped. A retired
    * lane holds no entry ({@link #release}), so a stale reference costs only the lane itself.

@@ -406,6 +406,7 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     if (inFlight() >= callLimit.limit() || readyLanes == 0) {
       return null;
     }
+    retagBusyHead();
     boolean idle = !line.isEmpty() && (busy.isEmpty() || idleCredit > 0);
     grantingIdleOverBusy = idle && !busy.isEmpty();
     if (grantingIdleOverBusy && idleInputsOverBusy >= lastBusyGrant) {
@@ -415,6 +416,22 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     }
     grantingBusy = !idle;
     return leaveLine(idle ? line.poll() : busy.poll());
+  }
+
+  /**
+   * A busy lane whose tagged input expired while it waited takes its next input's tag before it is
+   * granted: kept, the expired input's age would send it ahead of keys whose next input is older
+   * than the one it sends (guarantee 4; P5 of ADR 0011 counts only inputs still waiting). Lazily,
+   * at the head: in submission order a stale tag is only ever smaller than the fresh one.
+   */
+  private void retagBusyHead() {
+    for (Lane<K, I> head = busy.peek(); head != null && !head.tagged.waiting(); head = busy.peek()) {
+      busy.poll();
+      head.tagged = head.peek();
+      head.tag = head.tagged.seq;
+      busy.add(head);
+      skipStale();
+    }
   }
 
   private Lane<K, I> leaveLine(Lane<K, I> lane) {
@@ -476,7 +493,8 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
       if (callLimit == null || lane.idle) {
         line.add(lane);
       } else {
-        lane.tag = lane.peek().seq;
+        lane.tagged = lane.peek();
+        lane.tag = lane.tagged.seq;
         busy.add(lane);
       }
     } else if (lane.delayTimer < 0) {
@@ -509,6 +527,7 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
    */
   private void retire(Lane<K, I> lane) {
     lane.retired = true;
+    lane.tagged = null;
     lane.release();
     if (lane.inLine) {
       // Left in its line and skipped there; compacted once the stale outnumber the live.
