@@ -567,6 +567,14 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     lane.forget(e);
     queuedInputs--;
     queuedWeight -= e.weight;
+    if (order != null && callLimit != null && lane.inLine && !lane.idle && lane.tagged == e && lane.count > 0) {
+      // Under a custom order the lane's next input may be older than the one its tag named, so the
+      // lazy re-tag at the head (retagBusyHead) would not reach it: re-ranked now, O(ready lanes).
+      busy.remove(lane);
+      lane.tagged = lane.peek();
+      lane.tag = lane.tagged.seq;
+      busy.add(lane);
+    }
   }
 
   @Override
