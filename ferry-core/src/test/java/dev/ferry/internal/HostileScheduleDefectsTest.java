@@ -58,4 +58,38 @@ class HostileScheduleDefectsTest {
     // a was admitted before e: k goes first.
     assertEquals("k[a]", h.call(2));
   }
+
+  /**
+   * Guarantee 4, "none starves" (ADR 0011 P5: "under a custom order ... P5 still holds, each
+   * overtaking grant sends an input admitted before the tag"): a busy lane keeps the tag of its
+   * next input in the comparator's order when it joined, but sends whatever is first in that order
+   * when it is granted. A key whose old input sorts last, fed one input that sorts first while it
+   * waits, is granted on its old tag each time and sends the new input, while idle keys take the
+   * turns in between: a busy key whose next input is older than those new inputs is never called.
+   */
+  @Test
+  void underACustomOrderABusyKeyIsNotStarvedByAKeyWhoseOldInputSortsLast() {
+    PerKeyHarness h = new PerKeyHarness(PerKeyConfig.builder()
+        .dispatch(Dispatch.ADAPTIVE).pinnedLimit(1).maxInFlightBatches(4).maxBatchSize(1).build(),
+        java.util.Comparator.comparingLong(In::order), (in, r) -> in.label());
+    h.submit(new In("p", "p0", 1, 0));                          // call 0: direct, holds the one slot
+    h.submit(new In("q", "q0", 1, 0));                          // q: idle line
+    h.submit(new In("p", "old", 1, 9));                         // p: old sorts last
+    h.submit(new In("q", "w", 1, 0));                           // q: [q0, w]
+    h.succeed(0);                                               // p re-queued, tag old; idle q granted
+    assertEquals("q[q0]", h.call(1));
+    int call = 1;
+    for (int i = 0; i < 5; i++) {
+      h.submit(new In("p", "n" + i, 1, 0));                     // sorts before old, admitted after w
+      h.succeed(call);                                          // a busy grant: the oldest tag
+      call++;
+      if (h.call(call).equals("q[w]")) {
+        return;
+      }
+      h.submit(new In("i" + i, "i" + i, 1, 0));                 // a quiet key takes the turn after it
+      h.succeed(call);
+      call++;
+    }
+    throw new AssertionError("q's input w, waiting since before every n_i, never left: " + h.calls());
+  }
 }
