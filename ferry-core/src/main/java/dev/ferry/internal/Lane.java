@@ -43,9 +43,15 @@ final class Lane<K, I> {
   boolean inLine;
   /** Adaptive dispatch: the key was idle when this lane was made, and it has not been granted yet. */
   boolean idle;
-  /** Adaptive dispatch: the admission number of the lane's next input when it joined the busy line. */
+  /**
+   * Adaptive dispatch: the admission number of the lane's next input when it joined the busy line,
+   * or when it was last re-tagged there.
+   */
   long tag;
-  /** Adaptive dispatch: the input {@link #tag} names; once it is no longer waiting (expired), the tag is stale. */
+  /**
+   * Adaptive dispatch: the input {@link #tag} names; once it is no longer the lane's next input
+   * (it expired, or under a custom order an input sorting before it came), the tag is stale.
+   */
   Entry<K, I> tagged;
   /**
    * The lane was removed from the engine's map; a stale reference in a line is skipped. A retired

@@ -419,13 +419,17 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
   }
 
   /**
-   * A busy lane whose tagged input expired while it waited takes its next input's tag before it is
-   * granted: kept, the expired input's age would send it ahead of keys whose next input is older
-   * than the one it sends (guarantee 4; P5 of ADR 0011 counts only inputs still waiting). Lazily,
-   * at the head: in submission order a stale tag is only ever smaller than the fresh one.
+   * The busy head is granted on the tag of the input it will send first: a lane whose tagged input
+   * expired while it waited, or (custom order) that an input sorting before it joined since, takes
+   * its next input's tag and its place in line. Kept, the old tag would send the lane ahead of keys
+   * whose next input is older than the one it sends (guarantee 4; P5 of ADR 0011: each overtaking
+   * grant sends an input admitted before the waiting lane's tag), and under a comparator a key fed
+   * inputs that sort first could take every busy turn for good. Lazily, at the head: a stale tag is
+   * only ever smaller than the fresh one here (an expiry that leaves an older input next, under a
+   * custom order, is re-ranked at once in {@link #dropWaiting}).
    */
   private void retagBusyHead() {
-    for (Lane<K, I> head = busy.peek(); head != null && !head.tagged.waiting(); head = busy.peek()) {
+    for (Lane<K, I> head = busy.peek(); head != null && head.tagged != head.peek(); head = busy.peek()) {
       busy.poll();
       head.tagged = head.peek();
       head.tag = head.tagged.seq;
