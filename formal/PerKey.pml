@@ -184,6 +184,7 @@ chan busyq = [LINECAP] of { byte, byte }; /* (tag, key), smallest tag first */
 bool inBusy[K];                   /* the key's live lane is in the busy line */
 byte staleB[K];                   /* busy-line entries of retired lanes      */
 byte tagOf[K];                    /* Lane#tag                                */
+byte tagIn[K];                    /* Lane#tagged: the input its tag names    */
 bool laneIdle[K];                 /* Lane#idle: joins the idle line          */
 byte idleCredit = 1;              /* PerKeyEngine#idleCredit (ADR 0014)      */
 byte admSeq;                      /* Entry#seq of the next input             */
@@ -199,8 +200,10 @@ byte bnd[K];                      /* P5: at most B + (B + 1) x MAXB of them  */
  * mutants of those that the properties, reading them, could not see) */
 bool gIdle[K];                    /* the lane began with its key idle and    */
                                   /* no call of the key has ended since      */
-byte gTag[K];                     /* admission number of the live head when  */
-                                  /* the lane joined the busy line           */
+hidden byte gTag[K];              /* at a busy grant, each key's next input's */
+                                  /* admission number (its first input in    */
+                                  /* WAIT, 255 for none), by the inputs'     */
+                                  /* states, not by tagOf or tagIn           */
 hidden byte tg, gi, gb, gs, gk, gq, hx, hn, gH, gHW;
 
 #define idle(k)  (!inflight[k] && nwait[k] == 0)
@@ -426,7 +429,7 @@ inline offer(k) {
      PROP(idleClass, laneIdle[k] == gIdle[k]);
      if
      :: !laneIdle[k] ->
-        gTag[k] = adm[tg];
+        tagIn[k] = tg;
         tagOf[k] = adm[tg];
         busyq!!tagOf[k],k; inBusy[k] = 1              /* ordered by its tag */
      :: else ->
@@ -486,6 +489,26 @@ inline unqueue(k, x) {
                            K > 2 && busyq?[_,eval(2)] && staleB[2 % K] > 0) -> \
         busyq?tg,dk; staleB[dk]--; tg = 0 \
      :: else -> \
+        /* PerKeyEngine#retagBusyHead: while the busy head's tagged input is \
+         * not its next one (Lane#peek, which drops expired heads), the head \
+         * takes its next input's number and its place; stale entries that \
+         * come to the head are skipped (skipStale). Live entries stay, so \
+         * busyq keeps the live head this branch was entered with. */ \
+        do \
+        :: len(busyq) > 0 -> \
+           busyq?<tg,dk>; \
+           if \
+           :: staleB[dk] > 0 -> busyq?tg,dk; staleB[dk]-- \
+           :: else -> \
+              dropHeads(dk); lane[dk]?<hx>; \
+              if \
+              :: hx != tagIn[dk] -> busyq?tg,dk; tagIn[dk] = hx; tagOf[dk] = adm[hx]; busyq!!tagOf[dk],dk \
+              :: else -> break \
+              fi \
+           fi \
+        :: else -> break \
+        od; \
+        tg = 0; hx = 0; \
         gi = len(line) > 0 && (len(busyq) == 0 || idleCredit > 0); \
         PROP(idleBound, !(gi && len(busyq) > 0 && idleRun >= lastBusy)); \
         PROP(idleInputs, !(gi && len(busyq) > 0 && idleIn >= lastBusy)); \
@@ -497,6 +520,21 @@ inline unqueue(k, x) {
         :: gi -> line?dk; inLine[dk] = 0 \
         :: else -> \
            busyq?tg,dk; inBusy[dk] = 0; \
+           /* ghost: each key's next input (the one a grant sends first, \
+            * or answers TIMEOUT if its deadline passed) */ \
+           cx = 0; \
+           do \
+           :: cx < K -> \
+              gTag[cx] = 255; hn = cx * N; \
+              do \
+              :: hn < cx * N + N && st[hn] == WAIT -> gTag[cx] = adm[hn]; break \
+              :: hn < cx * N + N && st[hn] != WAIT -> hn++ \
+              :: else -> break \
+              od; \
+              cx++ \
+           :: else -> break \
+           od; \
+           hn = 0; \
            cx = 0; \
            do \
            :: cx < K -> PROP(oldestFirst, !inBusy[cx] || gTag[cx] > gTag[dk]); cx++ \
