@@ -54,6 +54,27 @@ public final class ConfigCheck {
     if (value == null) {
       return null;
     }
+    Long whole = wholeNumber(value);
+    if (whole != null) {
+      return whole;
+    }
+    if (value instanceof Number n) {
+      double d = n.doubleValue();
+      if ((d == Math.rint(d) && !Double.isInfinite(d)) || value instanceof java.math.BigInteger) {
+        // Whole, but out of a long's range: saying "not a whole number" would mislead.
+        violations.add(field + " = " + describe(value) + ": must be from " + Long.MIN_VALUE + " to " + Long.MAX_VALUE);
+        return null;
+      }
+    }
+    violations.add(field + " = " + describe(value) + ": must be a whole number");
+    return null;
+  }
+
+  /**
+   * {@code value} as {@link #readLong} takes it (10, 10.0, a BigDecimal or BigInteger 10), or null
+   * where it refuses it; for readers that must agree with it (the typed verticle options).
+   */
+  public static Long wholeNumber(Object value) {
     if (value instanceof Integer || value instanceof Long || value instanceof Short || value instanceof Byte) {
       return ((Number) value).longValue();
     }
@@ -62,13 +83,7 @@ public final class ConfigCheck {
       if (d == Math.rint(d) && Math.abs(d) < 0x1p63) {
         return (long) d;
       }
-      if ((d == Math.rint(d) && !Double.isInfinite(d)) || value instanceof java.math.BigInteger) {
-        // Whole, but out of a long's range: saying "not a whole number" would mislead.
-        violations.add(field + " = " + describe(value) + ": must be from " + Long.MIN_VALUE + " to " + Long.MAX_VALUE);
-        return null;
-      }
     }
-    violations.add(field + " = " + describe(value) + ": must be a whole number");
     return null;
   }
 

@@ -95,15 +95,11 @@ public final class RoutingClient {
     if (noJson != null) {
       return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, noJson));
     }
-    if (key == null || key.isEmpty() || key.length() > FerryClient.MAX_KEY_LENGTH) {
-      // As FerryClient answers it; a null key threw on the loop, its caller never answered.
-      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
-          "the key must be a non-empty string of at most " + FerryClient.MAX_KEY_LENGTH + " characters"));
-    }
-    // Routed by its hash here, it would arrive as another key (ADR 0154).
-    String illFormed = dev.ferry.verticle.Submission.notWellFormed(key);
-    if (illFormed != null) {
-      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, "the key " + illFormed));
+    // As FerryClient answers it: a null key threw on the loop (its caller never answered), and an
+    // ill-formed one, routed by its hash here, would arrive as another key (ADR 0154).
+    String badKey = dev.ferry.verticle.Submission.clientKeyRefusal(key);
+    if (badKey != null) {
+      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, badKey));
     }
     Object taken;
     try {
@@ -139,9 +135,7 @@ public final class RoutingClient {
 
   /** {@code now} plus {@code ms} in nanoseconds, or Long.MAX_VALUE past it. */
   private static long after(long now, long ms) {
-    long nanos = ms >= Long.MAX_VALUE / 1_000_000 ? Long.MAX_VALUE : Math.max(0, ms) * 1_000_000;
-    long at = now + nanos;
-    return nanos > 0 && at < now ? Long.MAX_VALUE : at;
+    return dev.ferry.internal.Deadlines.after(now, java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(Math.max(0, ms)));
   }
 
   /**

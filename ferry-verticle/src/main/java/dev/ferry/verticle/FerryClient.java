@@ -124,14 +124,9 @@ public final class FerryClient {
     if (closed && routing == null) {
       return Future.failedFuture(new FerryException(FerryError.CLOSED, "the client is closed, nothing was sent"));
     }
-    if (key == null || key.isEmpty() || key.length() > MAX_KEY_LENGTH) {
-      // Checked here too, so an obviously bad key costs no round trip.
-      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
-          "the key must be a non-empty string of at most " + MAX_KEY_LENGTH + " characters"));
-    }
-    String illFormed = Submission.notWellFormed(key);
-    if (illFormed != null) {
-      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, "the key " + illFormed));
+    String badKey = Submission.clientKeyRefusal(key);
+    if (badKey != null) {
+      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, badKey));
     }
     DeliveryOptions delivery = new DeliveryOptions().addHeader(KEY_HEADER, key);
     if (options.id != null) {

@@ -161,13 +161,7 @@ public class FerryVerticle extends VerticleBase {
       ended.fail(e);
       return Future.failedFuture(e);
     }
-    started.onComplete(ar -> {
-      if (ar.succeeded()) {
-        ended.complete();
-      } else {
-        ended.fail(ar.cause());
-      }
-    });
+    started.<Void>mapEmpty().onComplete(ended);
     return started;
   }
 

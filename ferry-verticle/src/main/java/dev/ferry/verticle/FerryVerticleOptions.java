@@ -104,16 +104,9 @@ public final class FerryVerticleOptions {
     return value != null && value == value.intValue();
   }
 
-  /** {@code v} as ConfigCheck.readLong reads it, or null where that refuses it. */
+  /** {@code v} as the config reader reads it, or null where that refuses it. */
   private static Long whole(Object v) {
-    if (v instanceof Integer || v instanceof Long || v instanceof Short || v instanceof Byte) {
-      return ((Number) v).longValue();
-    }
-    if (v instanceof Number n) {
-      double d = n.doubleValue();
-      return d == Math.rint(d) && Math.abs(d) < 0x1p63 ? (long) d : null;
-    }
-    return null;
+    return dev.ferry.internal.ConfigCheck.wholeNumber(v);
   }
 
   /** The verticle's JSON config: every option set, nothing else. */

@@ -173,6 +173,19 @@ public final class Submission implements Completable<Object> {
     return null;
   }
 
+  /**
+   * Why a client refuses {@code key} before sending anything (BAD_INPUT), or null: missing, empty,
+   * too long, or not well-formed. {@link FerryClient} and the routing client check it alike, so an
+   * obviously bad key costs no round trip and never reaches a router.
+   */
+  public static String clientKeyRefusal(String key) {
+    if (key == null || key.isEmpty() || key.length() > MAX_KEY_LENGTH) {
+      return "the key must be a non-empty string of at most " + MAX_KEY_LENGTH + " characters";
+    }
+    String illFormed = notWellFormed(key);
+    return illFormed == null ? null : "the key " + illFormed;
+  }
+
   /** Checks one request's headers and body (a client's: {@link #parseFromClient}). */
   public static Submission parse(MultiMap headers, Object body) throws BadInput {
     String key = headers.get(KEY);
