@@ -1,0 +1,43 @@
+package dev.ferry;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.vertx.core.Future;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Review D: FoldWrite against stores and inputs a hostile user can really produce. */
+class FoldReviewDTest {
+
+  /**
+   * A row at the largest version a long holds (set by a writer outside the store, or a store that
+   * counts its versions from a large number): no write can make it version + 1. FoldWrite sent the
+   * write anyway, with a next version that wraps to a negative number: a store adding one in Java
+   * reported the batch written at version Long.MIN_VALUE, and H2 refused the statement, which
+   * JdbcStore reports as "may or may not have been written".
+   */
+  @Test
+  void aRowAtTheLargestVersionFailsTheBatchAsAFailedReadWithoutSendingAWrite() {
+    List<Long> expectedVersions = new ArrayList<>();
+    VersionedStore<String, Long, Long> atTheTop = TestStores.of(
+        key -> Future.succeededFuture(new Versioned<>(7L, Long.MAX_VALUE)),
+        (key, state, expected, events) -> {
+          expectedVersions.add(expected);
+          return Future.succeededFuture(true); // what a store that wraps its counter answers
+        });
+    FoldWrite<String, Long, Long, Long> fw =
+        FoldWrite.<String, Long, Long, Long>builder(atTheTop, FoldWriteTest::add).initial(() -> 0L).build();
+
+    Future<FoldOutcomes<Long, Long>> done = fw.call("k", List.of(5L));
+
+    assertTrue(done.failed(), "written at version " + (done.succeeded() ? done.result().version() : 0));
+    assertFalse(done.cause() instanceof WriteOutcomeUnknownException, "nothing was sent: " + done.cause());
+    IllegalStateException e = assertInstanceOf(IllegalStateException.class, done.cause());
+    assertTrue(e.getMessage().contains(Long.toString(Long.MAX_VALUE)), e.getMessage());
+    assertEquals(List.of(), expectedVersions, "a write was sent that no store can make");
+  }
+}
