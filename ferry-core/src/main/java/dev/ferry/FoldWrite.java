@@ -82,6 +82,13 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
 
   private Future<FoldOutcomes<I, R>> attempt(K key, List<I> inputs, int attempt) {
     return store.read(key).compose(current -> {
+      if (current.version() == Long.MAX_VALUE) {
+        // No write can make this row version + 1: sent, the next version wrapped to a negative
+        // number (reported as written), or the database refused it as out of range, which a store
+        // may report as an unknown outcome. Failed as a failed read instead, nothing sent (review D).
+        return Future.failedFuture(new IllegalStateException("the stored entity is at version " + Long.MAX_VALUE
+            + ", the largest a version can be, so no write can advance it; nothing was written"));
+      }
       Fold fold = fold(current, inputs);
       if (fold.accepted.isEmpty()) {
         return Future.succeededFuture(new FoldOutcomes<>(inputs, fold.outcomes, current.version(), attempt));
