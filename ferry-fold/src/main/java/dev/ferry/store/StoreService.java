@@ -124,18 +124,16 @@ public final class StoreService {
   }
 
   /**
-   * Unregisters the service. Batches being written still reply (this Future does not wait for them:
-   * close the store after they did); batches waiting behind one of their key are failed with 503,
-   * nothing of them written.
+   * Unregisters the service. Batches waiting behind one of their key are failed with 503, nothing
+   * of them written; batches being written finish and reply, and this Future completes once they
+   * have: then the store's pool can be closed (ADR 0156). A write that never ends keeps it waiting:
+   * bound the wait ({@code stop().timeout(...)}) if the store's futures might not complete.
    */
   public Future<Void> stop() {
     List<Future<Void>> stops = new ArrayList<>();
     for (Partition p : partitions) {
       Promise<Void> stopped = Promise.promise();
-      onContext(p.context, () -> {
-        p.stop();
-        stopped.complete();
-      });
+      onContext(p.context, () -> p.stop().onComplete(stopped));
       stops.add(stopped.future());
     }
     Promise<Void> unregistered = Promise.promise();
@@ -170,6 +168,8 @@ public final class StoreService {
     private final long maxWaitNanos;
     private final Map<String, ArrayDeque<Waiting>> writing = new HashMap<>();
     private boolean stopped;
+    /** Set by stop(): completes once no key of this partition is being written. */
+    private Promise<Void> drained;
 
     Partition(Context context, long maxWaitNanos) {
       this.context = context;
@@ -203,7 +203,8 @@ public final class StoreService {
       run(key, msg, foldWrite, inputType);
     }
 
-    void stop() {
+    /** Answers the waiting batches; the returned Future completes once the running ones are over. */
+    Future<Void> stop() {
       stopped = true;
       for (ArrayDeque<Waiting> waiting : writing.values()) {
         for (Waiting w; (w = waiting.poll()) != null; ) {
@@ -211,6 +212,13 @@ public final class StoreService {
           w.msg.fail(503, STOPPED);
         }
       }
+      if (drained == null) {
+        drained = Promise.promise();
+      }
+      if (writing.isEmpty()) {
+        drained.tryComplete();
+      }
+      return drained.future();
     }
 
     private <I> void run(String key, Message<Object> msg, FoldWrite<String, ?, I, ?> foldWrite, Class<I> inputType) {
@@ -235,6 +243,9 @@ public final class StoreService {
       Waiting next = waiting == null ? null : waiting.poll();
       if (next == null || stopped) {
         writing.remove(key);
+        if (drained != null && writing.isEmpty()) {
+          drained.tryComplete(); // stopped, and the last write running then is over
+        }
         return;
       }
       cancel(next);

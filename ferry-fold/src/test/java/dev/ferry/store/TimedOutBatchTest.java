@@ -133,8 +133,9 @@ class TimedOutBatchTest {
     Future<Message<JsonObject>> waiting = vertx.eventBus().request(ADDRESS, request("k", Accounts.deposit("k", 5)));
     Future<Message<JsonObject>> probe = vertx.eventBus().request(ADDRESS, request("probe", Accounts.deposit("probe", 1)));
     probe.await(10, TimeUnit.SECONDS); // answered after both k batches arrived
-    service.stop().await(10, TimeUnit.SECONDS); // while the first batch is still writing
+    Future<Void> stopped = service.stop(); // while the first batch is still writing
     releaseFirstWrite.complete();
+    stopped.await(10, TimeUnit.SECONDS); // once it is over (ADR 0156)
 
     ReplyException refused = assertInstanceOf(ReplyException.class, failure(waiting));
     assertEquals(503, refused.failureCode(), refused.getMessage());
