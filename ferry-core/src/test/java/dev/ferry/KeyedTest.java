@@ -155,6 +155,27 @@ class KeyedTest {
   }
 
   @Test
+  void callersWhoseDeadlinesPassedWhileTheLoopWasBusyTimeOutAndAKeyNobodyStillWantsIsNotSent() {
+    Ferry<String, Optional<Integer>> ferry = keyed(oneSlot());
+    ferry.submit("x"); // in flight
+    Future<Optional<Integer>> gone = ferry.submit("a", Duration.ofMillis(10));
+    Future<Optional<Integer>> late = ferry.submit("b", Duration.ofMillis(10));
+    Future<Optional<Integer>> patient = ferry.submit("b", Duration.ofMillis(50));
+    // The loop is held up elsewhere: the deadlines pass while their timers wait, and the call's
+    // completion reaches the loop first, freeing the slot.
+    loop.stallMillis(30);
+    answer(0);
+    loop.advance(0);
+    assertEquals(List.of("b"), calls.get(1), "a had no caller left by its deadline: never sent");
+    assertEquals(FerryError.TIMEOUT, kind(gone));
+    assertEquals(FerryError.TIMEOUT, kind(late), "b left after this caller's deadline");
+    answer(1);
+    assertEquals(Optional.of(1), patient.result());
+    assertEquals(2, ferry.metrics().timedOut());
+    assertEquals(0, loop.liveTimers());
+  }
+
+  @Test
   void aDeadlineDoesNotTouchAKeyAlreadyInFlight() {
     Ferry<String, Optional<Integer>> ferry = keyed(oneSlot());
     Future<Optional<Integer>> a = ferry.submit("a", Duration.ofMillis(10));
