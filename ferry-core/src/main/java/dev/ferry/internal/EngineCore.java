@@ -228,6 +228,7 @@ abstract class EngineCore<K, I> {
         break;
       }
       lane.poll();
+      e.takenAt = now;
       entries.add(e);
       weight += e.weight;
     }

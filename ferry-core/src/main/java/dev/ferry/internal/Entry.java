@@ -17,8 +17,16 @@ public final class Entry<K, I> {
   /** Admission order, used for ties under a custom order and for fairness checks. */
   final long seq;
   final long arrivedAt;
-  /** Absolute deadline in loop nanos, or {@link Long#MAX_VALUE} for none. */
-  final long deadline;
+  /**
+   * Absolute deadline in loop nanos, or {@link Long#MAX_VALUE} for none. Fixed at admission, except
+   * for a {@link KeyedFerry} entry: callers share it, and it lasts as long as the latest of theirs.
+   */
+  long deadline;
+  /**
+   * When it was taken into a batch, in loop nanos ({@link Long#MIN_VALUE} until then): a keyed
+   * caller is judged against it.
+   */
+  long takenAt = Long.MIN_VALUE;
   long deadlineTimer = -1;
   State state = State.WAITING;
   /**

@@ -38,6 +38,10 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
     int live;
     /** Its callers counted in {@link KeyedFerry#sharing}: those that joined it, until it leaves. */
     int sharers;
+    /** Its callers with a deadline, judged against the moment it leaves ({@link KeyedFerry#tooLate}). */
+    final List<Caller<V>> timed = new ArrayList<>(1);
+    /** The latest deadline of its callers so far ({@link Long#MAX_VALUE}: one has none). */
+    long latest = Long.MIN_VALUE;
 
     Shared(K key, Entry<Void, K> entry, Future<Optional<V>> outcome) {
       this.key = key;
@@ -49,13 +53,15 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
   /** One caller of a shared entry. */
   private static final class Caller<V> {
     final Promise<Optional<V>> promise;
+    final long deadline;
     long timer = -1;
     boolean done;
     /** It joined an entry that was already waiting: it counts toward {@code maxQueueing} on its own. */
     boolean sharing;
 
-    Caller(Promise<Optional<V>> promise) {
+    Caller(Promise<Optional<V>> promise, long deadline) {
       this.promise = promise;
+      this.deadline = deadline;
     }
   }
 
@@ -82,7 +88,8 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
   public KeyedFerry(Loop loop, FerryConfig config, Function<List<K>, Future<Map<K, V>>> call) {
     this.loop = loop;
     this.queue = new StreamFerry<>(loop, config, null, keys -> {
-      left(keys);
+      // A transition of its own: the callers it times out are counted before they are answered.
+      queue().run(() -> left(keys));
       return fetch(call, keys);
     },
         (key, values) -> Optional.ofNullable(values.get(key)));
@@ -102,8 +109,39 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
       Shared<K, V> shared = waiting.get(key);
       if (shared != null && !shared.entry.waiting()) {
         release(shared);
+        tooLate(shared);
       }
     }
+  }
+
+  private StreamFerry<K, Map<K, V>, Optional<V>> queue() {
+    return queue;
+  }
+
+  /**
+   * On the loop, once {@code shared}'s entry has left: a caller whose deadline had passed when it
+   * was taken fails with TIMEOUT, as a {@code make} input taken late would, instead of waiting for
+   * a value it no longer wants. Its timer is overdue (the loop was held up), or due at that very
+   * instant. The entry itself lasts as long as its latest caller's deadline, so the engine does not
+   * take it once every caller's has passed. Idempotent; nothing for an entry never taken.
+   */
+  private void tooLate(Shared<K, V> shared) {
+    for (Caller<V> caller : shared.timed) {
+      if (caller.done || caller.deadline > shared.entry.takenAt) {
+        continue;
+      }
+      caller.done = true;
+      if (caller.timer >= 0) {
+        loop.cancel(caller.timer);
+        caller.timer = -1;
+      }
+      unshare(shared, caller);
+      callersTimedOut++;
+      shared.live--;
+      later(caller.promise, new FerryException(FerryError.TIMEOUT,
+          "the caller's deadline passed before its key was sent"));
+    }
+    shared.timed.clear();
   }
 
   /**
@@ -184,7 +222,9 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
       return;
     }
     if (shared != null && !shared.entry.waiting()) {
-      release(shared); // it left, and a new entry replaces it below
+      // It left, and a new entry replaces it below (before the call, which would have judged it).
+      release(shared);
+      tooLate(shared);
     }
     boolean shares = shared != null && shared.entry.waiting() && engine.isOpen();
     if (engine.isOpen() && sharing + engine.queuedInputs() + engine.held().expired >= maxQueueing) {
@@ -207,22 +247,34 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
       if (entry.waiting()) {
         Shared<K, V> placed = shared;
         waiting.put(key, placed);
-        outcome.future().onComplete(ar -> waiting.remove(key, placed));
+        outcome.future().onComplete(ar -> {
+          waiting.remove(key, placed);
+          if (placed.live > 0 && ar.cause() instanceof FerryException fe && fe.kind() == FerryError.TIMEOUT) {
+            // The engine dropped the entry as it would have left, every caller's deadline passed
+            // (their timers overdue): counted in a transition, so before they are answered.
+            queue.run(() -> callersTimedOut += placed.live);
+          }
+        });
       }
     }
     attach(shared, deadline, mine, shares);
   }
 
   private void attach(Shared<K, V> shared, long deadline, Promise<Optional<V>> mine, boolean shares) {
-    Caller<V> caller = new Caller<>(mine);
+    Caller<V> caller = new Caller<>(mine, deadline);
     shared.live++;
     if (shares) {
       caller.sharing = true;
       sharing++;
       shared.sharers++;
     }
-    if (deadline != Long.MAX_VALUE && shared.entry.waiting()) {
-      caller.timer = loop.schedule(deadline - loop.nanoTime(), () -> queue.run(() -> expired(shared, caller)));
+    if (shared.entry.waiting()) {
+      shared.latest = Math.max(shared.latest, deadline);
+      shared.entry.deadline = shared.latest;
+      if (deadline != Long.MAX_VALUE) {
+        shared.timed.add(caller);
+        caller.timer = loop.schedule(deadline - loop.nanoTime(), () -> queue.run(() -> expired(shared, caller)));
+      }
     }
     shared.outcome.onComplete(ar -> {
       if (caller.timer >= 0) {
@@ -257,6 +309,11 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
     caller.done = true;
     unshare(shared, caller);
     callersTimedOut++;
+    if (shared.timed.size() > 2 * shared.live + 8) {
+      // Callers given up leave the list too, in amortized O(1): a key kept waiting by one patient
+      // caller must not hold every impatient caller that came and went (the room no longer counts them).
+      shared.timed.removeIf(c -> c.done);
+    }
     if (--shared.live == 0) {
       waiting.remove(shared.key, shared);
       engine.expire(shared.entry);
