@@ -402,6 +402,22 @@ class MakeTest {
   }
 
   @Test
+  void anOwnersDrainThatRanOutWhileTheLoopWasBusySendsNothingMore() {
+    Ferry<String, String> ferry = make(oneSlot().maxBatchSize(1).drainTimeout(Duration.ofMillis(10)));
+    Future<String> a = ferry.submit("a");
+    Future<String> b = ferry.submit("b");
+    loop.closeOwner(); // drains for drainTimeout, then gives up on the calls still out
+    // The loop is held up elsewhere past the drain's end; a's completion reaches it before the
+    // drain's timer does.
+    loop.stallMillis(30);
+    down.succeed(0);
+    loop.advance(0);
+    assertEquals("a/1", a.result());
+    assertEquals(1, down.calls.size(), "b leaves after the drain ran out: " + sent());
+    assertEquals(FerryError.CLOSED, kind(b), "never sent, rather than sent and given up (FAILED)");
+  }
+
+  @Test
   void drainClosesAtItsTimeoutAndFailsWhatStillWaits() {
     Ferry<String, String> ferry = make(oneSlot().maxBatchSize(1));
     Future<String> a = ferry.submit("a");
