@@ -304,6 +304,15 @@ abstract class EngineCore<K, I> {
     }
   }
 
+  /**
+   * A drain whose timeout has passed while its timer has not run yet (the loop was held up, and a
+   * completion reached it first): nothing may leave any more, the engine must close instead. At
+   * the very instant the timeout falls, what a free slot takes still leaves, as it always did.
+   */
+  final boolean drainRanOut() {
+    return phase == Phase.DRAINING && loop.nanoTime() > drainEndsAt;
+  }
+
   /** Moves to CLOSED; false if it already was. */
   final boolean beginClose() {
     if (phase == Phase.CLOSED) {

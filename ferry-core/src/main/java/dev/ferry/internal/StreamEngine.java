@@ -49,7 +49,8 @@ import java.util.List;
  * As in {@link PerKeyEngine}: the engine runs only on its loop (asserted on every entry point),
  * transitions only record effects, which the driver performs afterwards, and time comes from
  * {@link Loop}. OPEN admits; {@link #drain} stops admitting and sends what waits, ignoring the
- * delay, closing when empty or at the timeout; {@link #close} fails what waits with CLOSED and
+ * delay, closing when empty or at the timeout (nothing leaves after it, even before its timer
+ * runs); {@link #close} fails what waits with CLOSED and
  * signals {@link Effects#closed} once the last call is over.
  *
  * @param <I> the input type (entries carry no key: {@code Entry<Void, I>} with a null key)
@@ -158,6 +159,10 @@ public final class StreamEngine<I> extends EngineCore<Void, I> {
    * start it. Ends by arming the delay timer for the oldest input, if a free slot waits on it.
    */
   private void pump() {
+    if (drainRanOut()) {
+      close(); // what waits is CLOSED, never sent: the drain's end is not stretched by a late timer
+      return;
+    }
     while (batchesInFlight < limits.maxInFlightBatches() && queue.count > 0 && dueIn() <= 0) {
       List<Entry<Void, I>> entries = new ArrayList<>(Math.min(queue.count, limits.maxBatchSize()));
       long weight = takeBatch(queue, entries);
