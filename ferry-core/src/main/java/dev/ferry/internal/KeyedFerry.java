@@ -42,6 +42,8 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
     final List<Caller<V>> timed = new ArrayList<>(1);
     /** The latest deadline of its callers so far ({@link Long#MAX_VALUE}: one has none). */
     long latest = Long.MIN_VALUE;
+    /** It is in {@link KeyedFerry#waiting} (until forgotten, or replaced there by a later entry). */
+    boolean inMap;
 
     Shared(K key, Entry<Void, K> entry, Future<Optional<V>> outcome) {
       this.key = key;
@@ -112,6 +114,28 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
         tooLate(shared);
       }
     }
+  }
+
+  /**
+   * Takes {@code shared} out of {@link #waiting}. A key its caller changed while it waited no
+   * longer finds it: then it is searched for by identity (that case only, as {@code PerKeyEngine}
+   * does for lanes, ADR 0121), and what the changed key's {@code hashCode} or {@code equals}
+   * throws is reported, so that the entry is not held for good and the callers after this
+   * listener are still answered.
+   */
+  private void forget(Shared<K, V> shared) {
+    if (!shared.inMap) {
+      return;
+    }
+    shared.inMap = false;
+    try {
+      if (waiting.remove(shared.key, shared)) {
+        return;
+      }
+    } catch (Throwable t) {
+      loop.report(t);
+    }
+    waiting.values().removeIf(s -> s == shared);
   }
 
   private StreamFerry<K, Map<K, V>, Optional<V>> queue() {
@@ -246,9 +270,13 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
       shared = new Shared<>(key, entry, outcome.future());
       if (entry.waiting()) {
         Shared<K, V> placed = shared;
-        waiting.put(key, placed);
+        placed.inMap = true;
+        Shared<K, V> replaced = waiting.put(key, placed);
+        if (replaced != null) {
+          replaced.inMap = false;
+        }
         outcome.future().onComplete(ar -> {
-          waiting.remove(key, placed);
+          forget(placed);
           if (placed.live > 0 && ar.cause() instanceof FerryException fe && fe.kind() == FerryError.TIMEOUT) {
             // The engine dropped the entry as it would have left, every caller's deadline passed
             // (their timers overdue): counted in a transition, so before they are answered.
@@ -315,7 +343,7 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
       shared.timed.removeIf(c -> c.done);
     }
     if (--shared.live == 0) {
-      waiting.remove(shared.key, shared);
+      forget(shared);
       engine.expire(shared.entry);
     }
     // Replied last, once the state is consistent: the caller's callback may submit again.
