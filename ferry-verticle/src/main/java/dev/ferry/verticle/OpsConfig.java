@@ -58,6 +58,12 @@ public record OpsConfig(String healthAddress, Endpoint monitoring, Bridge bridge
           "must be " + BridgeFrameLimit.MIN_MAX_FRAME_BYTES + " to " + BridgeFrameLimit.MAX_MAX_FRAME_BYTES);
       bridge = new Bridge(at, Boolean.TRUE.equals(metrics), Boolean.TRUE.equals(healthToo),
           maxFrame == null ? BridgeFrameLimit.DEFAULT_MAX_FRAME_BYTES : maxFrame);
+      // Vert.x lets servers of one instance share a host and port (port 0 excepted) and hands each
+      // connection to one of them in turn: the HTTP endpoint would get half the bridge's clients,
+      // and the bridge half the scrapes.
+      check.require(monitoring == null || at.port() == 0 || at.port() != monitoring.port()
+          || !at.host().equals(monitoring.host()), "bridge.port", at.port(),
+          "must differ from monitoring.port on the same host (the two servers would take each other's connections)");
     }
     return new OpsConfig(health == null || health.isEmpty() ? DEFAULT_HEALTH_ADDRESS : health,
         monitoring, bridge, Boolean.TRUE.equals(logPayloads), registry == null || registry.isEmpty() ? null : registry);
