@@ -38,4 +38,36 @@ class OpsReviewGTest extends VerticleTestBase {
     assertTrue(one.cause() instanceof dev.ferry.InvalidConfigException, one.cause().toString());
     assertTrue(one.cause().getMessage().contains("bridge.port"), one.cause().getMessage());
   }
+
+  /**
+   * Two ferries of one Vert.x at distinct addresses but one monitoring port: Vert.x shares a port
+   * between servers of one instance and hands requests to them in turn, so the second ferry's
+   * deployment succeeded and every other scrape of that port answered with the other ferry's
+   * meters and health. The second deployment must be refused, naming the field.
+   */
+  @Test
+  void aSecondFerryOnAMonitoringPortTakenInTheSameVertxIsRefusedAndTheFirstAnswersAlone() {
+    int port = TestPorts.free();
+    deploy(config(new JsonObject().put("monitoring", new JsonObject().put("port", port))));
+    io.vertx.core.Future<String> second = vertx.deployVerticle("dev.ferry.verticle.FerryVerticle", new DeploymentOptions()
+        .setConfig(config(new JsonObject().put("address", "second.submit").put("metricsAddress", "second.metrics")
+            .put("healthAddress", "second.health").put("monitoring", new JsonObject().put("port", port)))));
+    await(second.transform(ar -> io.vertx.core.Future.succeededFuture()));
+    if (second.succeeded()) {
+      java.util.List<Boolean> others = new java.util.ArrayList<>();
+      for (int i = 0; i < 4; i++) {
+        others.add(httpGet(port, "/metrics").contains("ferry=\"second.submit\""));
+      }
+      throw new AssertionError("the second ferry deployed on the first one's monitoring port; scrapes that"
+          + " answered with the second ferry's meters: " + others);
+    }
+    Throwable refused = second.cause();
+    assertTrue(refused.getMessage().contains("monitoring"), refused.toString());
+    assertEquals(1, vertx.deploymentIDs().size(), "only the first ferry is deployed");
+    for (int i = 0; i < 4; i++) {
+      String scrape = httpGet(port, "/metrics");
+      assertTrue(scrape.contains("ferry=\"ferry.submit\""), scrape);
+      assertTrue(!scrape.contains("second.submit"), "a scrape answered with the other ferry's meters: " + scrape);
+    }
+  }
 }
