@@ -75,6 +75,8 @@ public class FerryVerticle extends VerticleBase {
 
   /** Vert.x-wide map address -> claim of the FerryVerticle with an endpoint there. */
   private static final String ADDRESSES = "__ferry.addresses";
+  /** Vert.x-wide map [host]:port -> claim of the FerryVerticle whose monitoring or bridge listens there. */
+  private static final String PORTS = "__ferry.ports";
   /** Given to the constructor, or null: then the deployment's JSON config is read. */
   private final FerryVerticleOptions options;
 
@@ -242,11 +244,32 @@ public class FerryVerticle extends VerticleBase {
   }
 
   /**
-   * Claims every endpoint address for {@code mine}, or none: returns a violation for each one
-   * another FerryVerticle of this Vert.x holds (then those claimed here are given back).
+   * This instance's listening ports by field name ({@code monitoring}, {@code bridge}), as
+   * {@code [host]:port}: the ones {@link #claim} takes. Port 0 is left out: each server asking for
+   * it gets a port of its own.
+   */
+  private java.util.Map<String, String> ports() {
+    java.util.Map<String, String> out = new java.util.LinkedHashMap<>();
+    OpsConfig ops = settings.ops();
+    if (ops.monitoring() != null && ops.monitoring().port() > 0) {
+      out.put("monitoring", "[" + ops.monitoring().host() + "]:" + ops.monitoring().port());
+    }
+    if (ops.bridge() != null && ops.bridge().endpoint().port() > 0) {
+      out.put("bridge", "[" + ops.bridge().endpoint().host() + "]:" + ops.bridge().endpoint().port());
+    }
+    return out;
+  }
+
+  /**
+   * Claims every endpoint address and listening port for {@code mine}, or none: returns a
+   * violation for each one another FerryVerticle of this Vert.x holds (then those claimed here are
+   * given back). Ports are claimed because Vert.x does not refuse a second server of one instance
+   * at a host and port in use: it shares them, handing each connection to one server or the other
+   * in turn, so half the scrapes would read the other ferry.
    */
   private List<String> claim(String mine) {
     io.vertx.core.shareddata.LocalMap<String, Object> addresses = vertx.sharedData().getLocalMap(ADDRESSES);
+    io.vertx.core.shareddata.LocalMap<String, Object> ports = vertx.sharedData().getLocalMap(PORTS);
     List<String> taken = new java.util.ArrayList<>();
     for (String field : List.of("address", "metricsAddress", "healthAddress")) {
       String address = endpoints().get(field);
@@ -257,8 +280,15 @@ public class FerryVerticle extends VerticleBase {
                 + " (each ferry needs its own address, metricsAddress and healthAddress)"));
       }
     }
+    ports().forEach((field, port) -> {
+      if (ports.putIfAbsent(port, mine) != null) {
+        taken.add(field + " = " + port + ": another FerryVerticle of this Vert.x instance listens there (Vert.x would"
+            + " share the port, handing each connection to either ferry in turn): give each ferry its own port");
+      }
+    });
     if (!taken.isEmpty()) {
       endpoints().values().forEach(address -> addresses.remove(address, mine));
+      ports().values().forEach(port -> ports.remove(port, mine));
     }
     return taken;
   }
@@ -267,6 +297,8 @@ public class FerryVerticle extends VerticleBase {
     if (claim != null) {
       io.vertx.core.shareddata.LocalMap<String, Object> addresses = vertx.sharedData().getLocalMap(ADDRESSES);
       endpoints().values().forEach(address -> addresses.remove(address, claim));
+      io.vertx.core.shareddata.LocalMap<String, Object> ports = vertx.sharedData().getLocalMap(PORTS);
+      ports().values().forEach(port -> ports.remove(port, claim));
       claim = null;
     }
   }

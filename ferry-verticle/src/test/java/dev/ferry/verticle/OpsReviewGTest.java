@@ -69,5 +69,10 @@ class OpsReviewGTest extends VerticleTestBase {
       assertTrue(scrape.contains("ferry=\"ferry.submit\""), scrape);
       assertTrue(!scrape.contains("second.submit"), "a scrape answered with the other ferry's meters: " + scrape);
     }
+    // The first one's undeploy gives the port back: the second ferry may take it then.
+    await(vertx.undeploy(vertx.deploymentIDs().iterator().next()));
+    deploy(config(new JsonObject().put("address", "second.submit").put("metricsAddress", "second.metrics")
+        .put("healthAddress", "second.health").put("monitoring", new JsonObject().put("port", port))));
+    assertTrue(httpGet(port, "/metrics").contains("ferry=\"second.submit\""));
   }
 }
