@@ -17,8 +17,9 @@ import io.vertx.core.json.JsonObject;
  * @param timedOut inputs dropped because their caller's deadline passed while they waited
  * @param callLimit the limit in force on calls in flight: per key, the learned (or pinned) limit
  *     with adaptive dispatch, {@code maxInFlightBatches} otherwise; 0 when not reported
- * @param callsWaiting keys (per key) or batches (make, keyed) ready to leave but waiting for the
- *     call limit
+ * @param callsWaiting per key, the keys ready to call but held back by the call limit; for {@code
+ *     make} and {@code keyed}, 1 while their queue has a batch ready to leave and every slot is
+ *     busy, else 0
  * @param seenLatencyMicros mean latency of the calls the adaptive limit judged last (0 before)
  * @param seenFloorMicros the floor it compared them with: their latency without queueing (0 before)
  * @param seenLoopLagMicros how late the ferry's own event loop ran those calls' completions, on

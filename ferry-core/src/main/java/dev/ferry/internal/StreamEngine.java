@@ -252,6 +252,15 @@ public final class StreamEngine<I> extends EngineCore<Void, I> {
   @Override
   public FerryMetrics metrics() {
     return new FerryMetrics(batchesInFlight, queue.count, queue.weight, 0, submitted, rejected,
-        batches, 0, failedBatches, timedOut, limits.maxInFlightBatches(), 0, 0, 0, 0);
+        batches, 0, failedBatches, timedOut, limits.maxInFlightBatches(), heldBack() ? 1 : 0, 0, 0, 0);
+  }
+
+  /**
+   * Whether a batch is ready to leave (the queue is due) and only the busy slots hold it back. One
+   * queue: the next batch is the only one known to be ready without walking it (O(1), as every
+   * snapshot is taken after every transition).
+   */
+  private boolean heldBack() {
+    return queue.count > 0 && batchesInFlight >= limits.maxInFlightBatches() && dueIn() <= 0;
   }
 }

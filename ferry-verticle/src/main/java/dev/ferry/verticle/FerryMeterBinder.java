@@ -29,7 +29,7 @@ import java.util.function.ToDoubleFunction;
  *   <li>gauges {@code ferry.inflight.batches}, {@code ferry.queued.inputs}, {@code
  *       ferry.queued.weight}, {@code ferry.active.lanes}; and the call limit: {@code
  *       ferry.call.limit} (the limit in force), {@code ferry.calls.waiting} (keys ready to call but
- *       held back by the limit), {@code ferry.call.latency.seen} and {@code
+ *       held back by the limit; make and keyed: 1 while a batch is ready and every slot is busy), {@code ferry.call.latency.seen} and {@code
  *       ferry.call.latency.floor} (seconds: the mean latency the adaptive limit last judged, and the
  *       latency without queueing it compared it with), {@code ferry.loop.lag.seen} (seconds: how
  *       late the ferry's loop ran those calls' completions);
