@@ -75,4 +75,39 @@ class OpsReviewGTest extends VerticleTestBase {
         .put("healthAddress", "second.health").put("monitoring", new JsonObject().put("port", port))));
     assertTrue(httpGet(port, "/metrics").contains("ferry=\"second.submit\""));
   }
+
+  /**
+   * A registry whose meter-removed listener throws (FerryMeterBinder's close still removes every
+   * meter, then rethrows) made Operations.stop throw before it closed anything else: a start failing
+   * on a port in use left its health consumer registered at ferry.health, answering "closed" to every
+   * other health request of the ferry deployed next.
+   */
+  @Test
+  void aMeterRemovalThatThrowsStillStopsTheHealthEndpointOfAFailedStart() throws Exception {
+    io.micrometer.core.instrument.MeterRegistry registry = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+    registry.config().onMeterRemoved(m -> {
+      if (m.getId().getName().startsWith("ferry.")) {
+        throw new IllegalStateException("listener refuses");
+      }
+    });
+    io.vertx.core.Vertx app = io.vertx.core.Vertx.builder()
+        .with(new io.vertx.core.VertxOptions().setMetricsOptions(
+            new io.vertx.micrometer.MicrometerMetricsOptions().setEnabled(true).setRegistryName("review-g-throwing")))
+        .withMetrics(new io.vertx.micrometer.MicrometerMetricsFactory(registry))
+        .build();
+    try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      JsonObject config = new JsonObject()
+          .put("downstream", new JsonObject().put("type", "eventbus").put("address", "nowhere"))
+          .put("metricsRegistry", "review-g-throwing")
+          .put("monitoring", new JsonObject().put("port", taken.getLocalPort()));
+      Throwable e = failure(app.deployVerticle(FerryVerticle.class.getName(), new DeploymentOptions().setConfig(config)));
+      assertTrue(String.valueOf(e.getMessage()).toLowerCase().contains("address already in use"), e.toString());
+      Throwable none = failure(app.eventBus().request("ferry.health", null));
+      assertTrue(none instanceof io.vertx.core.eventbus.ReplyException re
+          && re.failureType() == io.vertx.core.eventbus.ReplyFailure.NO_HANDLERS,
+          "the failed start left a health consumer behind: " + none);
+    } finally {
+      await(app.close());
+    }
+  }
 }
