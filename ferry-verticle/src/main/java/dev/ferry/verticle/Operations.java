@@ -203,11 +203,27 @@ public final class Operations {
   /** Stops the endpoints and removes the meters; health reports closed until then. */
   public Future<Void> stop() {
     phase = "closed";
-    meters.forEach(Runnable::run);
+    // A binding whose registry throws as it removes a meter (a listener) still removed them all
+    // (FerryMeterBinder#close); its throw must not keep the endpoints below open: reported once
+    // everything is stopped.
+    RuntimeException unbound = null;
+    for (Runnable meter : meters) {
+      try {
+        meter.run();
+      } catch (RuntimeException e) {
+        if (unbound == null) {
+          unbound = e;
+        } else {
+          unbound.addSuppressed(e);
+        }
+      }
+    }
     meters.clear();
     List<Future<?>> stopped = new ArrayList<>();
     stops.forEach(stop -> stopped.add(stop.get()));
     stops.clear();
-    return Future.join(stopped).mapEmpty();
+    RuntimeException failure = unbound;
+    return Future.join(stopped).<Void>mapEmpty()
+        .compose(v -> failure == null ? Future.succeededFuture() : Future.failedFuture(failure));
   }
 }
