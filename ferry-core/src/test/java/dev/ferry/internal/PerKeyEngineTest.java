@@ -846,6 +846,26 @@ class PerKeyEngineTest {
       assertEquals(1, closed[0]);
     }
 
+    /**
+     * A drain whose end passed while the loop was held up elsewhere: a completion that reaches the
+     * loop before the drain's timer must not send what waits (it would be given up FAILED at once,
+     * sent for nothing), as for make and keyed (review E).
+     */
+    @Test
+    void aDrainThatRanOutWhileTheLoopWasBusySendsNothingMore() {
+      PerKeyHarness h = harness(config().drainTimeout(Duration.ofMillis(10)).build());
+      Future<String> a1 = h.submit("a", "a1");
+      Future<String> a2 = h.submit("a", "a2"); // waits behind a1
+      h.loop.runPending();
+      h.loop.closeOwner(); // drains for drainTimeout, then gives up on the calls still out
+      h.loop.stallMillis(30); // past the drain's end; a1's completion reaches the loop first
+      h.succeed(0);
+      h.loop.advance(0);
+      assertEquals("a1", a1.result());
+      assertEquals(List.of("a[a1]"), h.calls(), "a2 left after the drain ran out");
+      assertEquals(FerryError.CLOSED, failure(a2).kind(), "never sent, rather than sent and given up (FAILED)");
+    }
+
     @Test
     void theOwnersCloseDoesNotLengthenAShorterDrain() {
       PerKeyHarness h = harness(config().drainTimeout(Duration.ofMillis(50)).build());
