@@ -77,7 +77,8 @@ import java.util.PriorityQueue;
  *
  * OPEN admits. {@link #drain} moves to DRAINING: nothing is admitted, waiting inputs still leave
  * (at once, ignoring any batch delay), and the engine closes when empty or when the drain timeout
- * passes. {@link #close} moves to CLOSED: waiting inputs fail with CLOSED, calls in flight finish
+ * passes (nothing leaves after it, even before its timer runs). {@link #close} moves to CLOSED:
+ * waiting inputs fail with CLOSED, calls in flight finish
  * and deliver, and {@link Effects#closed} fires once the last of them is over.
  */
 public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
@@ -353,8 +354,16 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
 
   // ---------------------------------------------------------------- dispatch
 
-  /** Grants calls to ready lanes while the bound on calls allows. */
+  /**
+   * Grants calls to ready lanes while the bound on calls allows. A drain whose timeout has passed
+   * while its timer has not run yet (the loop was held up, and a completion reached it first)
+   * closes instead: what waits is CLOSED, never sent only to be given up (as in StreamEngine).
+   */
   private void dispatch() {
+    if (drainRanOut()) {
+      close();
+      return;
+    }
     for (Lane<K, I> lane = nextGrant(); lane != null; lane = nextGrant()) {
       List<Entry<K, I>> entries = new ArrayList<>(Math.min(lane.count, limits.maxBatchSize()));
       long weight = take(lane, entries);
