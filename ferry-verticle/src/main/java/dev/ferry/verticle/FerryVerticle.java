@@ -363,6 +363,17 @@ public class FerryVerticle extends VerticleBase {
   }
 
   /**
+   * The port the monitoring endpoint listens on, once the deployment succeeded: the configured
+   * {@code monitoring.port}, or the one the system chose for port 0 (also logged at start). -1
+   * without monitoring, before the start completed, or after the undeploy. Read it on this
+   * verticle's context or after the deployment's Future completed.
+   */
+  public int monitoringPort() {
+    Operations ops = operations;
+    return ops == null ? -1 : ops.monitoringPort();
+  }
+
+  /**
    * This node's health check as a procedure for the application's own {@link HealthChecks}:
    * register it once the deployment succeeded, {@code checks.register("ferry",
    * verticle.healthProcedure())}. OK while up; KO before the start completed, while draining, once

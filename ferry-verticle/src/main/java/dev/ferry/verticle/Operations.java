@@ -50,6 +50,8 @@ public final class Operations {
   private long publishesDropped;
   /** The addresses a dropped publish was already logged for: each is logged once. */
   private final Set<String> publishLogged = new HashSet<>(2);
+  /** The port the monitoring endpoint listens on (the one the system chose for port 0), or -1. */
+  private int monitoringPort = -1;
 
   private Operations(Vertx vertx, VerticleConfig settings, String node) {
     this.vertx = vertx;
@@ -111,9 +113,19 @@ public final class Operations {
     started.add(healthConsumer.completion());
     if (settings.ops().monitoring() != null) {
       started.add(MeterSupport.listen(vertx, settings.ops().monitoring(), scraped, health)
-          .onSuccess(server -> stops.add(server::close)));
+          .onSuccess(server -> {
+            stops.add(server::close);
+            monitoringPort = server.actualPort();
+            // Said once, with the port bound: with port 0 there is no other way to learn it.
+            LOG.log(Level.INFO, "ferry at \"{0}\": monitoring on http://{1}:{2,number,#} (/metrics, /health)",
+                LogText.escape(name), settings.ops().monitoring().host(), monitoringPort);
+          }));
     }
     if (settings.ops().bridge() != null) {
+      if (settings.ops().bridge().endpoint().port() == 0) {
+        LOG.log(Level.WARNING, "ferry at \"{0}\": bridge.port 0 binds a port the system chooses, and Vert.x's TCP"
+            + " bridge does not report which: clients cannot find it; give a port", LogText.escape(name));
+      }
       BridgeSupport bridge = new BridgeSupport(vertx, settings, settings.ops().bridge(), submitEntry,
           settings.drainTimeoutMs() + 2 * settings.perKey().callTimeout().toMillis());
       entry = bridge.entry();
@@ -121,6 +133,11 @@ public final class Operations {
       started.add(bridge.listen().onSuccess(stops::add));
     }
     return Future.all(started).mapEmpty();
+  }
+
+  /** The port the monitoring endpoint listens on (the one the system chose for port 0), or -1 without one. */
+  public int monitoringPort() {
+    return monitoringPort;
   }
 
   /**
@@ -203,6 +220,7 @@ public final class Operations {
   /** Stops the endpoints and removes the meters; health reports closed until then. */
   public Future<Void> stop() {
     phase = "closed";
+    monitoringPort = -1;
     // A binding whose registry throws as it removes a meter (a listener) still removed them all
     // (FerryMeterBinder#close); its throw must not keep the endpoints below open: reported once
     // everything is stopped.

@@ -51,6 +51,25 @@ class FerryVerticleOpsTest extends VerticleTestBase {
     assertTrue(scrape.contains("ferry_rejected_total{ferry=\"ferry.submit\",reason=\"queueing\"}"), scrape);
   }
 
+  /**
+   * {@code monitoring.port} 0 binds a port the system chooses: the verticle tells which, or the
+   * endpoint could not be found. -1 without monitoring, and again after the undeploy.
+   */
+  @Test
+  void aMonitoringPortTheSystemChoseIsReported() {
+    FerryVerticle verticle = new FerryVerticle();
+    String id = await(vertx.deployVerticle(verticle, new io.vertx.core.DeploymentOptions()
+        .setConfig(config(new JsonObject().put("monitoring", new JsonObject().put("port", 0))))));
+    int port = verticle.monitoringPort();
+    assertTrue(port > 0, "bound port " + port);
+    assertTrue(httpGet(port, "/health").startsWith("200\n"));
+    await(vertx.undeploy(id));
+    assertEquals(-1, verticle.monitoringPort());
+    FerryVerticle without = new FerryVerticle();
+    await(vertx.deployVerticle(without, new io.vertx.core.DeploymentOptions().setConfig(config(new JsonObject()))));
+    assertEquals(-1, without.monitoringPort());
+  }
+
   @Test
   void theEndpointIsOffByDefault() {
     int port = freePort();
