@@ -87,6 +87,68 @@ class ClusterCloseDuringStartTest {
     assertTrue(downstream.violations().isEmpty(), () -> downstream.violations().toString());
   }
 
+  /**
+   * Health while a node joins: its ferry is built and its monitoring listens, but it only holds
+   * what arrives until it has joined the view. A readiness check must not take it for up then
+   * (it answered UP as soon as its endpoints listened); it is "starting" until the start completed.
+   */
+  @Test
+  void aFerryStillJoiningIsStartingNotUp() {
+    cluster.start();
+    SharedDownstream downstream = new SharedDownstream(cluster.nodes.get(0), 5, 5);
+    await(downstream.listen(2));
+    cluster.deploy(cluster.nodes.get(0), ClusterHarness.config(SharedDownstream.address(0), new JsonObject()));
+    cluster.awaitSettled(0);
+
+    Vertx late = cluster.start();
+    String lateId = ClusterHarness.nodeId(late);
+    IMap<String, Object> announced = ((HazelcastClusterManager) ((VertxInternal) cluster.nodes.get(0)).clusterManager())
+        .getHazelcastInstance().getMap("__ferry.nodes." + ClusterHarness.SUBMIT);
+    announced.lock(lateId);
+    dev.ferry.verticle.FerryVerticle verticle = new dev.ferry.verticle.FerryVerticle();
+    Future<String> deployed;
+    try {
+      deployed = late.deployVerticle(verticle,
+          new DeploymentOptions().setConfig(ClusterHarness.config(SharedDownstream.address(1), new JsonObject())));
+      // Held at the join: its node address answers (the cluster layer is up) while it has not joined.
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (!reachable(lateId)) {
+        assertTrue(System.nanoTime() < deadline, "the starting node's address never answered");
+        ClusterHarness.sleep(20);
+      }
+      assertTrue(!deployed.isComplete(), () -> "the start was not held: " + deployed);
+      io.vertx.ext.healthchecks.Status status = health(late, verticle);
+      assertTrue(!status.isOk() && "starting".equals(status.getData().getString("state")),
+          () -> "a node still joining answered " + status.getData());
+    } finally {
+      announced.unlock(lateId);
+    }
+    await(deployed, 60);
+    io.vertx.ext.healthchecks.Status joined = health(late, verticle);
+    assertTrue(joined.isOk(), () -> "joined: " + joined.getData());
+  }
+
+  private static io.vertx.ext.healthchecks.Status health(Vertx node, dev.ferry.verticle.FerryVerticle verticle) {
+    Promise<io.vertx.ext.healthchecks.Status> status = Promise.promise();
+    verticle.healthProcedure().handle(status);
+    return await(status.future(), 10);
+  }
+
+  /** Whether {@code node}'s node address answers a view request. */
+  private boolean reachable(String node) {
+    DeliveryOptions o = new DeliveryOptions().addHeader(ClusterNode.CTL, "view").setSendTimeout(2_000);
+    Promise<Message<JsonObject>> reply = Promise.promise();
+    cluster.clients.get(0).runOnContext(v -> cluster.nodes.get(0).eventBus()
+        .<JsonObject>request(dev.ferry.verticle.FerryClient.nodeAddress(ClusterHarness.SUBMIT, node), null, o)
+        .onComplete(reply));
+    try {
+      reply.future().toCompletionStage().toCompletableFuture().get(5, TimeUnit.SECONDS);
+      return true;
+    } catch (Exception notYet) {
+      return false;
+    }
+  }
+
   /** How many inputs {@code node} holds until it joins; 0 while its node address is not reachable yet. */
   private int held(String node) {
     DeliveryOptions o = new DeliveryOptions().addHeader(ClusterNode.CTL, "view").setSendTimeout(5_000);
