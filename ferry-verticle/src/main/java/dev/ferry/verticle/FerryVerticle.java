@@ -212,7 +212,7 @@ public class FerryVerticle extends VerticleBase {
           m -> m.reply(Operations.named(ferry.metrics().toJson(), node())));
       return Future.all(submissions.completion(), metrics.completion(),
           cluster == null ? Future.succeededFuture() : cluster.start());
-    }).onFailure(e -> abandon());
+    }).onSuccess(v -> operations.started()).onFailure(e -> abandon());
   }
 
   /** This node's id when clustered (the one the cluster routes by), else null. */

@@ -40,7 +40,11 @@ public final class Operations {
   private final String node;
   private final List<Runnable> meters = new ArrayList<>(2);
   private final List<Supplier<Future<?>>> stops = new ArrayList<>();
-  private String phase = "up";
+  /**
+   * starting (until the verticle's start completed: its submit consumer registered, clustered its
+   * join done), up, draining, closed.
+   */
+  private String phase = "starting";
   private int failuresInARow;
   /** What the submit address's consumers hand their messages to (see {@link #entry()}). */
   private Handler<Message<Object>> entry;
@@ -210,6 +214,13 @@ public final class Operations {
       return Status.KO(data.put("state", "degraded").put("failedBatchesInARow", failuresInARow));
     }
     return Status.OK(data.put("state", "up").put("metrics", ferry.metrics().toJson()));
+  }
+
+  /** The verticle's start completed: the node takes and serves inputs. */
+  public void started() {
+    if ("starting".equals(phase)) {
+      phase = "up";
+    }
   }
 
   /** The node stopped accepting and is sending what waits. */
