@@ -18,7 +18,6 @@ import java.util.Map;
 import java.util.Random;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.LongStream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -67,12 +66,7 @@ class PerKeyHostileScheduleTest {
   static final long MS = 1_000_000L;
 
   static List<Long> seeds() {
-    String one = System.getProperty("ferry.hostile.seed");
-    if (one != null) {
-      return List.of(Long.parseLong(one));
-    }
-    int n = Integer.getInteger("ferry.hostile.seeds", 40);
-    return LongStream.rangeClosed(1, n).boxed().toList();
+    return HostileSeeds.of(40);
   }
 
   /** What the runs exercised, summed over seeds: printed with {@code -Dferry.hostile.stats=true}. */

@@ -20,7 +20,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
-import java.util.stream.LongStream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -62,12 +61,7 @@ class StreamHostileScheduleTest {
   static final long MS = 1_000_000L;
 
   static List<Long> seeds() {
-    String one = System.getProperty("ferry.hostile.seed");
-    if (one != null) {
-      return List.of(Long.parseLong(one));
-    }
-    int n = Integer.getInteger("ferry.hostile.seeds", 25);
-    return LongStream.rangeClosed(1, n).boxed().toList();
+    return HostileSeeds.of(25);
   }
 
   @ParameterizedTest(name = "make, seed {0}")

@@ -33,19 +33,31 @@ class ClusterCloseDuringStartTest {
     cluster.close();
   }
 
-  @Test
-  void aVertxClosedWhileItsFerryJoinsHandsOverWhatReachedItAndLeavesTheView() {
+  private SharedDownstream downstream;
+  private Vertx late;
+  private String lateId;
+
+  /**
+   * One node serving, a second one started whose ferry's join will wait: the map entry it
+   * announces itself with is locked, by the first node, until the returned map is unlocked.
+   */
+  private IMap<String, Object> secondNodeHeldAtItsJoin() {
     cluster.start();
-    SharedDownstream downstream = new SharedDownstream(cluster.nodes.get(0), 5, 5);
+    downstream = new SharedDownstream(cluster.nodes.get(0), 5, 5);
     await(downstream.listen(2));
     cluster.deploy(cluster.nodes.get(0), ClusterHarness.config(SharedDownstream.address(0), new JsonObject()));
     cluster.awaitSettled(0);
-
-    Vertx late = cluster.start();
-    String lateId = ClusterHarness.nodeId(late);
+    late = cluster.start();
+    lateId = ClusterHarness.nodeId(late);
     IMap<String, Object> announced = ((HazelcastClusterManager) ((VertxInternal) cluster.nodes.get(0)).clusterManager())
         .getHazelcastInstance().getMap("__ferry.nodes." + ClusterHarness.SUBMIT);
     announced.lock(lateId);
+    return announced;
+  }
+
+  @Test
+  void aVertxClosedWhileItsFerryJoinsHandsOverWhatReachedItAndLeavesTheView() {
+    IMap<String, Object> announced = secondNodeHeldAtItsJoin();
     Load load = new Load(cluster, 17);
     Future<Void> closing;
     int heldBeforeClose;
@@ -94,17 +106,7 @@ class ClusterCloseDuringStartTest {
    */
   @Test
   void aFerryStillJoiningIsStartingNotUp() {
-    cluster.start();
-    SharedDownstream downstream = new SharedDownstream(cluster.nodes.get(0), 5, 5);
-    await(downstream.listen(2));
-    cluster.deploy(cluster.nodes.get(0), ClusterHarness.config(SharedDownstream.address(0), new JsonObject()));
-    cluster.awaitSettled(0);
-
-    Vertx late = cluster.start();
-    String lateId = ClusterHarness.nodeId(late);
-    IMap<String, Object> announced = ((HazelcastClusterManager) ((VertxInternal) cluster.nodes.get(0)).clusterManager())
-        .getHazelcastInstance().getMap("__ferry.nodes." + ClusterHarness.SUBMIT);
-    announced.lock(lateId);
+    IMap<String, Object> announced = secondNodeHeldAtItsJoin();
     dev.ferry.verticle.FerryVerticle verticle = new dev.ferry.verticle.FerryVerticle();
     Future<String> deployed;
     try {
@@ -112,54 +114,45 @@ class ClusterCloseDuringStartTest {
           new DeploymentOptions().setConfig(ClusterHarness.config(SharedDownstream.address(1), new JsonObject())));
       // Held at the join: its node address answers (the cluster layer is up) while it has not joined.
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-      while (!reachable(lateId)) {
+      while (view(lateId) == null) {
         assertTrue(System.nanoTime() < deadline, "the starting node's address never answered");
         ClusterHarness.sleep(20);
       }
       assertTrue(!deployed.isComplete(), () -> "the start was not held: " + deployed);
-      io.vertx.ext.healthchecks.Status status = health(late, verticle);
+      io.vertx.ext.healthchecks.Status status = health(verticle);
       assertTrue(!status.isOk() && "starting".equals(status.getData().getString("state")),
           () -> "a node still joining answered " + status.getData());
     } finally {
       announced.unlock(lateId);
     }
     await(deployed, 60);
-    io.vertx.ext.healthchecks.Status joined = health(late, verticle);
+    io.vertx.ext.healthchecks.Status joined = health(verticle);
     assertTrue(joined.isOk(), () -> "joined: " + joined.getData());
   }
 
-  private static io.vertx.ext.healthchecks.Status health(Vertx node, dev.ferry.verticle.FerryVerticle verticle) {
+  private static io.vertx.ext.healthchecks.Status health(dev.ferry.verticle.FerryVerticle verticle) {
     Promise<io.vertx.ext.healthchecks.Status> status = Promise.promise();
     verticle.healthProcedure().handle(status);
     return await(status.future(), 10);
   }
 
-  /** Whether {@code node}'s node address answers a view request. */
-  private boolean reachable(String node) {
-    DeliveryOptions o = new DeliveryOptions().addHeader(ClusterNode.CTL, "view").setSendTimeout(2_000);
-    Promise<Message<JsonObject>> reply = Promise.promise();
-    cluster.clients.get(0).runOnContext(v -> cluster.nodes.get(0).eventBus()
-        .<JsonObject>request(dev.ferry.verticle.FerryClient.nodeAddress(ClusterHarness.SUBMIT, node), null, o)
-        .onComplete(reply));
-    try {
-      reply.future().toCompletionStage().toCompletableFuture().get(5, TimeUnit.SECONDS);
-      return true;
-    } catch (Exception notYet) {
-      return false;
-    }
-  }
-
   /** How many inputs {@code node} holds until it joins; 0 while its node address is not reachable yet. */
   private int held(String node) {
+    JsonObject view = view(node);
+    return view == null ? 0 : view.getInteger("held");
+  }
+
+  /** {@code node}'s answer to a view request at its node address; null while it does not answer. */
+  private JsonObject view(String node) {
     DeliveryOptions o = new DeliveryOptions().addHeader(ClusterNode.CTL, "view").setSendTimeout(5_000);
     Promise<Message<JsonObject>> reply = Promise.promise();
     cluster.clients.get(0).runOnContext(v -> cluster.nodes.get(0).eventBus()
         .<JsonObject>request(dev.ferry.verticle.FerryClient.nodeAddress(ClusterHarness.SUBMIT, node), null, o)
         .onComplete(reply));
     try {
-      return reply.future().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).body().getInteger("held");
+      return reply.future().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).body();
     } catch (Exception notYet) {
-      return 0;
+      return null;
     }
   }
 }
