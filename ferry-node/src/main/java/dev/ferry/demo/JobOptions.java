@@ -95,12 +95,12 @@ public record JobOptions(
     StoreKind store = d.store;
     Path report = d.report;
     boolean compare = d.compare;
-    long hot = d.hot;
-    long quiet = d.quiet;
-    long rate = d.rate;
-    long quietRate = d.quietRate;
-    long importWindow = d.importWindow;
-    long seed = d.seed;
+    Long hot = (long) d.hot;
+    Long quiet = (long) d.quiet;
+    Long rate = (long) d.rate;
+    Long quietRate = (long) d.quietRate;
+    Long importWindow = (long) d.importWindow;
+    Long seed = d.seed;
     boolean progress = d.progress;
     List<String> problems = new ArrayList<>();
 
@@ -165,16 +165,16 @@ public record JobOptions(
     range(problems, "--rate", rate, 1, 1_000_000);
     range(problems, "--quiet-rate", quietRate, 0, 1_000_000);
     range(problems, "--import-window", importWindow, 1, 1_000_000);
-    if (quiet == 0 && quietRate > 0 && !explicit(args, "--quiet-rate")) {
-      quietRate = 0; // --quiet 0 alone means "no quiet traffic", not an error
-    } else if (quiet == 0 && quietRate > 0) {
+    if (quiet != null && quietRate != null && quiet == 0 && quietRate > 0 && !explicit(args, "--quiet-rate")) {
+      quietRate = 0L; // --quiet 0 alone means "no quiet traffic", not an error
+    } else if (quiet != null && quietRate != null && quiet == 0 && quietRate > 0) {
       problems.add("--quiet-rate " + quietRate + ": needs quiet accounts (--quiet is 0)");
     }
     if (!problems.isEmpty()) {
       throw new BadOptions(String.join("; ", problems));
     }
-    return new JobOptions(duration, warmup, (int) hot, (int) quiet, (int) rate, (int) quietRate, (int) importWindow,
-        seed, store, report, compare, progress);
+    return new JobOptions(duration, warmup, hot.intValue(), quiet.intValue(), rate.intValue(), quietRate.intValue(),
+        importWindow.intValue(), seed, store, report, compare, progress);
   }
 
   private static boolean explicit(String[] args, String name) {
@@ -186,19 +186,19 @@ public record JobOptions(
     return false;
   }
 
-  private static void range(List<String> problems, String name, long value, long min, long max) {
-    if (value != Long.MIN_VALUE && (value < min || value > max)) {
+  private static void range(List<String> problems, String name, Long value, long min, long max) {
+    if (value != null && (value < min || value > max)) {
       problems.add(name + " " + value + ": must be between " + min + " and " + max);
     }
   }
 
-  /** A whole number; Long.MIN_VALUE (already reported) when malformed. */
-  private static long number(String name, String value, List<String> problems) {
+  /** A whole number; null (already reported) when malformed, so that every long stays a value to check. */
+  private static Long number(String name, String value, List<String> problems) {
     try {
       return Long.parseLong(value.replace("_", ""));
     } catch (NumberFormatException e) {
       problems.add(name + " " + value + ": not a whole number");
-      return Long.MIN_VALUE;
+      return null;
     }
   }
 
