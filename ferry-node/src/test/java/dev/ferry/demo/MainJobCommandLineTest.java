@@ -22,4 +22,19 @@ class MainJobCommandLineTest {
       assertTrue(e.getMessage().contains(option + " " + min + ": must be between"), e.getMessage());
     }
   }
+
+  /**
+   * A duration is a number with ms, s or m (or a bare number of seconds). Java's number syntax
+   * also takes a type suffix: "1d" (one day, say) ran as one second, "5f" as five.
+   */
+  @Test
+  void aDurationWithAnotherUnitIsNotADuration() {
+    for (String value : new String[] {"1d", "5f", "2D", "0x1p3"}) {
+      JobOptions.BadOptions e = assertThrows(JobOptions.BadOptions.class, () -> JobOptions.parse("--duration", value),
+          "--duration " + value + " was accepted");
+      assertTrue(e.getMessage().contains("--duration " + value + ": not a duration"), e.getMessage());
+      assertThrows(JobOptions.BadOptions.class, () -> JobOptions.parse("--warmup", value),
+          "--warmup " + value + " was accepted");
+    }
+  }
 }
