@@ -218,10 +218,18 @@ public record JobOptions(
     return null;
   }
 
+  private static final java.util.regex.Pattern DURATION =
+      java.util.regex.Pattern.compile("[+-]?(\\d+(\\.\\d*)?|\\.\\d+)(ms|s|m)?");
+
   /** 250ms, 15s, 2m, or a bare number of seconds; null (already reported) when malformed. */
   static Duration duration(String name, String value, List<String> problems) {
     String v = value.trim().toLowerCase(Locale.ROOT);
     try {
+      // Plain decimal numbers only: Java's number syntax would also take "1d" or "5f" (a type
+      // suffix) and "0x1p3" (hexadecimal), and run them as seconds.
+      if (!DURATION.matcher(v).matches()) {
+        throw new NumberFormatException(v);
+      }
       if (v.endsWith("ms")) {
         return Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
       }
