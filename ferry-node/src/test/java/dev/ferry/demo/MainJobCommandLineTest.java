@@ -3,7 +3,11 @@ package dev.ferry.demo;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** What a newcomer may type on the main job's command line, and what it must refuse up front. */
 class MainJobCommandLineTest {
@@ -36,5 +40,25 @@ class MainJobCommandLineTest {
       assertThrows(JobOptions.BadOptions.class, () -> JobOptions.parse("--warmup", value),
           "--warmup " + value + " was accepted");
     }
+  }
+
+  /**
+   * A report the job cannot write is a bad command line: it was found out only after every run,
+   * when the job died with a stack trace instead of its table (a minute and more of load lost).
+   */
+  @Test
+  void aReportPathThatCannotBeWrittenIsRefusedBeforeAnythingStarts(@TempDir Path dir) throws IOException {
+    Path file = Files.writeString(dir.resolve("a-file"), "not a folder");
+    Path underAFile = file.resolve("report.html");
+    JobOptions.BadOptions e = assertThrows(JobOptions.BadOptions.class,
+        () -> JobOptions.parse("--report", underAFile.toString()), "a report under a regular file was accepted");
+    assertTrue(e.getMessage().contains("--report " + underAFile + ": cannot be written"), e.getMessage());
+
+    JobOptions.BadOptions folder = assertThrows(JobOptions.BadOptions.class,
+        () -> JobOptions.parse("--report", dir.toString()), "a folder was accepted as the report file");
+    assertTrue(folder.getMessage().contains("--report " + dir + ": cannot be written"), folder.getMessage());
+
+    // A folder that does not exist yet is fine: the job creates it.
+    JobOptions.parse("--report", dir.resolve("new").resolve("deeper").resolve("r.html").toString());
   }
 }
