@@ -143,7 +143,7 @@ public record JobOptions(
         case "--duration" -> duration = duration(name, value, problems);
         case "--warmup" -> warmup = duration(name, value, problems);
         case "--store" -> store = store(value, problems);
-        case "--report" -> report = value.isBlank() ? badReport(problems) : Path.of(value);
+        case "--report" -> report = value.isBlank() ? badReport(problems) : writable(value, problems);
         case "--hot" -> hot = number(name, value, problems);
         case "--quiet" -> quiet = number(name, value, problems);
         case "--rate" -> rate = number(name, value, problems);
@@ -211,6 +211,44 @@ public record JobOptions(
         yield null;
       }
     };
+  }
+
+  /**
+   * The report's path, when the job will be able to write it: not a folder, and its nearest
+   * existing ancestor a writable folder (the missing ones are created at the end). Checked here,
+   * without touching the file system, so that a path that cannot be written is refused before
+   * the runs rather than after them. Null (reported) otherwise.
+   */
+  private static Path writable(String value, List<String> problems) {
+    Path file;
+    try {
+      file = Path.of(value);
+    } catch (java.nio.file.InvalidPathException e) {
+      problems.add("--report " + value + ": cannot be written: " + e.getReason());
+      return null;
+    }
+    Path absolute = file.toAbsolutePath();
+    String why = null;
+    if (java.nio.file.Files.isDirectory(absolute)) {
+      why = "it is a folder";
+    } else if (java.nio.file.Files.exists(absolute)) {
+      why = java.nio.file.Files.isWritable(absolute) ? null : "the file is not writable";
+    } else {
+      Path ancestor = absolute.getParent();
+      while (ancestor != null && !java.nio.file.Files.exists(ancestor)) {
+        ancestor = ancestor.getParent();
+      }
+      if (ancestor != null && !java.nio.file.Files.isDirectory(ancestor)) {
+        why = ancestor + " is not a folder";
+      } else if (ancestor != null && !java.nio.file.Files.isWritable(ancestor)) {
+        why = "the folder " + ancestor + " is not writable";
+      }
+    }
+    if (why != null) {
+      problems.add("--report " + value + ": cannot be written: " + why);
+      return null;
+    }
+    return file;
   }
 
   private static Path badReport(List<String> problems) {
