@@ -91,8 +91,9 @@ public record JobReport(
     row(out, "calls to the store", r -> String.format(Locale.ROOT, "%,d", r.calls()));
     row(out, "mean batch, busy keys", r -> batch(r.busyMeanBatch()));
     row(out, "mean batch, quiet keys", r -> batch(r.quietMeanBatch()));
-    row(out, "CPU, cores (JVM + database)", r -> String.format(Locale.ROOT, "%.2f + %.2f",
-        r.jvmCpuSeconds() / Math.max(1e-9, r.seconds()), r.serverCpuSeconds() / Math.max(1e-9, r.seconds())));
+    // A run that answered nothing has no length (first submission to last reply): no figure.
+    row(out, "CPU, cores (JVM + database)", r -> r.seconds() <= 0 ? "-" : String.format(Locale.ROOT, "%.2f + %.2f",
+        r.jvmCpuSeconds() / r.seconds(), r.serverCpuSeconds() / r.seconds()));
     row(out, "JIT compiling, s", r -> String.format(Locale.ROOT, "%.1f", r.jitSeconds()));
     row(out, "inputs answered", r -> String.format(Locale.ROOT, "%,d", r.inputs() - r.unanswered()));
     row(out, "offered of planned", r -> String.format(Locale.ROOT, "%.0f%%", 100.0 * r.inputs() / Math.max(1, r.plannedInputs())));
