@@ -23,6 +23,7 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.UnaryOperator;
 
 /**
  * The main job's database: the accounts store the FoldWrite writes through, plus what the job
@@ -109,14 +110,23 @@ abstract class Database implements AutoCloseable {
     }
 
     static Pg start(Vertx vertx, int connections) {
+      return start(vertx, connections, null, UnaryOperator.identity());
+    }
+
+    /**
+     * {@link #start(Vertx, int)} with its data folder made in {@code parent} (null: the system's
+     * temporary folder) and the server's builder passed through {@code configure} last (tests).
+     */
+    static Pg start(Vertx vertx, int connections, Path parent, UnaryOperator<EmbeddedPostgres.Builder> configure) {
       EmbeddedPostgres server;
       Path dataDir;
       try {
-        dataDir = Files.createTempDirectory("ferry-main-job-pg");
-        server = EmbeddedPostgres.builder()
+        dataDir = parent == null ? Files.createTempDirectory("ferry-main-job-pg")
+            : Files.createTempDirectory(parent, "ferry-main-job-pg");
+        server = configure.apply(EmbeddedPostgres.builder()
             .setDataDirectory(dataDir)
             .setCleanDataDirectory(true)
-            .setServerConfig("listen_addresses", "127.0.0.1")
+            .setServerConfig("listen_addresses", "127.0.0.1"))
             .start();
       } catch (IOException | RuntimeException e) {
         throw new IllegalStateException("the embedded PostgreSQL server did not start: " + e.getMessage(), e);

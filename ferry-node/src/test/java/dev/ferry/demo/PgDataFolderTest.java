@@ -1,0 +1,34 @@
+package dev.ferry.demo;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The main job's embedded PostgreSQL data folder (some 42 MB once initialised) does not outlive a
+ * start that failed: the job then runs on H2, and the folder was left in the temporary folder
+ * (a hostile review).
+ */
+class PgDataFolderTest {
+  @TempDir
+  Path parent;
+
+  @Test
+  void aServerThatDoesNotStartLeavesNoDataFolderBehind() throws Exception {
+    // No binaries for this platform, as on one the bundled ones do not cover: the start fails at
+    // once, before any process runs (the vertx is never reached).
+    IllegalStateException e = assertThrows(IllegalStateException.class,
+        () -> Database.Pg.start(null, 1, parent, b -> b.setPgBinaryResolver((system, machine) -> null)));
+    assertTrue(e.getMessage().startsWith("the embedded PostgreSQL server did not start"), e.getMessage());
+    try (Stream<Path> left = Files.list(parent)) {
+      assertEquals(List.of(), left.toList(), "the data folder of a server that never started is still there");
+    }
+  }
+}
