@@ -44,6 +44,43 @@ class LifecycleReviewTest extends VerticleTestBase {
   }
 
   @Test
+  void theSameInstanceDeployedAgainSaysStartingDuringItsSecondStart(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+      throws Exception {
+    // Its first deployment's Operations outlived the undeploy: until the second start built new
+    // ones, the health procedure answered "closed" for a node that is starting (a hostile review).
+    // The procedure is asked first thing in the second start, on the verticle's own context: it
+    // runs once that start() returned, before the start can go on, since the start then waits for
+    // its TLS files to be read on a worker thread, whose result comes back through that context.
+    java.nio.file.Path pem = dir.resolve("trust.pem");
+    java.security.KeyStore cacerts = java.security.KeyStore.getInstance(
+        java.nio.file.Path.of(System.getProperty("java.home"), "lib", "security", "cacerts").toFile(), "changeit".toCharArray());
+    java.nio.file.Files.writeString(pem, "-----BEGIN CERTIFICATE-----\n"
+        + java.util.Base64.getMimeEncoder(64, new byte[] {'\n'}).encodeToString(
+            cacerts.getCertificate(cacerts.aliases().nextElement()).getEncoded())
+        + "\n-----END CERTIFICATE-----\n");
+    java.util.concurrent.atomic.AtomicInteger starts = new java.util.concurrent.atomic.AtomicInteger();
+    io.vertx.core.Promise<io.vertx.ext.healthchecks.Status> during = io.vertx.core.Promise.promise();
+    FerryVerticle verticle = new FerryVerticle() {
+      @Override
+      public Future<?> start() {
+        if (starts.incrementAndGet() == 2) {
+          healthProcedure().handle(during);
+        }
+        return super.start();
+      }
+    };
+    await(vertx.deployVerticle(verticle, new io.vertx.core.DeploymentOptions().setConfig(config(new JsonObject()))));
+    await(vertx.undeploy(verticle.deploymentID()));
+    await(vertx.deployVerticle(verticle, new io.vertx.core.DeploymentOptions().setConfig(new JsonObject()
+        .put("downstream", new JsonObject().put("type", "http").put("url", "https://127.0.0.1:8443/batch")
+            .put("tls", new JsonObject().put("trustPem", pem.toString()))))));
+    io.vertx.ext.healthchecks.Status status = await(during.future());
+    assertEquals("starting", status.getData().getString("state"), status.getData().encode());
+    assertFalse(status.isOk());
+    await(vertx.undeploy(verticle.deploymentID()));
+  }
+
+  @Test
   void aStartThatFailsOnTheMonitoringPortLeavesNoBridgeListening() throws Exception {
     // Operations.start waits for its listeners with Future.all, which fails at the first failure:
     // the bridge that was still binding then was never closed, its port held after the failed
