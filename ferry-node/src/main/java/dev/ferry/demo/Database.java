@@ -116,32 +116,42 @@ abstract class Database implements AutoCloseable {
     /**
      * {@link #start(Vertx, int)} with its data folder made in {@code parent} (null: the system's
      * temporary folder) and the server's builder passed through {@code configure} last (tests).
+     * The folder (some 42 MB once the server set it up) does not outlive a start that failed, nor
+     * a JVM stopped while the server was being set up ({@link SetUpFolder}); once the start
+     * succeeded, {@link #close()} deletes it.
      */
     static Pg start(Vertx vertx, int connections, Path parent, UnaryOperator<EmbeddedPostgres.Builder> configure) {
-      EmbeddedPostgres server;
-      Path dataDir;
+      SetUpFolder folder;
       try {
-        dataDir = parent == null ? Files.createTempDirectory("ferry-main-job-pg")
-            : Files.createTempDirectory(parent, "ferry-main-job-pg");
-        server = configure.apply(EmbeddedPostgres.builder()
-            .setDataDirectory(dataDir)
-            .setCleanDataDirectory(true)
-            .setServerConfig("listen_addresses", "127.0.0.1"))
-            .start();
+        folder = SetUpFolder.create(parent, "ferry-main-job-pg", SetUpFolder.RUNTIME);
       } catch (IOException | RuntimeException e) {
         throw new IllegalStateException("the embedded PostgreSQL server did not start: " + e.getMessage(), e);
       }
-      PgConnectOptions connect = new PgConnectOptions().setHost("127.0.0.1").setPort(server.getPort())
-          .setDatabase("postgres").setUser("postgres").setPassword("postgres");
-      Pool pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(connections)).connectingTo(connect).using(vertx).build();
-      Pg pg = new Pg(server, dataDir, pool);
-      try {
-        await(pg.store.createTables(), 60);
-      } catch (RuntimeException e) {
-        pg.close();
-        throw new IllegalStateException("the embedded PostgreSQL server did not take the tables: " + e.getMessage(), e);
+      try (folder) {
+        Path dataDir = folder.path();
+        EmbeddedPostgres server;
+        try {
+          server = configure.apply(EmbeddedPostgres.builder()
+              .setDataDirectory(dataDir)
+              .setCleanDataDirectory(true)
+              .setServerConfig("listen_addresses", "127.0.0.1"))
+              .start();
+        } catch (IOException | RuntimeException e) {
+          throw new IllegalStateException("the embedded PostgreSQL server did not start: " + e.getMessage(), e);
+        }
+        PgConnectOptions connect = new PgConnectOptions().setHost("127.0.0.1").setPort(server.getPort())
+            .setDatabase("postgres").setUser("postgres").setPassword("postgres");
+        Pool pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(connections)).connectingTo(connect).using(vertx).build();
+        Pg pg = new Pg(server, dataDir, pool);
+        try {
+          await(pg.store.createTables(), 60);
+        } catch (RuntimeException e) {
+          pg.close();
+          throw new IllegalStateException("the embedded PostgreSQL server did not take the tables: " + e.getMessage(), e);
+        }
+        folder.keep();
+        return pg;
       }
-      return pg;
     }
 
     @Override
