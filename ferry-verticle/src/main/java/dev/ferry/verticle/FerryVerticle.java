@@ -110,6 +110,16 @@ public class FerryVerticle extends VerticleBase {
     // This deployment's stop() runs once; an instance undeployed may be deployed again (the
     // guide), and that deployment's stop() must run too.
     stopped = null;
+    // What the previous deployment built (stopped, closed) is not this one's: left in place, the
+    // health procedure answered with its "closed" until this start built new Operations.
+    operations = null;
+    ferry = null;
+    downstream = null;
+    submissions = null;
+    metrics = null;
+    cluster = null;
+    node = null;
+    localReply = null;
     if (context.getInstanceCount() > 1) {
       // Each instance would own a ferry of its own and the event bus would spread a key's inputs
       // over them: two calls in flight for one key. One instance owns every key.
