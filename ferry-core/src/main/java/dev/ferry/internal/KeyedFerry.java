@@ -72,6 +72,13 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
   private final StreamEngine<K> engine;
   private final HashMap<K, Shared<K, V>> waiting = new HashMap<>();
   /**
+   * The entries of {@link #waiting} whose leaving {@link #left} must judge (callers with a
+   * deadline, or sharing), until it did or they are forgotten: where it finds one by identity when
+   * its key, changed after submit, no longer finds it in {@link #waiting}. Identity set: {@code
+   * Shared} keeps {@code Object}'s equals. Only on the loop.
+   */
+  private final java.util.HashSet<Shared<K, V>> watched = new java.util.HashSet<>();
+  /**
    * On the loop only: published with the queue's figures at the end of each transition
    * ({@link #view}), so that a read from another thread sees them and the queue's at one moment.
    */
@@ -108,12 +115,38 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
    */
   private void left(List<K> keys) {
     for (K key : keys) {
-      Shared<K, V> shared = waiting.get(key);
-      if (shared != null && !shared.entry.waiting()) {
+      Shared<K, V> shared = leaving(key);
+      if (shared != null) {
         release(shared);
         tooLate(shared);
       }
     }
+  }
+
+  /**
+   * The entry of {@code key} that just left, if {@link #left} has anything to do for it. A key its
+   * caller changed while it waited no longer finds it in {@link #waiting}: then it is searched for
+   * by identity among {@link #watched}, as {@link #forget} does, so that its late callers still
+   * time out (a hostile review). That search runs only when the lookup misses, and {@code watched}
+   * holds the entries waiting or just taken, whose leaving is not judged yet: few when a key leaves
+   * at once.
+   */
+  private Shared<K, V> leaving(K key) {
+    Shared<K, V> shared;
+    try {
+      shared = waiting.get(key);
+    } catch (Throwable changedKeyBroke) {
+      shared = null; // reported by forget, when the entry's work is over
+    }
+    if (shared != null && !shared.entry.waiting()) {
+      return shared;
+    }
+    for (Shared<K, V> s : watched) {
+      if (s.key == key && !s.entry.waiting()) {
+        return s;
+      }
+    }
+    return null;
   }
 
   /**
@@ -124,6 +157,7 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
    * listener are still answered.
    */
   private void forget(Shared<K, V> shared) {
+    watched.remove(shared);
     if (!shared.inMap) {
       return;
     }
@@ -175,6 +209,7 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
    * that {@link #left} must not mistake for the one that left (a review).
    */
   private void release(Shared<K, V> shared) {
+    watched.remove(shared);
     sharing -= shared.sharers;
     shared.sharers = 0;
   }
@@ -295,12 +330,14 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
       caller.sharing = true;
       sharing++;
       shared.sharers++;
+      watched.add(shared);
     }
     if (shared.entry.waiting()) {
       shared.latest = Math.max(shared.latest, deadline);
       shared.entry.deadline = shared.latest;
       if (deadline != Long.MAX_VALUE) {
         shared.timed.add(caller);
+        watched.add(shared);
         caller.timer = loop.schedule(deadline - loop.nanoTime(), () -> queue.run(() -> expired(shared, caller)));
       }
     }
