@@ -21,14 +21,18 @@ class KeyedChangedKeyTest {
   private final VirtualLoop loop = new VirtualLoop();
   private final List<Promise<Map<List<String>, String>>> answers = new ArrayList<>();
 
+  /** One call slot; each lookup's answer is completed by the test ({@link #answers}). */
+  private KeyedFerry<List<String>, String> oneSlot() {
+    return new KeyedFerry<>(loop, FerryConfig.builder().maxInFlightBatches(1).build(), keys -> {
+      Promise<Map<List<String>, String>> p = Promise.promise();
+      answers.add(p);
+      return p.future();
+    });
+  }
+
   @Test
   void aKeyChangedWhileItWaitsIsAnsweredAndNotHeldOnceItsWorkIsOver() throws Exception {
-    KeyedFerry<List<String>, String> ferry = new KeyedFerry<>(loop, FerryConfig.builder().maxInFlightBatches(1).build(),
-        keys -> {
-          Promise<Map<List<String>, String>> p = Promise.promise();
-          answers.add(p);
-          return p.future();
-        });
+    KeyedFerry<List<String>, String> ferry = oneSlot();
     ferry.submit(List.of("x")); // in flight
     List<String> key = new ArrayList<>(List.of("a"));
     Future<Optional<String>> first = ferry.submit(key);
@@ -51,12 +55,7 @@ class KeyedChangedKeyTest {
    */
   @Test
   void aCallerWhoseDeadlinePassedBeforeItsChangedKeyLeftTimesOut() {
-    KeyedFerry<List<String>, String> ferry = new KeyedFerry<>(loop, FerryConfig.builder().maxInFlightBatches(1).build(),
-        keys -> {
-          Promise<Map<List<String>, String>> p = Promise.promise();
-          answers.add(p);
-          return p.future();
-        });
+    KeyedFerry<List<String>, String> ferry = oneSlot();
     ferry.submit(List.of("x")); // in flight
     List<String> key = new ArrayList<>(List.of("a"));
     Future<Optional<String>> late = ferry.submit(key, Duration.ofMillis(10));

@@ -27,7 +27,9 @@ import io.vertx.ext.healthchecks.Status;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -248,8 +250,8 @@ public class FerryVerticle extends VerticleBase {
   }
 
   /** This instance's endpoint addresses by field name: the ones {@link #claim} takes. */
-  private java.util.Map<String, String> endpoints() {
-    return java.util.Map.of("address", settings.address(), "metricsAddress", settings.metricsAddress(),
+  private Map<String, String> endpoints() {
+    return Map.of("address", settings.address(), "metricsAddress", settings.metricsAddress(),
         "healthAddress", settings.ops().healthAddress());
   }
 
@@ -258,8 +260,8 @@ public class FerryVerticle extends VerticleBase {
    * {@code [host]:port}: the ones {@link #claim} takes. Port 0 is left out: each server asking for
    * it gets a port of its own.
    */
-  private java.util.Map<String, String> ports() {
-    java.util.Map<String, String> out = new java.util.LinkedHashMap<>();
+  private Map<String, String> ports() {
+    Map<String, String> out = new LinkedHashMap<>();
     OpsConfig ops = settings.ops();
     if (ops.monitoring() != null && ops.monitoring().port() > 0) {
       out.put("monitoring", "[" + ops.monitoring().host() + "]:" + ops.monitoring().port());
