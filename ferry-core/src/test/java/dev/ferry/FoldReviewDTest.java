@@ -40,4 +40,28 @@ class FoldReviewDTest {
     assertTrue(e.getMessage().contains(Long.toString(Long.MAX_VALUE)), e.getMessage());
     assertEquals(List.of(), expectedVersions, "a write was sent that no store can make");
   }
+
+  /**
+   * A store that answers at once (in memory, a cache, a test double) and conflicts every time, with
+   * a large {@code maxAttempts}: each attempt ran inside the last one's completion, so the stack grew
+   * by one attempt per conflict and the batch failed with a StackOverflowError, which says nothing
+   * of conflicts, instead of a WriteConflictException after its last attempt.
+   */
+  @Test
+  void endlessConflictsAnsweredAtOnceRunOutOfAttemptsNotOfStack() {
+    int attempts = 200_000;
+    int[] reads = {0};
+    VersionedStore<String, Long, Long> alwaysRaced = TestStores.of(
+        key -> Future.succeededFuture(new Versioned<>(7L, ++reads[0])),
+        (key, state, expected, events) -> Future.succeededFuture(false));
+    FoldWrite<String, Long, Long, Long> fw = FoldWrite.<String, Long, Long, Long>builder(alwaysRaced, FoldWriteTest::add)
+        .initial(() -> 0L).maxAttempts(attempts).build();
+
+    Future<FoldOutcomes<Long, Long>> done = fw.call("k", List.of(5L));
+
+    assertTrue(done.failed(), "written after a conflict on every attempt");
+    WriteConflictException e = assertInstanceOf(WriteConflictException.class, done.cause());
+    assertEquals(attempts, e.attempts());
+    assertEquals(attempts, reads[0], "one read per attempt");
+  }
 }
