@@ -2,6 +2,7 @@ package dev.ferry;
 
 import dev.ferry.internal.LogText;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import java.util.ArrayList;
 import java.util.List;
@@ -63,7 +64,47 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
   @Override
   public Future<FoldOutcomes<I, R>> call(K key, List<I> inputs) {
     // Copied once: the same list is folded again after a conflict.
-    return attempt(key, List.copyOf(inputs), 1);
+    List<I> batch = List.copyOf(inputs);
+    Promise<FoldOutcomes<I, R>> done = Promise.promise();
+    attempts(key, batch, 1, done);
+    return done.future();
+  }
+
+  /**
+   * Runs attempts from {@code first} until one answers or the last conflicts. A loop, not each
+   * attempt inside the last one's completion: a store that answers at once (in memory, a cache)
+   * would grow the stack by an attempt per conflict, and a large {@code maxAttempts} overflowed it
+   * (review D). An attempt answered later starts the loop again from its completion.
+   */
+  private void attempts(K key, List<I> inputs, int first, Promise<FoldOutcomes<I, R>> done) {
+    for (int n = first; ; n++) {
+      Future<FoldOutcomes<I, R>> round;
+      try {
+        round = attempt(key, inputs, n);
+      } catch (Throwable e) {
+        if (n == 1) {
+          throw e; // as a batch call that throws, before anything was sent
+        }
+        // A later attempt ran inside the last one's completion, where Future#compose failed the
+        // batch with what the store threw: so it does here, and the callers get their answer.
+        round = Future.failedFuture(e);
+      }
+      if (!round.isComplete()) {
+        int next = n + 1;
+        round.onComplete(r -> {
+          if (r.succeeded() && r.result() == null) {
+            attempts(key, inputs, next, done);
+          } else {
+            done.handle(r);
+          }
+        });
+        return;
+      }
+      if (round.failed() || round.result() != null) {
+        done.handle(round);
+        return;
+      }
+    }
   }
 
   /** The extract for {@link Ferry#perKey}: the caller's result, or INPUT_REJECTED with its reason. */
@@ -80,6 +121,7 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
     return maxAttempts;
   }
 
+  /** One read, fold and write; null when the write lost a race and another attempt is due. */
   private Future<FoldOutcomes<I, R>> attempt(K key, List<I> inputs, int attempt) {
     return store.read(key).compose(current -> {
       if (current.version() == Long.MAX_VALUE) {
@@ -130,7 +172,7 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
         if (attempt >= maxAttempts) {
           return Future.failedFuture(new WriteConflictException(key, attempt));
         }
-        return attempt(key, inputs, attempt + 1);
+        return Future.succeededFuture(); // another attempt (attempts)
       }, failed -> Future.failedFuture(failed instanceof WriteRefusedException
           ? failed // the store knows nothing was written (ADR 0145)
           : new WriteOutcomeUnknownException(key, attempt, failed)));

@@ -64,4 +64,26 @@ class FoldReviewDTest {
     assertEquals(attempts, e.attempts());
     assertEquals(attempts, reads[0], "one read per attempt");
   }
+
+  /** A read that throws on the attempt after a conflict fails the batch with it; the batch never hangs. */
+  @Test
+  void aReadThatThrowsAfterAConflictFailsTheBatch() {
+    int[] reads = {0};
+    IllegalStateException broken = new IllegalStateException("the store's client is closed");
+    VersionedStore<String, Long, Long> racedThenBroken = TestStores.of(
+        key -> {
+          if (++reads[0] > 1) {
+            throw broken;
+          }
+          return Future.succeededFuture(new Versioned<>(7L, 1));
+        },
+        (key, state, expected, events) -> Future.succeededFuture(false));
+    FoldWrite<String, Long, Long, Long> fw =
+        FoldWrite.<String, Long, Long, Long>builder(racedThenBroken, FoldWriteTest::add).initial(() -> 0L).build();
+
+    Future<FoldOutcomes<Long, Long>> done = fw.call("k", List.of(5L));
+
+    assertTrue(done.failed(), "no answer after the second read threw");
+    assertEquals(broken, done.cause());
+  }
 }
