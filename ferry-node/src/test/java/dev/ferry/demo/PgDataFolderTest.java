@@ -31,4 +31,25 @@ class PgDataFolderTest {
       assertEquals(List.of(), left.toList(), "the data folder of a server that never started is still there");
     }
   }
+
+  /**
+   * Binaries the library cannot unpack or read (a read-only or full cache folder) fail its class's
+   * static set-up: an ExceptionInInitializerError, and a NoClassDefFoundError at every later try.
+   * Neither is an exception, so the start let it through and the job died with a stack trace
+   * instead of running on H2 (review I).
+   */
+  @Test
+  void binariesThatFailTheLibrarysSetUpAreAFailedStartToo() throws Exception {
+    for (LinkageError broken : List.of(
+        new ExceptionInInitializerError(new java.io.IOException("cannot unpack the binaries")),
+        new NoClassDefFoundError("Could not initialize class io.zonky.test.db.postgres.embedded.EmbeddedPostgres"))) {
+      IllegalStateException e = assertThrows(IllegalStateException.class, () -> Database.Pg.start(null, 1, parent, b -> {
+        throw broken;
+      }));
+      assertTrue(e.getMessage().startsWith("the embedded PostgreSQL server did not start"), e.getMessage());
+      try (Stream<Path> left = Files.list(parent)) {
+        assertEquals(List.of(), left.toList(), "the data folder of a server that never started is still there");
+      }
+    }
+  }
 }
