@@ -136,8 +136,10 @@ abstract class Database implements AutoCloseable {
               .setCleanDataDirectory(true)
               .setServerConfig("listen_addresses", "127.0.0.1"))
               .start();
-        } catch (IOException | RuntimeException e) {
-          throw new IllegalStateException("the embedded PostgreSQL server did not start: " + e.getMessage(), e);
+        } catch (IOException | RuntimeException | LinkageError e) {
+          // LinkageError: binaries the library cannot unpack or read fail its class's static
+          // set-up (ExceptionInInitializerError, then NoClassDefFoundError at each later try).
+          throw new IllegalStateException("the embedded PostgreSQL server did not start: " + why(e), e);
         }
         PgConnectOptions connect = new PgConnectOptions().setHost("127.0.0.1").setPort(server.getPort())
             .setDatabase("postgres").setUser("postgres").setPassword("postgres");
@@ -152,6 +154,16 @@ abstract class Database implements AutoCloseable {
         folder.keep();
         return pg;
       }
+    }
+
+    /** What went wrong, in words: an ExceptionInInitializerError has no message of its own, its cause has. */
+    private static String why(Throwable e) {
+      for (Throwable t = e; t != null; t = t.getCause()) {
+        if (t.getMessage() != null) {
+          return t.getMessage();
+        }
+      }
+      return e.getClass().getName();
     }
 
     @Override

@@ -46,7 +46,8 @@ class PgDataFolderTest {
       IllegalStateException e = assertThrows(IllegalStateException.class, () -> Database.Pg.start(null, 1, parent, b -> {
         throw broken;
       }));
-      assertTrue(e.getMessage().startsWith("the embedded PostgreSQL server did not start"), e.getMessage());
+      assertTrue(e.getMessage().startsWith("the embedded PostgreSQL server did not start: "), e.getMessage());
+      assertTrue(!e.getMessage().endsWith("null"), "says why: " + e.getMessage());
       try (Stream<Path> left = Files.list(parent)) {
         assertEquals(List.of(), left.toList(), "the data folder of a server that never started is still there");
       }
