@@ -172,18 +172,28 @@ public final class MainJob {
       }
       vertx.eventBus().removeOutboundInterceptor(counter);
 
-      Path html = null;
-      if (options.report() != null) {
-        html = HtmlReport.write(options.report(), options, database.describe(), warmups, runs);
-      }
-      JobReport report = new JobReport(options, database.describe(), warmups, roundTrip[0], roundTrip[1], runs, html);
-      report.print(out);
-      if (html != null) {
-        out.println("report: " + html.toAbsolutePath().normalize());
-      }
-      out.flush();
+      JobReport report = new JobReport(options, database.describe(), warmups, roundTrip[0], roundTrip[1], runs, null);
+      return finish(report, out, options.report() == null ? null
+          : () -> HtmlReport.write(options.report(), options, database.describe(), warmups, runs));
+    }
+  }
+
+  /**
+   * Prints the table, then writes the HTML report with {@code html} (null: none asked for). In this
+   * order: a report that cannot be written at the end (a full disk; the path was checked up front)
+   * fails the job after the table is out, rather than losing minutes of measurements with it.
+   */
+  static JobReport finish(JobReport report, PrintStream out, java.util.function.Supplier<Path> html) {
+    report.print(out);
+    out.flush();
+    if (html == null) {
       return report;
     }
+    Path written = html.get();
+    out.println("report: " + written.toAbsolutePath().normalize());
+    out.flush();
+    return new JobReport(report.options(), report.database(), report.warmups(), report.storeRoundTripP50Ms(),
+        report.storeRoundTripP99Ms(), report.runs(), written);
   }
 
   /** The runs of one job, sharing its Vert.x, database, counter and load context. */
