@@ -241,6 +241,17 @@ class StoreHostileTest {
     assertFalse(PgStore.refusedOutright(new io.vertx.pgclient.PgException("lost", "ERROR", "08006", null)));
     assertFalse(PgStore.refusedOutright(new io.vertx.pgclient.PgException("shutdown", "FATAL", "57P01", null)));
     assertFalse(PgStore.refusedOutright(new IllegalStateException("closed")));
+
+    // The client keeps the severity as the server wrote it, in the server's language (lc_messages):
+    // a German server's refusal says FEHLER, and was read as an unknown outcome (review D). The
+    // codes decide instead; classes whose errors a server raises as FATAL or PANIC, or that tell of
+    // a failing system (57P operator intervention, 58 system error, XX internal error), stay unknown.
+    assertTrue(PgStore.refusedOutright(new io.vertx.pgclient.PgException("doppelt", "FEHLER", "23505", null)));
+    assertTrue(PgStore.refusedOutright(new io.vertx.pgclient.PgException("verrou", "ERREUR", "55P03", null)));
+    assertFalse(PgStore.refusedOutright(new io.vertx.pgclient.PgException("Abbruch", "SCHWERWIEGEND", "57P01", null)));
+    assertFalse(PgStore.refusedOutright(new io.vertx.pgclient.PgException("E/A", "PANIK", "58030", null)));
+    assertFalse(PgStore.refusedOutright(new io.vertx.pgclient.PgException("intern", "FEHLER", "XX000", null)));
+    assertFalse(PgStore.refusedOutright(new io.vertx.pgclient.PgException("no code", "ERROR", null, null)));
   }
 
   @Test
