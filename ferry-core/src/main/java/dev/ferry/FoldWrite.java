@@ -2,7 +2,6 @@ package dev.ferry;
 
 import dev.ferry.internal.LogText;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import java.util.ArrayList;
 import java.util.List;
@@ -64,45 +63,30 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
   @Override
   public Future<FoldOutcomes<I, R>> call(K key, List<I> inputs) {
     // Copied once: the same list is folded again after a conflict.
-    List<I> batch = List.copyOf(inputs);
-    Promise<FoldOutcomes<I, R>> done = Promise.promise();
-    attempts(key, batch, 1, done);
-    return done.future();
+    return attempts(key, List.copyOf(inputs), 1);
   }
 
   /**
-   * Runs attempts from {@code first} until one answers or the last conflicts. A loop, not each
-   * attempt inside the last one's completion: a store that answers at once (in memory, a cache)
-   * would grow the stack by an attempt per conflict, and a large {@code maxAttempts} overflowed it
-   * (review D). An attempt answered later starts the loop again from its completion.
+   * Runs attempts from {@code first} until one answers or the last conflicts. Conflicts answered at
+   * once run in a loop, not each attempt inside the last one's completion: a store that answers at
+   * once (in memory, a cache) grew the stack by an attempt per conflict, and a large {@code
+   * maxAttempts} overflowed it (review D). An attempt answered later goes on from its completion,
+   * through the Future it returned, as before.
    */
-  private void attempts(K key, List<I> inputs, int first, Promise<FoldOutcomes<I, R>> done) {
+  private Future<FoldOutcomes<I, R>> attempts(K key, List<I> inputs, int first) {
     for (int n = first; ; n++) {
       Future<FoldOutcomes<I, R>> round;
       try {
         round = attempt(key, inputs, n);
       } catch (Throwable e) {
-        if (n == 1) {
-          throw e; // as a batch call that throws, before anything was sent
+        if (n == first) {
+          throw e; // as before: a batch call that throws (first), or a compose that fails (later)
         }
-        // A later attempt ran inside the last one's completion, where Future#compose failed the
-        // batch with what the store threw: so it does here, and the callers get their answer.
-        round = Future.failedFuture(e);
+        return Future.failedFuture(e);
       }
-      if (!round.isComplete()) {
+      if (!round.isComplete() || round.failed() || round.result() != null) {
         int next = n + 1;
-        round.onComplete(r -> {
-          if (r.succeeded() && r.result() == null) {
-            attempts(key, inputs, next, done);
-          } else {
-            done.handle(r);
-          }
-        });
-        return;
-      }
-      if (round.failed() || round.result() != null) {
-        done.handle(round);
-        return;
+        return round.compose(done -> done != null ? Future.succeededFuture(done) : attempts(key, inputs, next));
       }
     }
   }
