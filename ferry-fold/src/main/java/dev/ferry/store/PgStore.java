@@ -132,19 +132,26 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
   }
 
   /**
-   * Whether a failed write was refused outright, nothing written: an ERROR PostgreSQL answered
+   * Whether a failed write was refused outright, nothing written: an error PostgreSQL answered
    * (the client fails a query with it only once the server is ready for the next, the statement
    * rolled back). Not one whose very code says the outcome is unknown: 40003
    * (statement_completion_unknown: CockroachDB's "result is ambiguous") or a connection error
    * (class 08, as a pooler may answer for a lost server); nor FATAL or PANIC (the client reports
    * those as a closed connection anyway). ADR 0145.
+   *
+   * <p>Read from the code, not the severity: the client keeps the severity the server wrote in its
+   * own language (lc_messages: a German server's ERROR is FEHLER), so a refusal read as unknown
+   * wherever the server does not speak English (review D). The classes whose errors come as FATAL
+   * or PANIC, or tell of a failing system, stay unknown: 57P (operator intervention: shutdown,
+   * crash), 58 (system error: I/O), XX (internal error), 25P03 (a session's timeout).
    */
   static boolean refusedOutright(Throwable e) {
-    if (!(e instanceof PgException pg) || !"ERROR".equals(pg.getSeverity())) {
+    if (!(e instanceof PgException pg) || "FATAL".equals(pg.getSeverity()) || "PANIC".equals(pg.getSeverity())) {
       return false;
     }
     String state = pg.getSqlState();
-    return state != null && !state.equals("40003") && !state.startsWith("08");
+    return state != null && state.length() == 5 && !state.equals("40003") && !state.equals("25P03")
+        && !state.startsWith("08") && !state.startsWith("57P") && !state.startsWith("58") && !state.startsWith("XX");
   }
 
   /**
