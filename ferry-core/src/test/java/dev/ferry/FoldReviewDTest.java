@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -85,5 +87,45 @@ class FoldReviewDTest {
 
     assertTrue(done.failed(), "no answer after the second read threw");
     assertEquals(broken, done.cause());
+  }
+
+  /**
+   * Review J: the same endless conflicts from a store that answers each write later (a database
+   * client, answering on the event loop): each attempt's Future waited on the next one's, so the
+   * last attempt's answer ran back through one completion per attempt, and at some thousands of
+   * attempts overflowed the stack of the thread that completed it. On an event loop the context
+   * caught the StackOverflowError and the batch's callers were never answered.
+   */
+  @Test
+  void endlessConflictsAnsweredLaterRunOutOfAttemptsNotOfStack() {
+    int attempts = 100_000;
+    int[] reads = {0};
+    ArrayDeque<Promise<Boolean>> unanswered = new ArrayDeque<>();
+    VersionedStore<String, Long, Long> alwaysRacedLater = TestStores.of(
+        key -> Future.succeededFuture(new Versioned<>(7L, ++reads[0])),
+        (key, state, expected, events) -> {
+          Promise<Boolean> write = Promise.promise();
+          unanswered.add(write);
+          return write.future();
+        });
+    FoldWrite<String, Long, Long, Long> fw = FoldWrite.<String, Long, Long, Long>builder(alwaysRacedLater, FoldWriteTest::add)
+        .initial(() -> 0L).maxAttempts(attempts).build();
+
+    Future<FoldOutcomes<Long, Long>> done = fw.call("k", List.of(5L));
+    // The store answers each write from a task of its own, as an event loop runs them.
+    Throwable thrown = null;
+    while (!unanswered.isEmpty() && thrown == null) {
+      try {
+        unanswered.poll().complete(false);
+      } catch (Throwable e) {
+        thrown = e;
+      }
+    }
+
+    assertEquals(null, thrown, "the store's answer threw");
+    assertTrue(done.failed(), "no answer, or written after a conflict on every attempt");
+    WriteConflictException e = assertInstanceOf(WriteConflictException.class, done.cause());
+    assertEquals(attempts, e.attempts());
+    assertEquals(attempts, reads[0], "one read per attempt");
   }
 }
