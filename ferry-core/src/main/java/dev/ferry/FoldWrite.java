@@ -2,6 +2,7 @@ package dev.ferry;
 
 import dev.ferry.internal.LogText;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import java.util.ArrayList;
 import java.util.List;
@@ -86,7 +87,48 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
       }
       if (!round.isComplete() || round.failed() || round.result() != null) {
         int next = n + 1;
-        return round.compose(done -> done != null ? Future.succeededFuture(done) : attempts(key, inputs, next));
+        return round.compose(done -> done != null ? Future.succeededFuture(done) : later(key, inputs, next));
+      }
+    }
+  }
+
+  /**
+   * The attempts after one answered later, as one Future: each completes it or starts the next
+   * from its own completion. Each returning a Future composed over the next attempt's chained one
+   * completion per attempt, run back all at once from the last: at some thousands of conflicts
+   * answered later that overflowed the stack, and on an event loop no caller was answered (review
+   * J). The Future of the first attempt answered later (attempts) is still the caller's, with its
+   * context, so an Error thrown by the caller's handler still reaches the context's handler.
+   */
+  private Future<FoldOutcomes<I, R>> later(K key, List<I> inputs, int first) {
+    Promise<FoldOutcomes<I, R>> done = Promise.promise();
+    later(key, inputs, first, done);
+    return done.future();
+  }
+
+  private void later(K key, List<I> inputs, int first, Promise<FoldOutcomes<I, R>> done) {
+    for (int n = first; ; n++) {
+      Future<FoldOutcomes<I, R>> round;
+      try {
+        round = attempt(key, inputs, n);
+      } catch (Throwable e) {
+        done.fail(e); // as a compose whose function throws: from a completion, a throw answers no one
+        return;
+      }
+      if (!round.isComplete()) {
+        int next = n + 1;
+        round.onComplete(r -> {
+          if (r.succeeded() && r.result() == null) {
+            later(key, inputs, next, done);
+          } else {
+            done.handle(r);
+          }
+        });
+        return;
+      }
+      if (round.failed() || round.result() != null) {
+        done.handle(round);
+        return;
       }
     }
   }
