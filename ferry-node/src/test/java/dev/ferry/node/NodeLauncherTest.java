@@ -45,6 +45,22 @@ class NodeLauncherTest {
     assertNull(NodeLauncher.problem(new String[] {"-conf"}), "a missing value is the launcher's to report");
   }
 
+  /**
+   * Review J: Vert.x's launcher reads the file as bytes, which Jackson decodes whatever the Unicode
+   * encoding, a byte order mark included; the check read it as UTF-8 text, and stopped the node on
+   * a config Vert.x reads: one saved with a BOM (Notepad, Windows PowerShell's Set-Content) or as
+   * UTF-16 (Windows PowerShell's {@code >}).
+   */
+  @Test
+  void aConfVertxReadsWithAByteOrderMarkOrAsUtf16Passes() throws Exception {
+    String conf = "{\"downstream\": {\"type\": \"eventbus\", \"address\": \"d\"}}";
+    Path bom = Files.writeString(dir.resolve("bom.json"), "\uFEFF" + conf);
+    Path utf16 = Files.writeString(dir.resolve("utf16.json"), "\uFEFF" + conf, java.nio.charset.StandardCharsets.UTF_16LE);
+
+    assertNull(NodeLauncher.problem(new String[] {"-conf", bom.toString()}));
+    assertNull(NodeLauncher.problem(new String[] {"-conf", utf16.toString()}));
+  }
+
   @Test
   void theJarsEntryPointExitsWithTheUsageCodeAndStartsNothing() throws Exception {
     Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
