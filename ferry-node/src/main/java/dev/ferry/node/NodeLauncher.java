@@ -1,5 +1,6 @@
 package dev.ferry.node;
 
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonObject;
 import io.vertx.launcher.application.ExitCodes;
@@ -82,7 +83,9 @@ public final class NodeLauncher extends VertxApplication {
       }
     }
     try {
-      new JsonObject(Files.readString(Path.of(value)));
+      // Bytes, as the launcher reads them: Jackson finds the encoding (UTF-16, a byte order mark),
+      // which reading the file as UTF-8 text refused (review J).
+      new JsonObject(Buffer.buffer(Files.readAllBytes(Path.of(value))));
       return null;
     } catch (NoSuchFileException e) {
       return "no such file (give a file, or a JSON object inline)";
