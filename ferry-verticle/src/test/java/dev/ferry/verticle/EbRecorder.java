@@ -41,6 +41,11 @@ final class EbRecorder {
       this.message = message;
     }
 
+    /** The request body as this downstream received it. */
+    JsonObject request() {
+      return (JsonObject) message.body();
+    }
+
     List<Object> bodies() {
       List<Object> out = new ArrayList<>();
       for (int i = 0; i < inputs.size(); i++) {
