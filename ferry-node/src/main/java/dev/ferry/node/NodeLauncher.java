@@ -64,6 +64,9 @@ public final class NodeLauncher extends VertxApplication {
       } else {
         continue; // the launcher itself reports a missing value
       }
+      if (value.startsWith("@")) {
+        continue; // an argument file, expanded by the launcher's parser: what it holds is its to read
+      }
       String why = unreadable(value);
       if (why != null) {
         return name + " " + value + ": " + why;
