@@ -20,13 +20,18 @@ import org.junit.jupiter.api.Test;
  */
 class JobReportEmptyRunTest {
 
-  @Test
-  void aRunWithoutAnyReplyShowsNoCpuFigure() {
+  /** The report of a job whose one run answered nothing. */
+  private static JobReport emptyRunReport() {
     RunReport empty = new RunReport("Ferry", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
         Double.NaN, Double.NaN, Double.NaN, Double.NaN, 2.0, 3.0, 5, 0.0, 0, 9, 0, List.of(),
         0.11, 0.0, 0.1, new JsonObject());
     JobOptions options = JobOptions.parse("--store", "h2", "--no-compare", "--no-report");
-    JobReport report = new JobReport(options, "H2", List.of(), 1.0, 2.0, List.of(empty), null);
+    return new JobReport(options, "H2", List.of(), 1.0, 2.0, List.of(empty), null);
+  }
+
+  @Test
+  void aRunWithoutAnyReplyShowsNoCpuFigure() {
+    JobReport report = emptyRunReport();
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     report.print(new PrintStream(bytes, true, StandardCharsets.UTF_8));
     String printed = bytes.toString(StandardCharsets.UTF_8);
@@ -41,11 +46,7 @@ class JobReportEmptyRunTest {
    */
   @Test
   void aReportThatCannotBeWrittenAtTheEndLeavesTheTablePrinted() {
-    RunReport empty = new RunReport("Ferry", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-        Double.NaN, Double.NaN, Double.NaN, Double.NaN, 2.0, 3.0, 5, 0.0, 0, 9, 0, List.of(),
-        0.11, 0.0, 0.1, new JsonObject());
-    JobOptions options = JobOptions.parse("--store", "h2", "--no-compare", "--no-report");
-    JobReport report = new JobReport(options, "H2", List.of(), 1.0, 2.0, List.of(empty), null);
+    JobReport report = emptyRunReport();
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     UncheckedIOException full = new UncheckedIOException("cannot write the HTML report r.html",
         new IOException("No space left on device"));
