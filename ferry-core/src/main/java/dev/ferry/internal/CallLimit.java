@@ -100,16 +100,6 @@ import java.util.Arrays;
  * instead. A FIFO pool beyond its size, or processor sharing beyond its cores, serves the same at
  * every limit, and is cut as before.
  *
- * <p>A batch size's calls may come in two groups far apart (ADR 0158): a cache in front of the
- * store answers its hits at once, without a connection, while its misses wait for one. The round's
- * median call is then a hit, on time, and a queue of the misses never shows: the limit climbed to
- * its ceiling with the queue at the pool. A class whose round shows such a split, in two rounds
- * running, keeps a second floor for its slow group; each call is judged against its group's floor,
- * and the round's ratio is the two groups' medians weighted by the time their calls spent in flight
- * (Little's law: the downstream serves each group's calls in flight over its ratio). What a cut
- * leaves is read on the per-call mean within each group, weighted the same way between them. A
- * floor round whose calls of the class are all fast forgets the second group.
- *
  * <h2>Invariants</h2>
  * {@code 1 <= limit() <= max}; floors are positive or absent; a pinned limit never moves.
  *
@@ -131,29 +121,6 @@ public final class CallLimit {
   static final int MIN_CLASS = 8;
   /** Samples in a round at least (and at least the limit). */
   static final int MIN_ROUND = 16;
-  /**
-   * Two neighbouring latencies of a class this far apart (a ratio) split its calls into two groups
-   * (ADR 0158): a cache's hit and miss differ by ten times and more; a queue or a heavy tail
-   * spreads latencies without such a gap between calls with many on either side.
-   */
-  static final double GROUP_GAP = 4;
-  /**
-   * A class's calls are split only if the split explains at least this share of the spread of
-   * their log latencies ({@link #separation}): about 0.64 for one group of any lognormal spread, near
-   * 1 for a cache's hits and misses. With the gap alone, a lognormal tail of sigma 1 was split in
-   * most runs, its slow calls then judged against a slow floor of their own.
-   */
-  static final double GROUP_SEPARATION = 0.85;
-  /** The two rounds that show a class's second group agree on its mean within this factor. */
-  static final double GROUP_AGREE = 2;
-  /**
-   * Calls on either side of a split, at least (and a tenth of the class): a heavy tail's round of 20
-   * calls often holds two far slower than the rest (a Pareto tail of index 1.5, at some seeds in two
-   * rounds running), rarely three.
-   */
-  static final int GROUP_SIDE = 3;
-  /** A class is looked at for two groups only with this many calls in the round: in a handful of calls chance makes gaps. */
-  static final int GROUP_MIN_CALLS = 12;
   /** How often the floors are re-measured at a lowered limit. */
   static final long FLOOR_PERIOD_NANOS = 30_000_000_000L;
   /** The limit during a floor round, as a fraction of the limit before it. */
@@ -283,21 +250,6 @@ public final class CallLimit {
   /** When each of the round's successful samples started and completed (loop nanos), for {@link #heldTogether}. */
   private long[] sampleStart = new long[16];
   private long[] sampleEnd = new long[16];
-  /** Whether each of the round's successful samples is of its class's slow group (ADR 0158). */
-  private boolean[] sampleSlow = new boolean[16];
-  /**
-   * A second floor per class, for a class whose calls come in two groups far apart (a cache in
-   * front of the store: hits that take no connection, misses that wait for one); 0 while it has
-   * one group (ADR 0158). The class's own floor is its fast group's.
-   */
-  private final double[] slowFloor = new double[CLASSES];
-  /** Each class's slow group in this round: latency sum (lag taken off) and count. */
-  private final long[] slowSum = new long[CLASSES];
-  private final int[] slowCount = new int[CLASSES];
-  /** The slow group's mean in the class's last round with two of its calls at least: floors fall as far as two agree. */
-  private final double[] lastSlowMean = new double[CLASSES];
-  /** The slow group's mean in the class's last round, if that round showed two groups (0: it did not). */
-  private final double[] lastSplit = new double[CLASSES];
   /** The last completion seen (any call, any round), and the longest time this round went without one. */
   private boolean anyCompleted;
   private long lastCompletion;
@@ -480,12 +432,10 @@ public final class CallLimit {
         sampleSize = Arrays.copyOf(sampleSize, 2 * sampleCount);
         sampleStart = Arrays.copyOf(sampleStart, 2 * sampleCount);
         sampleEnd = Arrays.copyOf(sampleEnd, 2 * sampleCount);
-        sampleSlow = Arrays.copyOf(sampleSlow, 2 * sampleCount);
       }
       sampleLatency[sampleCount] = Math.max(1, latencyNanos);
       sampleStart[sampleCount] = startedAt;
       sampleEnd[sampleCount] = now;
-      sampleSlow[sampleCount] = false;
       sampleSize[sampleCount++] = size;
     }
     if (!floorRound && cleanRun >= limit && limit <= recoverTo / 2) {
@@ -518,7 +468,6 @@ public final class CallLimit {
   }
 
   private void endRound(long now) {
-    splitGroups();
     seenLoopLagNanos = lagSum / samples;
     if (rawLatencySum > 0 && lagSum >= LAG_SHARE * rawLatencySum && failures < MOSTLY_FAILING * samples) {
       // Most of the latency was this loop's own lateness (a starved machine): it says nothing
@@ -626,7 +575,6 @@ public final class CallLimit {
         }
       }
     }
-    learnSlowFloors(false);
     if (known > 0) {
       seenLatencyNanos = (long) (latencySum / known);
       seenFloorNanos = (long) (floorSum / known);
@@ -642,7 +590,7 @@ public final class CallLimit {
     double meanInFlight = inFlightSum / (double) samples;
     // The median call's latency over its floor: queueing at the downstream delays every call
     // alike, while a stall of this loop or a slow outlier delays a few; the median sees the first.
-    double ratio = known > 0 || groupMedian(true) > 0 ? medianRatio() : 1;
+    double ratio = known > 0 ? medianRatio() : 1;
     // Little's law again: the downstream serves calls in flight / ratio of them at once; the rest
     // wait in its queue. That queue, counted in calls, is judged against the allowance (ADR 0076).
     double servedAtOnce = meanInFlight / ratio;
@@ -833,12 +781,6 @@ public final class CallLimit {
           lastClassMean[c] = mean;
         }
       }
-      learnSlowFloors(true);
-      for (int c = 0; c < CLASSES; c++) {
-        if (classCount[c] >= MIN_CLASS && slowCount[c] == 0) {
-          slowFloor[c] = 0; // one group again (the cache is gone, or always answers)
-        }
-      }
       // The bound starts again with the floors: one freak fast call (a cached answer) does not
       // hold it down for good.
       Arrays.fill(onTime, 0);
@@ -934,7 +876,7 @@ public final class CallLimit {
     double floorSum = 0;
     int known = 0;
     for (int i = 0; i < sampleCount; i++) {
-      double floor = callFloor(i);
+      double floor = floorAt(sampleSize[i]);
       if (floor > 0) {
         floorSum += floor;
         known++;
@@ -966,217 +908,40 @@ public final class CallLimit {
    */
   private double meanRatio(double median) {
     double cap = SERVED_CAP * median;
-    // Per call within a group, as ADR 0149 has it (a heavy tail's slow calls do not outweigh the
-    // rest); between two groups (ADR 0158) weighted by the time their calls spent in flight, as
-    // the round's median is.
-    double[] sum = new double[2];
-    int[] n = new int[2];
-    double[] time = new double[2];
+    double sum = 0;
+    int n = 0;
     for (int i = 0; i < sampleCount; i++) {
-      double floor = callFloor(i);
+      double floor = floorAt(sampleSize[i]);
       if (floor > 0) {
-        int g = sampleSlow[i] ? 1 : 0;
-        sum[g] += Math.min(cap, sampleLatency[i] / floor);
-        n[g]++;
-        time[g] += sampleLatency[i];
+        sum += Math.min(cap, sampleLatency[i] / floor);
+        n++;
       }
     }
-    if (n[1] == 0) {
-      return n[0] == 0 ? 1 : sum[0] / n[0];
-    }
-    if (n[0] == 0) {
-      return sum[1] / n[1];
-    }
-    return (time[0] + time[1]) / (time[0] / (sum[0] / n[0]) + time[1] / (sum[1] / n[1]));
+    return n == 0 ? 1 : sum / n;
   }
 
-  /**
-   * The median over the round's samples (those with a floor) of latency / floor; 1 with none. Where
-   * a class's calls come in two groups (ADR 0158), each group's median over its own floor, the two
-   * weighted by the time their calls spent in flight: by Little's law the downstream then serves
-   * the fast group's calls in flight / its ratio plus the slow group's / its own, and the round's
-   * ratio is the calls in flight over that. A median over both groups at once is the larger group's
-   * (the hits of a cache that answers most calls), and never sees the queue of the other.
-   */
+  /** The median over the round's samples (those with a floor) of latency / floor; 1 with none. */
   private double medianRatio() {
-    double fast = groupMedian(false);
-    double slow = groupMedian(true);
-    if (slow <= 0) {
-      return fast > 0 ? fast : 1;
-    }
-    if (fast <= 0) {
-      return slow;
-    }
-    double fastTime = 0;
-    double slowTime = 0;
-    for (int i = 0; i < sampleCount; i++) {
-      if (callFloor(i) > 0) {
-        if (sampleSlow[i]) {
-          slowTime += sampleLatency[i];
-        } else {
-          fastTime += sampleLatency[i];
-        }
-      }
-    }
-    return (fastTime + slowTime) / (fastTime / fast + slowTime / slow);
-  }
-
-  /** The median of latency / floor over the round's samples of one group (those with a floor); 0 with none. */
-  private double groupMedian(boolean slowGroup) {
     double[] ratios = new double[sampleCount];
     int n = 0;
     for (int i = 0; i < sampleCount; i++) {
-      if (sampleSlow[i] != slowGroup) {
-        continue;
-      }
-      double floor = callFloor(i);
+      double floor = floorAt(sampleSize[i]);
       if (floor > 0) {
         ratios[n++] = sampleLatency[i] / floor;
       }
     }
     if (n == 0) {
-      return 0;
+      return 1;
     }
     Arrays.sort(ratios, 0, n);
     return n % 2 == 1 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
-  }
-
-  /** The floor sample {@code i} is judged against: its group's. */
-  private double callFloor(int i) {
-    return sampleSlow[i] ? slowFloor[sizeClass(sampleSize[i])] : floorAt(sampleSize[i]);
-  }
-
-  /**
-   * Finds the classes whose calls come in two groups, and moves the slow group's samples out of
-   * their class's sums (ADR 0158). A class of {@link #GROUP_MIN_CALLS} calls or more in the round
-   * shows two groups when its latencies, sorted, have a gap of at least {@link #GROUP_GAP} between
-   * two neighbours with at least {@link #GROUP_SIDE} calls (and a tenth of them) on either side,
-   * the split explains {@link #GROUP_SEPARATION} of their spread at least, and the fast side is no
-   * slower than its floor allows: a queue, a heavy tail or noise spreads latencies out, it does not
-   * split them. Two rounds of the class in a row must show it, their slow means within {@link
-   * #GROUP_AGREE} of each other; the slow group's floor is then the higher of the two, and falls as
-   * the fast floors do. From then on a call at or above the geometric middle of the two floors is
-   * of the slow group. A floor round with the class's calls all fast forgets the second group.
-   */
-  private void splitGroups() {
-    for (int c = 0; c < CLASSES; c++) {
-      if (slowFloor[c] > 0 || classCount[c] < GROUP_MIN_CALLS) {
-        continue;
-      }
-      long[] latencies = new long[classCount[c]];
-      int n = 0;
-      for (int i = 0; i < sampleCount; i++) {
-        if (sizeClass(sampleSize[i]) == c) {
-          latencies[n++] = sampleLatency[i];
-        }
-      }
-      Arrays.sort(latencies, 0, n);
-      int side = Math.max(GROUP_SIDE, (int) Math.ceil(0.1 * n));
-      int cut = -1;
-      double gap = 0;
-      for (int j = side - 1; j < n - side; j++) {
-        double g = latencies[j + 1] / (double) latencies[j];
-        if (g > gap) {
-          gap = g;
-          cut = j;
-        }
-      }
-      double floor = floorAt(classSize[c] / (double) classCount[c]);
-      if (cut < 0 || gap < GROUP_GAP || (floor > 0 && latencies[(cut + 1) / 2] > (1 + tolerance) * floor)
-          || separation(latencies, n, cut) < GROUP_SEPARATION) {
-        lastSplit[c] = 0;
-        continue;
-      }
-      double slowMean = 0;
-      for (int j = cut + 1; j < n; j++) {
-        slowMean += latencies[j];
-      }
-      slowMean /= n - cut - 1;
-      if (lastSplit[c] == 0 || slowMean > GROUP_AGREE * lastSplit[c] || lastSplit[c] > GROUP_AGREE * slowMean) {
-        // First seen, or its slow calls took another time than last round's: a tail's rare slow
-        // calls vary from round to round, a second group's keep their time.
-        lastSplit[c] = slowMean;
-        continue;
-      }
-      slowFloor[c] = Math.max(slowMean, lastSplit[c]);
-      lastSlowMean[c] = slowFloor[c];
-      lastSplit[c] = 0;
-    }
-    for (int i = 0; i < sampleCount; i++) {
-      int c = sizeClass(sampleSize[i]);
-      if (slowFloor[c] == 0) {
-        continue;
-      }
-      double fast = floorAt(sampleSize[i]);
-      if (sampleLatency[i] >= (fast > 0 ? Math.sqrt(fast * slowFloor[c]) : slowFloor[c] / 2)) {
-        sampleSlow[i] = true;
-        classSum[c] -= sampleLatency[i];
-        classSize[c] -= sampleSize[i];
-        classCount[c]--;
-        slowSum[c] += sampleLatency[i];
-        slowCount[c]++;
-      }
-    }
-  }
-
-  /**
-   * How much of the spread of the log latencies {@code latencies[0..n)} (sorted) the split after
-   * {@code cut} explains: the variance between the two groups over the whole variance (Otsu's
-   * measure). A unimodal sample split at its best explains about 0.64 (a normal's halves); two
-   * groups far apart, each tight, nearly all of it.
-   */
-  static double separation(long[] latencies, int n, int cut) {
-    double sum = 0;
-    double sumSq = 0;
-    double low = 0;
-    for (int j = 0; j < n; j++) {
-      double x = Math.log(latencies[j]);
-      sum += x;
-      sumSq += x * x;
-      if (j <= cut) {
-        low += x;
-      }
-    }
-    double mean = sum / n;
-    double total = sumSq / n - mean * mean;
-    if (total <= 0) {
-      return 0;
-    }
-    int nLow = cut + 1;
-    double meanLow = low / nLow;
-    double meanHigh = (sum - low) / (n - nLow);
-    double between = (nLow * (meanLow - mean) * (meanLow - mean) + (n - nLow) * (meanHigh - mean) * (meanHigh - mean)) / n;
-    return between / total;
-  }
-
-  /**
-   * The slow groups' floors from this round: in a floor round ({@code replace}) their means, else
-   * lowered only as far as this round and the group's last round of two calls or more agree, as the
-   * fast floors are (ADR 0152).
-   */
-  private void learnSlowFloors(boolean replace) {
-    for (int c = 0; c < CLASSES; c++) {
-      if (slowFloor[c] == 0 || slowCount[c] < (replace ? 1 : 2)) {
-        continue;
-      }
-      double mean = slowSum[c] / (double) slowCount[c];
-      if (replace) {
-        slowFloor[c] = mean;
-      } else {
-        double agreed = slowStart ? mean : Math.max(mean, lastSlowMean[c]);
-        slowFloor[c] = Math.min(slowFloor[c], agreed);
-      }
-      lastSlowMean[c] = mean;
-    }
   }
 
   /** Scales every floor by {@code ratio}, then takes this round's class means as the floors of its classes. */
   private void rebaseFloors(double ratio) {
     for (int c = 0; c < CLASSES; c++) {
       floorLatency[c] *= ratio;
-      slowFloor[c] *= ratio;
     }
-    learnSlowFloors(true);
     for (int c = 0; c < CLASSES; c++) {
       if (classCount[c] > 0) {
         setFloor(c, classSize[c] / (double) classCount[c], classFloor(c));
@@ -1298,8 +1063,6 @@ public final class CallLimit {
 
   private void newRound(long now) {
     roundStart = now;
-    Arrays.fill(slowSum, 0);
-    Arrays.fill(slowCount, 0);
     samples = 0;
     failures = 0;
     cleanRun = 0;
@@ -1373,16 +1136,6 @@ public final class CallLimit {
   /** A floor re-measurement round is running (the limit lowered for it); for tests. */
   boolean inFloorRound() {
     return floorRound;
-  }
-
-  /** Whether any batch-size class has two latency groups (ADR 0158); for tests. */
-  boolean hasTwoGroups() {
-    for (double f : slowFloor) {
-      if (f > 0) {
-        return true;
-      }
-    }
-    return false;
   }
 
   /** The floor learned for batches of {@code size}, in nanos (0 = unknown); for tests. */
