@@ -118,6 +118,10 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
    */
   protected final <E extends EngineCore<K, I>> E bind(E built) {
     this.engine = built;
+    // Published once as built, so that a read off the loop before the first transition shows the
+    // ferry as it is (its call limit: 1, pinned or maxInFlightBatches), not zeros (review M). The
+    // ferry has not escaped its constructor yet: nothing else reads or writes the figures now.
+    published.publish();
     built.observe(probe);
     this.unhook = loop.onOwnerClose(this::ownerClosing);
     return built;
