@@ -53,8 +53,8 @@ public record JobOptions(
   public static final String USAGE = String.join("\n",
       "usage: java -cp target/ferry.jar dev.ferry.demo.MainJob [options]",
       "",
-      "  --duration D       how long each measured run offers load: 500ms, 15s, 1m (default 10s, at most 10m)",
-      "  --warmup D         how long the same load warms up each Ferry mode first, not measured (default 5s, 0 for none)",
+      "  --duration D       how long each measured run offers load: 500ms, 15s, 1m (default 10s, 100ms to 10m)",
+      "  --warmup D         one warm-up round per Ferry mode, not measured; up to 4 rounds while the JIT compiles (default 5s, 0 for none)",
       "  --store S          pg: embedded PostgreSQL, its own process (default); h2: in memory, in this JVM",
       "  --hot N            hot accounts getting the bulk import (default 4, >= 1)",
       "  --quiet N          quiet accounts, each touched now and then (default 2000, >= 0)",
@@ -64,7 +64,7 @@ public record JobOptions(
       "  --seed N           random seed (default 42)",
       "  --report FILE      where to write the HTML report (default target/main-job.html)",
       "  --no-report        no HTML report",
-      "  --no-compare       skip the run without Ferry",
+      "  --no-compare       only the run through Ferry (no fixed-slots run, no unbatched run)",
       "  --no-progress      no live progress line",
       "  --help             this text");
 
