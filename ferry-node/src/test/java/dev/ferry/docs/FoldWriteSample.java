@@ -51,7 +51,7 @@ final class FoldWriteSample {
         op -> Accounts.accountOf((JsonObject) op), fw, fw::extract);
 
     ferry.submit(Accounts.withdraw("a1", 500))
-        .onFailure(e -> System.out.println(e.getMessage())); // INPUT_REJECTED: "insufficient funds: ..."
+        .onFailure(e -> System.out.println(e.getMessage())); // insufficient funds: balance 0, withdrawal 500
     // [/build]
   }
 
