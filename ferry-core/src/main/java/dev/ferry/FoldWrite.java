@@ -71,8 +71,8 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
    * Runs attempts from {@code first} until one answers or the last conflicts. Conflicts answered at
    * once run in a loop, not each attempt inside the last one's completion: a store that answers at
    * once (in memory, a cache) grew the stack by an attempt per conflict, and a large {@code
-   * maxAttempts} overflowed it (review D). An attempt answered later goes on from its completion,
-   * through the Future it returned, as before.
+   * maxAttempts} overflowed it (review D). After an attempt answered later, the rest run from
+   * completions ({@link #later}), the caller keeping the Future composed over that attempt.
    */
   private Future<FoldOutcomes<I, R>> attempts(K key, List<I> inputs, int first) {
     for (int n = first; ; n++) {
