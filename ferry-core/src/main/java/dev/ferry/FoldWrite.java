@@ -69,25 +69,38 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
 
   /**
    * Runs attempts from {@code first} until one answers or the last conflicts. Conflicts answered at
-   * once run in a loop, not each attempt inside the last one's completion: a store that answers at
-   * once (in memory, a cache) grew the stack by an attempt per conflict, and a large {@code
-   * maxAttempts} overflowed it (review D). After an attempt answered later, the rest run from
-   * completions ({@link #later}), the caller keeping the Future composed over that attempt.
+   * once run in a loop ({@link #untilPending}), not each attempt inside the last one's completion:
+   * a store that answers at once (in memory, a cache) grew the stack by an attempt per conflict,
+   * and a large {@code maxAttempts} overflowed it (review D). After an attempt answered later, the
+   * rest run from completions ({@link #later}), the caller keeping the Future composed over that
+   * attempt, with its context: an Error thrown by the caller's handler still reaches the context's
+   * handler.
    */
   private Future<FoldOutcomes<I, R>> attempts(K key, List<I> inputs, int first) {
-    for (int n = first; ; n++) {
+    int[] at = {first};
+    Future<FoldOutcomes<I, R>> round = untilPending(key, inputs, at);
+    return round.compose(done -> done != null ? Future.succeededFuture(done) : later(key, inputs, at[0] + 1));
+  }
+
+  /**
+   * Runs attempts from {@code at[0]} while each conflicts at once, and returns the first that did
+   * not: one answered later, failed, or answered (null: a conflict answered later), with {@code
+   * at[0]} its number. What the first attempt throws is thrown (as a batch call that throws); what
+   * a later one throws fails the Future (as a compose whose function throws).
+   */
+  private Future<FoldOutcomes<I, R>> untilPending(K key, List<I> inputs, int[] at) {
+    for (int first = at[0]; ; at[0]++) {
       Future<FoldOutcomes<I, R>> round;
       try {
-        round = attempt(key, inputs, n);
+        round = attempt(key, inputs, at[0]);
       } catch (Throwable e) {
-        if (n == first) {
-          throw e; // as before: a batch call that throws (first), or a compose that fails (later)
+        if (at[0] == first) {
+          throw e;
         }
         return Future.failedFuture(e);
       }
       if (!round.isComplete() || round.failed() || round.result() != null) {
-        int next = n + 1;
-        return round.compose(done -> done != null ? Future.succeededFuture(done) : later(key, inputs, next));
+        return round;
       }
     }
   }
@@ -97,8 +110,7 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
    * from its own completion. Each returning a Future composed over the next attempt's chained one
    * completion per attempt, run back all at once from the last: at some thousands of conflicts
    * answered later that overflowed the stack, and on an event loop no caller was answered (review
-   * J). The Future of the first attempt answered later (attempts) is still the caller's, with its
-   * context, so an Error thrown by the caller's handler still reaches the context's handler.
+   * J).
    */
   private Future<FoldOutcomes<I, R>> later(K key, List<I> inputs, int first) {
     Promise<FoldOutcomes<I, R>> done = Promise.promise();
@@ -107,30 +119,21 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
   }
 
   private void later(K key, List<I> inputs, int first, Promise<FoldOutcomes<I, R>> done) {
-    for (int n = first; ; n++) {
-      Future<FoldOutcomes<I, R>> round;
-      try {
-        round = attempt(key, inputs, n);
-      } catch (Throwable e) {
-        done.fail(e); // as a compose whose function throws: from a completion, a throw answers no one
-        return;
-      }
-      if (!round.isComplete()) {
-        int next = n + 1;
-        round.onComplete(r -> {
-          if (r.succeeded() && r.result() == null) {
-            later(key, inputs, next, done);
-          } else {
-            done.handle(r);
-          }
-        });
-        return;
-      }
-      if (round.failed() || round.result() != null) {
-        done.handle(round);
-        return;
-      }
+    int[] at = {first};
+    Future<FoldOutcomes<I, R>> round;
+    try {
+      round = untilPending(key, inputs, at);
+    } catch (Throwable e) {
+      done.fail(e); // from a completion, a throw answers no one
+      return;
     }
+    round.onComplete(r -> {
+      if (r.succeeded() && r.result() == null) {
+        later(key, inputs, at[0] + 1, done);
+      } else {
+        done.handle(r);
+      }
+    });
   }
 
   /** The extract for {@link Ferry#perKey}: the caller's result, or INPUT_REJECTED with its reason. */

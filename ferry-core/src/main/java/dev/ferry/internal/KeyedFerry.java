@@ -10,6 +10,7 @@ import io.vertx.core.Promise;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -77,7 +78,7 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
    * its key, changed after submit, no longer finds it in {@link #waiting}. Identity set: {@code
    * Shared} keeps {@code Object}'s equals. Only on the loop.
    */
-  private final java.util.HashSet<Shared<K, V>> watched = new java.util.HashSet<>();
+  private final HashSet<Shared<K, V>> watched = new HashSet<>();
   /**
    * On the loop only: published with the queue's figures at the end of each transition
    * ({@link #view}), so that a read from another thread sees them and the queue's at one moment.

@@ -11,6 +11,7 @@ import java.nio.file.InvalidPathException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * The main class of {@code target/ferry.jar}: Vert.x's launcher ({@link VertxApplication}), with
@@ -52,7 +53,7 @@ public final class NodeLauncher extends VertxApplication {
       String arg = args[i];
       int eq = arg.indexOf('=');
       // Case does not matter to the launcher's parser (-CONF is -conf).
-      String name = (eq > 0 ? arg.substring(0, eq) : arg).toLowerCase(java.util.Locale.ROOT);
+      String name = (eq > 0 ? arg.substring(0, eq) : arg).toLowerCase(Locale.ROOT);
       if (!JSON_OPTIONS.contains(name)) {
         continue;
       }
