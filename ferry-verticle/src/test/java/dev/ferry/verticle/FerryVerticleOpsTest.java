@@ -162,6 +162,14 @@ class FerryVerticleOpsTest extends VerticleTestBase {
       JsonObject bad = read(in);
       assertEquals("err", bad.getString("type"), bad.encode());
       assertEquals(400, bad.getInteger("failureCode"), bad.encode());
+      // The whole frame, as docs/operations.md shows it: a client matches it to its send by
+      // `address`, which carries the send's reply address (not by a `replyAddress` field).
+      assertEquals("reply-3", bad.getString("address"), bad.encode());
+      assertEquals("ferry.submit", bad.getString("sourceAddress"), bad.encode());
+      assertEquals("RECIPIENT_FAILURE", bad.getString("failureType"), bad.encode());
+      assertTrue(bad.getString("message").contains("\"key\" header"), bad.encode());
+      assertEquals(java.util.Set.of("type", "address", "sourceAddress", "failureCode", "failureType", "message"),
+          bad.fieldNames(), bad.encode());
     }
   }
 
