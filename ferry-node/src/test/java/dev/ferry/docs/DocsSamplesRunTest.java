@@ -25,7 +25,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The samples DocsSamplesTest keeps compiled, run: each does what its guide says it does (a sample
- * can compile and still deploy nothing, or print something else than its comment says).
+ * can compile and still deploy nothing, or print something else than its comment says). Two are
+ * compiled only: fold-write.md's PostgreSQL pool, which names a server at host {@code db}, and its
+ * embedded test server, which is how the PostgreSQL tests of ferry-fold start theirs.
  */
 class DocsSamplesRunTest {
   private final Vertx vertx = Vertx.vertx();
@@ -150,5 +152,102 @@ class DocsSamplesRunTest {
       }
     }
     assertEquals(10L, ((Number) balance).longValue());
+  }
+
+  @Test
+  void theMakeSamplePrintsTheOffsetItsStoreGaveTheEvent() throws Exception {
+    MakeAndKeyedSample.EventStore store = events -> {
+      Map<String, Long> offsets = new java.util.HashMap<>();
+      for (JsonObject e : events) {
+        offsets.put(e.getString("id"), 41L + offsets.size() + 1);
+      }
+      return Future.succeededFuture(offsets);
+    };
+    String out = printed(() -> MakeAndKeyedSample.make(vertx, dev.ferry.FerryConfig.defaults(), store,
+        new JsonObject().put("id", "e-1").put("kind", "deposit")), "appended at ");
+    assertTrue(out.contains("appended at 42"), out);
+  }
+
+  @Test
+  void theKeyedSampleAnswersTheRequestWithTheUserOrA404() throws Exception {
+    JsonObject user = new JsonObject().put("id", "42").put("name", "Ada");
+    List<String> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
+    MakeAndKeyedSample.UserDb db = ids -> {
+      asked.addAll(ids);
+      return Future.succeededFuture(ids.contains("42") && asked.size() == 1 ? Map.of("42", user) : Map.of());
+    };
+    List<String> found = new java.util.concurrent.CopyOnWriteArrayList<>();
+    MakeAndKeyedSample.keyed(vertx, dev.ferry.FerryConfig.defaults(), db, routingContext(found));
+    eventually("the user answered as JSON", () -> found.equals(List.of("json " + user.encode())));
+    // The store has no such user the second time: the sample fails the request with 404.
+    List<String> missing = new java.util.concurrent.CopyOnWriteArrayList<>();
+    MakeAndKeyedSample.keyed(vertx, dev.ferry.FerryConfig.defaults(), db, routingContext(missing));
+    eventually("a 404", () -> missing.equals(List.of("fail 404")));
+    assertEquals(List.of("42", "42"), asked);
+  }
+
+  /** A RoutingContext that records the two calls the keyed sample makes (json, fail). */
+  private static io.vertx.ext.web.RoutingContext routingContext(List<String> calls) {
+    return (io.vertx.ext.web.RoutingContext) java.lang.reflect.Proxy.newProxyInstance(
+        DocsSamplesRunTest.class.getClassLoader(), new Class<?>[] {io.vertx.ext.web.RoutingContext.class},
+        (proxy, method, args) -> {
+          switch (method.getName()) {
+            case "json" -> calls.add("json " + ((JsonObject) args[0]).encode());
+            case "fail" -> calls.add("fail " + args[0]);
+            case "toString" -> {
+              return "sample routing context";
+            }
+            default -> throw new UnsupportedOperationException(method.getName());
+          }
+          return null;
+        });
+  }
+
+  @Test
+  void theVerticleGuidesHttpDownstreamSampleAnswersTheFerrysBatches() throws Exception {
+    // The sample listens on 8080, where the guide's config points: run where that port is free.
+    try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
+      probe.setReuseAddress(true);
+      probe.bind(new java.net.InetSocketAddress("127.0.0.1", 8080));
+    } catch (java.io.IOException taken) {
+      org.junit.jupiter.api.Assumptions.abort("port 8080 is taken on this machine: " + taken);
+    }
+    VerticleSample.httpDownstream(vertx);
+    await(vertx.deployVerticle(new FerryVerticle(), new DeploymentOptions().setConfig(new JsonObject()
+        .put("downstream", new JsonObject().put("type", "http").put("url", "http://127.0.0.1:8080/batch")))));
+    FerryClient client = FerryClient.create(vertx);
+    Object answer = null;
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (answer == null) {
+      try {
+        answer = await(client.submit("account-42", new JsonObject().put("amount", 5)));
+      } catch (java.util.concurrent.ExecutionException notYet) {
+        // the sample's listen is its own (its Future is not returned): retry until it serves
+        assertTrue(System.nanoTime() < end, notYet.getCause().toString());
+        Thread.sleep(50);
+      }
+    }
+    assertEquals(new JsonObject().put("amount", 5), answer, "the HTTP sample answers each input with itself");
+  }
+
+  @Test
+  void theFoldWriteGuidesH2SampleCreatesItsTablesInAFile() throws Exception {
+    java.nio.file.Path dir = java.nio.file.Path.of("data");
+    org.junit.jupiter.api.Assumptions.assumeFalse(java.nio.file.Files.exists(dir),
+        "a ./data directory exists here already: the sample's file is not written over it");
+    Vertx own = Vertx.vertx();
+    try {
+      JdbcStore store = await(FoldWriteSample.h2(own));
+      String out = printed(() -> FoldWriteSample.build(own, store), "insufficient funds: ");
+      assertTrue(out.contains("insufficient funds: balance 0, withdrawal 500"), out);
+      assertTrue(java.nio.file.Files.exists(dir.resolve("ferry.mv.db")), "the sample's database file");
+    } finally {
+      await(own.close());
+      try (var files = java.nio.file.Files.walk(dir)) {
+        for (java.nio.file.Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+          java.nio.file.Files.deleteIfExists(p);
+        }
+      }
+    }
   }
 }
