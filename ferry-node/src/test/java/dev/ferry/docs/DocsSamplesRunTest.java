@@ -88,6 +88,23 @@ class DocsSamplesRunTest {
         new JsonObject().put("amount", 5))), "the downstream sample answers each input with itself");
   }
 
+  /**
+   * Submits through a FerryClient until the sample's downstream serves: a sample starts its service
+   * or server without returning that start's Future, so the first submits may fail.
+   */
+  private Object submitOnceServing(String key, Object input) throws Exception {
+    FerryClient client = FerryClient.create(vertx);
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (true) {
+      try {
+        return await(client.submit(key, input));
+      } catch (java.util.concurrent.ExecutionException notYet) {
+        assertTrue(System.nanoTime() < end, notYet.getCause().toString());
+        Thread.sleep(50);
+      }
+    }
+  }
+
   private JsonObject metricsOrNull() {
     try {
       return vertx.eventBus().<JsonObject>request("ferry.metrics", null).map(Message::body)
@@ -139,18 +156,7 @@ class DocsSamplesRunTest {
     FoldWriteSample.service(vertx, store);
     await(vertx.deployVerticle(new FerryVerticle(), new DeploymentOptions().setConfig(new JsonObject()
         .put("downstream", new JsonObject().put("type", "eventbus").put("address", "accounts.store")))));
-    FerryClient client = FerryClient.create(vertx);
-    Object balance = null;
-    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (balance == null) {
-      try {
-        balance = await(client.submit("a2", Accounts.deposit("a2", 10)));
-      } catch (java.util.concurrent.ExecutionException notYet) {
-        // the service's start is the sample's own (its Future is not returned): retry until it serves
-        assertTrue(System.nanoTime() < end, notYet.getCause().toString());
-        Thread.sleep(50);
-      }
-    }
+    Object balance = submitOnceServing("a2", Accounts.deposit("a2", 10));
     assertEquals(10L, ((Number) balance).longValue());
   }
 
@@ -215,18 +221,7 @@ class DocsSamplesRunTest {
     VerticleSample.httpDownstream(vertx);
     await(vertx.deployVerticle(new FerryVerticle(), new DeploymentOptions().setConfig(new JsonObject()
         .put("downstream", new JsonObject().put("type", "http").put("url", "http://127.0.0.1:8080/batch")))));
-    FerryClient client = FerryClient.create(vertx);
-    Object answer = null;
-    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (answer == null) {
-      try {
-        answer = await(client.submit("account-42", new JsonObject().put("amount", 5)));
-      } catch (java.util.concurrent.ExecutionException notYet) {
-        // the sample's listen is its own (its Future is not returned): retry until it serves
-        assertTrue(System.nanoTime() < end, notYet.getCause().toString());
-        Thread.sleep(50);
-      }
-    }
+    Object answer = submitOnceServing("account-42", new JsonObject().put("amount", 5));
     assertEquals(new JsonObject().put("amount", 5), answer, "the HTTP sample answers each input with itself");
   }
 
