@@ -238,9 +238,12 @@ class DocsSamplesRunTest {
       assertTrue(java.nio.file.Files.exists(dir.resolve("ferry.mv.db")), "the sample's database file");
     } finally {
       await(own.close());
-      try (var files = java.nio.file.Files.walk(dir)) {
-        for (java.nio.file.Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
-          java.nio.file.Files.deleteIfExists(p);
+      if (java.nio.file.Files.exists(dir)) {
+        // (not there when the sample failed before it opened the database: the failure is what counts)
+        try (var files = java.nio.file.Files.walk(dir)) {
+          for (java.nio.file.Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+            java.nio.file.Files.deleteIfExists(p);
+          }
         }
       }
     }
