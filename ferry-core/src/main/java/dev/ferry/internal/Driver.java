@@ -34,6 +34,12 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
   private final Promise<Void> closed = Promise.promise();
   private final Loop engineLoop;
   private boolean running;
+  /**
+   * A transition is running (not its effects): user code the engine calls inside one (a custom
+   * order's compare, an exception handler a report reaches) may re-enter the ferry, and such a
+   * submit or close must wait for the transition to end (see {@link #onLoopOrRefused}).
+   */
+  private boolean inTransition;
   /** Probes observing the engine; changed only on the loop. */
   private final java.util.List<Probe> probes = new java.util.ArrayList<>(2);
   /**
@@ -181,9 +187,14 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
       return;
     }
     long deadline = timeoutNanos == 0 ? Long.MAX_VALUE : Deadlines.after(loop.nanoTime(), timeoutNanos);
-    if (loop.inLoop()) {
+    if (loop.inLoop() && !inTransition) {
       // The common case, inlined: no task object for the transition.
-      admitSafely(input, deadline, answer);
+      inTransition = true;
+      try {
+        admitSafely(input, deadline, answer);
+      } finally {
+        inTransition = false;
+      }
       published.publish();
       runEffects();
     } else if (!onLoopOrRefused(() -> admitSafely(input, deadline, answer))) {
@@ -391,6 +402,14 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
    */
   protected final boolean onLoopOrRefused(Runnable transition) {
     if (loop.inLoop()) {
+      if (inTransition) {
+        // Re-entered from user code the engine runs inside a transition (a custom order compares
+        // inside the lane's priority queue): run inline, the nested transition changed the lane
+        // halfway through the outer one's change (an input lost from the queue while counted, the
+        // key stuck for good). It runs once the outer one is over, in turn with its effects.
+        pending.add(() -> step(transition));
+        return true;
+      }
       step(transition);
       return true;
     }
@@ -404,7 +423,12 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
 
   /** One transition on the loop: the transition, the metrics it changed, then the effects it queued. */
   private void step(Runnable transition) {
-    transition.run();
+    inTransition = true;
+    try {
+      transition.run();
+    } finally {
+      inTransition = false;
+    }
     published.publish();
     runEffects();
   }
