@@ -51,7 +51,11 @@ public final class VertxLoop implements Loop {
   @Override
   public boolean inLoop() {
     Context current = Vertx.currentContext();
-    return current == context || (current != null && ((ContextInternal) current).unwrap() == context);
+    // The thread too, not only the current context: a blocking task of this context (its
+    // executeBlocking) runs on a worker thread where Vert.x names this context current. Taken for
+    // the loop there, the ferry's state was changed beside the event loop, with no lock.
+    return (current == context || (current != null && ((ContextInternal) current).unwrap() == context))
+        && ((ContextInternal) context).inThread();
   }
 
   @Override
