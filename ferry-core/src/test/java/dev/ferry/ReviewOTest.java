@@ -7,6 +7,7 @@ import dev.ferry.internal.PerKeyFerry;
 import dev.ferry.testing.RecordingDownstream;
 import dev.ferry.testing.VirtualLoop;
 import io.vertx.core.Future;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -91,5 +92,24 @@ class ReviewOTest {
     assertTrue(closed.get(0).succeeded(), "the close completes once the last call is over");
     assertEquals(1, down.calls.size(), "nothing sent after the close");
     assertEquals(0, ferry.metrics().queuedInputs());
+  }
+
+  /**
+   * A config's JSON (and its toString, which prints it) writes durations in whole milliseconds:
+   * a sub-millisecond batch delay was written as 0, which reads back as "no delay", turning direct
+   * calls back on and batching off; a call timeout of 1.5 ms came back as 1 ms.
+   */
+  @Test
+  void aConfigWithASubMillisecondDurationKeepsItsBehaviourThroughItsJson() {
+    PerKeyConfig delayed = PerKeyConfig.builder().maxBatchDelay(Duration.ofNanos(500_000)).build();
+    assertTrue(!delayed.directCallsEnabled(), "a positive delay turns direct calls off");
+    PerKeyConfig back = PerKeyConfig.fromJson(delayed.toJson());
+    assertTrue(!back.maxBatchDelay().isZero(), "a positive delay read back as none: " + delayed);
+    assertEquals(delayed.directCallsEnabled(), back.directCallsEnabled(), delayed.toString());
+    FerryConfig timed = FerryConfig.builder().callTimeout(Duration.ofNanos(1_500_000)).build();
+    assertTrue(FerryConfig.fromJson(timed.toJson()).callTimeout().compareTo(timed.callTimeout()) >= 0,
+        "a call timeout read back shorter than it was: " + timed);
+    FerryConfig stream = FerryConfig.builder().maxBatchDelay(Duration.ofNanos(1)).build();
+    assertTrue(!FerryConfig.fromJson(stream.toJson()).maxBatchDelay().isZero(), stream.toString());
   }
 }
