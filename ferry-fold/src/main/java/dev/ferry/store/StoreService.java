@@ -154,7 +154,7 @@ public final class StoreService {
     onContext(p.context, () -> p.arrived(key, msg, foldWrite, inputType));
   }
 
-  private static void onContext(Context context, Runnable action) {
+  static void onContext(Context context, Runnable action) {
     if (Vertx.currentContext() == context) {
       action.run();
     } else {
