@@ -11,6 +11,7 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
@@ -154,8 +155,13 @@ public final class StoreService {
     onContext(p.context, () -> p.arrived(key, msg, foldWrite, inputType));
   }
 
+  /**
+   * Runs {@code action} on {@code context}: inline when already there, on its own thread. A blocking
+   * task of the context (its executeBlocking) runs on a worker thread where Vert.x names the context
+   * current; run inline there, a partition's state was changed beside its event loop (review O).
+   */
   static void onContext(Context context, Runnable action) {
-    if (Vertx.currentContext() == context) {
+    if (Vertx.currentContext() == context && ((ContextInternal) context).inThread()) {
       action.run();
     } else {
       context.runOnContext(v -> action.run());
