@@ -133,6 +133,10 @@ public final class HttpDownstream implements Downstream {
 
     private void connected(HttpClientRequest req) {
       request = req;
+      // The exchange's outcome is its promise, settled by whoever resets the request: without a
+      // handler, Vert.x logged a reset of a request never written (nothing left to send, or the
+      // deadline passed in the pool) at SEVERE, "Stream reset: 0", for a path that is no failure.
+      req.exceptionHandler(ignored -> { });
       if (result.future().isComplete()) {
         req.reset(); // timed out while waiting: nothing was written, nothing will be
         return;
