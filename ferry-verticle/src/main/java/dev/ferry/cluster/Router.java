@@ -425,7 +425,12 @@ final class Router {
       Promise<Object> answer) {
     step(() -> {
       long now = loop.nanoTime();
-      long deadline = input.timeoutMs > 0 ? now + input.timeoutMs * 1_000_000 : Long.MAX_VALUE;
+      // Saturated, as Submission and the engine take it: near the documented top (9223372036854
+      // ms) the sum wrapped past Long.MAX_VALUE into a time long gone, which then won the minimum
+      // that bounds a hold (holdBound), and the input stayed held without bound.
+      long deadline = input.timeoutMs > 0
+          ? dev.ferry.internal.Deadlines.after(now, java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(input.timeoutMs))
+          : Long.MAX_VALUE;
       Pending p = new Pending(input, hop, handedOff, deadline, answer);
       p.arrivedAt = now;
       if (holdMs > 0) {
