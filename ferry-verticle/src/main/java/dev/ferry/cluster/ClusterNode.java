@@ -252,7 +252,8 @@ public final class ClusterNode implements Router.Links {
     if (s.id != null) {
       o.addHeader(Submission.ID, s.id);
     }
-    if (s.order != Long.MAX_VALUE) {
+    if (s.ordered) {
+      // Long.MAX_VALUE too: a value the caller gave still sorts before inputs without one.
       o.addHeader(Submission.ORDER, Long.toString(s.order));
     }
     if (f.remainingMs > 0) {

@@ -26,7 +26,6 @@ import io.vertx.ext.healthchecks.HealthChecks;
 import io.vertx.ext.healthchecks.Status;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -192,7 +191,7 @@ public class FerryVerticle extends VerticleBase {
     // handle-based submit, with no Future per input (ADR 0097).
     ferry = new PerKeyFerry<>(new VertxLoop(context), settings.perKey(), (Submission s) -> s.key,
         weighed ? Submission::weight : null,
-        settings.headerOrder() ? Comparator.comparingLong((Submission s) -> s.order) : null,
+        settings.headerOrder() ? Submission.HEADER_ORDER : null,
         this::callDownstream, BatchOutcomes::extract);
     if (vertx.isClustered()) {
       try {

@@ -43,6 +43,8 @@ public final class Submission implements Completable<Object> {
   public final Object body;
   /** The {@code order} header, or {@link Long#MAX_VALUE} without one (sorts after ordered inputs). */
   public final long order;
+  /** Whether the request carried an {@code order} header ({@link #order} alone cannot say: it may be Long.MAX_VALUE). */
+  public final boolean ordered;
   /** The caller's deadline in ms, or 0 for none. */
   public final long timeoutMs;
   /** The caller's deadline as a {@link System#nanoTime()} instant, or {@link Long#MAX_VALUE} for none. */
@@ -51,10 +53,11 @@ public final class Submission implements Completable<Object> {
   private Completable<Object> answer;
   private boolean answered;
 
-  private Submission(String key, String id, Object body, long order, long timeoutMs, long deadline) {
+  private Submission(String key, String id, Object body, boolean ordered, long order, long timeoutMs, long deadline) {
     this.key = key;
     this.id = id;
     this.body = body;
+    this.ordered = ordered;
     this.order = order;
     this.timeoutMs = timeoutMs;
     this.deadline = deadline;
@@ -72,6 +75,15 @@ public final class Submission implements Completable<Object> {
     this.answer = answer;
     return this;
   }
+
+  /**
+   * The sending order of {@code "order": "header"}: ascending {@code order} header, and inputs
+   * without one after every input with one. Compared by the value alone, an input ordered
+   * Long.MAX_VALUE (a value the header accepts) tied with those without it and, arriving later,
+   * left after them. Ties are the engine's: arrival order.
+   */
+  public static final java.util.Comparator<Submission> HEADER_ORDER =
+      (a, b) -> a.ordered != b.ordered ? (a.ordered ? -1 : 1) : Long.compare(a.order, b.order);
 
   /** Delivers the caller's answer, unless it was answered already. */
   @Override
@@ -216,7 +228,7 @@ public final class Submission implements Completable<Object> {
     // Beyond about 146 years a deadline is none: nanoTime differences stay free of overflow.
     long deadline = timeoutMs > 0 && timeoutMs <= Long.MAX_VALUE / 2_000_000
         ? System.nanoTime() + timeoutMs * 1_000_000 : Long.MAX_VALUE;
-    return new Submission(key, headers.get(ID), body, order, timeoutMs, deadline);
+    return new Submission(key, headers.get(ID), body, o != null, order, timeoutMs, deadline);
   }
 
   /** The {@code {"id", "input"}} object sent downstream for this input. */
