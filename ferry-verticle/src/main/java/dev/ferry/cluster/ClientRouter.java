@@ -2,6 +2,7 @@ package dev.ferry.cluster;
 
 import dev.ferry.FerryError;
 import dev.ferry.FerryException;
+import dev.ferry.internal.Deadlines;
 import dev.ferry.internal.Loop;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.Promise;
@@ -16,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A routing client's decisions (docs/adr/0057-the-routing-client.md): which node each request
@@ -293,7 +295,8 @@ final class ClientRouter {
           // but never longer than this request's own send could have lasted (every hold on its
           // way ends before its sender gives up, ADR 0109), whatever number a peer sent.
           long waitMs = Math.min(forMs, s.sendTimeoutMs);
-          ks.givenUpUntil = Math.max(ks.givenUpUntil, loop.nanoTime() + waitMs * 1_000_000);
+          // Saturated: a send timeout near the top of a long would wrap into the past.
+          ks.givenUpUntil = Math.max(ks.givenUpUntil, Deadlines.after(loop.nanoTime(), TimeUnit.MILLISECONDS.toNanos(waitMs)));
           givenUpWait(ks); // its timer ends the wait, and forgets the key if nothing else came
         }
         effects.add(() -> answer(r.answer, ar));

@@ -2,6 +2,7 @@ package dev.ferry.cluster;
 
 import dev.ferry.FerryError;
 import dev.ferry.FerryException;
+import dev.ferry.internal.Deadlines;
 import dev.ferry.internal.Driver;
 import dev.ferry.internal.Loop;
 import dev.ferry.internal.PerKeyFerry;
@@ -21,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One node's routing decisions (docs/adr/0055-the-routing-rule.md): for each input, submit it to
@@ -429,7 +431,7 @@ final class Router {
       // ms) the sum wrapped past Long.MAX_VALUE into a time long gone, which then won the minimum
       // that bounds a hold (holdBound), and the input stayed held without bound.
       long deadline = input.timeoutMs > 0
-          ? dev.ferry.internal.Deadlines.after(now, java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(input.timeoutMs))
+          ? Deadlines.after(now, TimeUnit.MILLISECONDS.toNanos(input.timeoutMs))
           : Long.MAX_VALUE;
       Pending p = new Pending(input, hop, handedOff, deadline, answer);
       p.arrivedAt = now;

@@ -7,6 +7,7 @@ import io.vertx.core.MultiMap;
 import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.util.Comparator;
 
 /**
  * One input submitted over the event bus, checked on arrival. Everything here runs on the
@@ -82,7 +83,7 @@ public final class Submission implements Completable<Object> {
    * Long.MAX_VALUE (a value the header accepts) tied with those without it and, arriving later,
    * left after them. Ties are the engine's: arrival order.
    */
-  public static final java.util.Comparator<Submission> HEADER_ORDER =
+  public static final Comparator<Submission> HEADER_ORDER =
       (a, b) -> a.ordered != b.ordered ? (a.ordered ? -1 : 1) : Long.compare(a.order, b.order);
 
   /** Delivers the caller's answer, unless it was answered already. */
