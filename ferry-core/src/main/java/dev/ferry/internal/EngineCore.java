@@ -1,6 +1,7 @@
 package dev.ferry.internal;
 
 import dev.ferry.FerryError;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.TimeUnit;
@@ -178,6 +179,9 @@ abstract class EngineCore<K, I> {
     if (!batch.overdue) {
       if (batch.failure != null) {
         failedBatches++;
+        if (probe.active()) {
+          probe.batchFailed(batch.key, inputs(batch), batch.failure);
+        }
       }
       for (Entry<K, I> e : batch.entries) {
         e.state = Entry.State.SETTLED;
@@ -199,9 +203,21 @@ abstract class EngineCore<K, I> {
     // FAILED carries its cause (the contract): a timeout, which says the outcome is unknown, so a
     // caller can tell it from a call that failed. One per batch: its callers share the one call.
     TimeoutException cause = new TimeoutException(message + " (it may still be applied)");
+    if (probe.active()) {
+      probe.batchFailed(batch.key, inputs(batch), cause);
+    }
     for (Entry<K, I> e : batch.entries) {
       settle(e, FerryError.FAILED, message, cause);
     }
+  }
+
+  /** The batch's inputs in sending order, for a probe (a failed call's only: a copy is cheap there). */
+  private static <K, I> List<I> inputs(Batch<K, I> batch) {
+    List<I> inputs = new ArrayList<>(batch.entries.size());
+    for (Entry<K, I> e : batch.entries) {
+      inputs.add(e.input);
+    }
+    return inputs;
   }
 
   /**

@@ -24,6 +24,13 @@ public interface Probe {
   /** A call is over; {@code failed} when it failed or timed out. */
   default void batchFinished(long latencyNanos, boolean failed) {}
 
+  /**
+   * A call failed, or its call timeout passed ({@code cause} a {@link java.util.concurrent.TimeoutException}):
+   * once per call, when its callers are failed, for an operator's log. {@code inputs} are the
+   * call's, in sending order. A call that fails after its timeout was reported is not reported again.
+   */
+  default void batchFailed(Object key, java.util.List<?> inputs, Throwable cause) {}
+
   /** An input was refused: {@code "queueing"} (count) or {@code "weight"}. */
   default void rejected(String reason) {}
 
@@ -77,6 +84,17 @@ public interface Probe {
         for (Probe p : probes) {
           try {
             p.batchFinished(latencyNanos, failed);
+          } catch (Throwable t) {
+            report.accept(t);
+          }
+        }
+      }
+
+      @Override
+      public void batchFailed(Object key, java.util.List<?> inputs, Throwable cause) {
+        for (Probe p : probes) {
+          try {
+            p.batchFailed(key, inputs, cause);
           } catch (Throwable t) {
             report.accept(t);
           }

@@ -974,6 +974,39 @@ class PerKeyEngineTest {
           "batch 2 w2 waits [5000000, 2000000]", "finished 1ms"), seen);
     }
 
+    /**
+     * A failed call is told once, with its key, inputs and cause, when its callers are failed: a
+     * call past its timeout at that moment (a TimeoutException), and not again when it fails later;
+     * a call that succeeds after its timeout is told by the timeout alone. An operator's log hangs
+     * on this (the verticle logged failed calls only, so a batch whose callers got 502 at the call
+     * timeout and whose call then succeeded was in no log; review N).
+     */
+    @Test
+    void aFailedCallIsToldOnceWithItsKeyInputsAndCauseAndATimedOutOneAtItsTimeout() {
+      PerKeyHarness h = harness(config().callTimeout(Duration.ofMillis(100)).build());
+      List<String> told = new ArrayList<>();
+      h.ferry.observe(new Probe() {
+        @Override
+        public void batchFailed(Object key, List<?> inputs, Throwable cause) {
+          told.add(key + " " + inputs + " " + cause.getClass().getSimpleName() + ": " + cause.getMessage());
+        }
+      });
+      h.loop.runPending();
+      h.submit("a", "a1");
+      h.fail(0, new IllegalStateException("store down"));
+      assertEquals(List.of("a [a1] IllegalStateException: store down"), told, "a failed call");
+      told.clear();
+      h.submit("b", "b1");
+      h.submit("c", "c1");
+      h.loop.advanceMillis(100);
+      assertEquals(2, told.size(), "both calls told at their timeout: " + told);
+      assertTrue(told.get(0).startsWith("b [b1] TimeoutException: the batch call did not complete within 100 ms"), told.get(0));
+      assertTrue(told.get(1).startsWith("c [c1] TimeoutException"), told.get(1));
+      h.fail(1, new IllegalStateException("late failure"));
+      h.succeed(2);
+      assertEquals(2, told.size(), "a call told at its timeout is not told again when it ends: " + told);
+    }
+
     @Test
     void aProbeHearsTheCloseAndOneAddedAfterItHearsItAtOnce() {
       PerKeyHarness h = harness(config().build());

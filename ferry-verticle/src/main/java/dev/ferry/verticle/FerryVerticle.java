@@ -7,6 +7,7 @@ import dev.ferry.cluster.ClusterNode;
 import dev.ferry.downstream.Downstream;
 import dev.ferry.internal.LogText;
 import dev.ferry.internal.PerKeyFerry;
+import dev.ferry.internal.Probe;
 import dev.ferry.internal.VertxLoop;
 import dev.ferry.downstream.EventBusDownstream;
 import dev.ferry.downstream.HttpDownstream;
@@ -193,6 +194,7 @@ public class FerryVerticle extends VerticleBase {
         weighed ? Submission::weight : null,
         settings.headerOrder() ? Submission.HEADER_ORDER : null,
         this::callDownstream, BatchOutcomes::extract);
+    ferry.observe(new FailedBatchLog());
     if (vertx.isClustered()) {
       try {
         // Until it has joined the ownership view, the cluster layer holds what arrives.
@@ -431,18 +433,29 @@ public class FerryVerticle extends VerticleBase {
   }
 
   private Future<JsonArray> callDownstream(String key, List<Submission> batch) {
-    return BatchOutcomes.call(vertx, downstream, key, batch).onFailure(cause -> {
-      // Once per failed batch: the key, the size and the cause. Payloads only when the operator
-      // asked for them (logPayloads), and then at debug level.
-      // Keys, causes (a downstream's failure text) and payloads come from outside: escaped, so that
-      // none can break the line and forge a record (LogText).
+    return BatchOutcomes.call(vertx, downstream, key, batch);
+  }
+
+  /**
+   * Logs each failed batch once, when the ferry fails its callers: a call that failed, or one past
+   * {@code callTimeoutMs} (whose callers got 502 then, even if the call answers well later: logged
+   * from the downstream's failure alone, such a batch was never logged).
+   */
+  private final class FailedBatchLog implements Probe {
+    @Override
+    public void batchFailed(Object key, List<?> inputs, Throwable cause) {
+      // The key, the size and the cause. Payloads only when the operator asked for them
+      // (logPayloads), and then at debug level. Keys, causes (a downstream's failure text) and
+      // payloads come from outside: escaped, so that none can break the line and forge a record
+      // (LogText).
       LOG.log(Level.WARNING, "ferry: batch of {0} input(s) for key \"{1}\" failed: {2}",
-          batch.size(), LogText.escape(key), LogText.escape(cause));
+          inputs.size(), LogText.escape(key), LogText.escape(cause));
       if (settings.ops().logPayloads()) {
         LOG.log(Level.DEBUG, "ferry: inputs of the failed batch for key \"{0}\": {1}",
-            LogText.escape(key), LogText.escape(batch.stream().map(s -> String.valueOf(s.body)).toList()));
+            LogText.escape(key),
+            LogText.escape(inputs.stream().map(s -> String.valueOf(((Submission) s).body)).toList()));
       }
-    });
+    }
   }
 
   private void onSubmit(Message<Object> message) {
