@@ -237,6 +237,15 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
     return VertxLoop.callerPromise();
   }
 
+  /**
+   * Counts an input given up at its caller's deadline after it left its lane, by a downstream that
+   * had not written it yet (ADR 0062), in {@code timedOut} and to the probes, as the engine counts
+   * its own; on the loop (inline when already there).
+   */
+  public final void countTimedOutAfterLeaving() {
+    onLoopOrRefused(engine::timedOutAfterLeaving);
+  }
+
   /** Closes now; see {@link dev.ferry.Ferry#close()}. */
   public final Future<Void> close() {
     if (!onLoopOrRefused(() -> engine.close())) {

@@ -254,6 +254,16 @@ abstract class EngineCore<K, I> {
   /** Settles a waiting entry of {@code lane} with TIMEOUT and takes it out of the counts. */
   abstract void dropWaiting(Lane<K, I> lane, Entry<K, I> e);
 
+  /**
+   * An input already handed to the downstream was given up at its caller's deadline before the
+   * downstream wrote it (an HTTP batch waiting for its connection, ADR 0062): counted with the
+   * inputs dropped at theirs in the lanes, as its caller got the same TIMEOUT.
+   */
+  final void timedOutAfterLeaving() {
+    timedOut++;
+    probe.timedOut();
+  }
+
   /** Answers a waiting entry whose deadline passed; the caller has taken it out of its counts. */
   final void answerTimedOut(Entry<K, I> e) {
     timedOut++;

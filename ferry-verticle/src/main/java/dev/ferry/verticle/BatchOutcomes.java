@@ -24,9 +24,13 @@ import java.util.List;
 public final class BatchOutcomes {
   private BatchOutcomes() {}
 
-  /** Calls the downstream with {@code batch}; the request is built when the downstream seals it. */
-  public static Future<JsonArray> call(Vertx vertx, Downstream downstream, String key, List<Submission> batch) {
-    Outgoing outgoing = new Outgoing(vertx, key, batch);
+  /**
+   * Calls the downstream with {@code batch}; the request is built when the downstream seals it.
+   * {@code timedOut} runs once for each input answered 504 before then (the ferry counts it).
+   */
+  public static Future<JsonArray> call(Vertx vertx, Downstream downstream, String key, List<Submission> batch,
+      Runnable timedOut) {
+    Outgoing outgoing = new Outgoing(vertx, key, batch, timedOut);
     Future<JsonArray> outcomes = downstream.call(outgoing);
     if (!outgoing.sealed && outgoing.earliestDeadline() != Long.MAX_VALUE && !outcomes.isComplete()) {
       outgoing.armExpiry();
@@ -60,15 +64,17 @@ public final class BatchOutcomes {
     private final Vertx vertx;
     private final String key;
     private final List<Submission> inputs;
+    private final Runnable timedOut;
     private final long earliest;
     private boolean sealed;
     private int sealedSize;
     private long timer = -1;
 
-    Outgoing(Vertx vertx, String key, List<Submission> inputs) {
+    Outgoing(Vertx vertx, String key, List<Submission> inputs, Runnable timedOut) {
       this.vertx = vertx;
       this.key = key;
       this.inputs = inputs;
+      this.timedOut = timedOut;
       long e = Long.MAX_VALUE;
       for (int i = 0; i < inputs.size(); i++) {
         e = Math.min(e, inputs.get(i).deadline);
@@ -99,7 +105,7 @@ public final class BatchOutcomes {
       for (int i = 0; i < inputs.size(); i++) {
         Submission s = inputs.get(i);
         if (deadlines && s.expiredAt(now)) {
-          s.expire(); // no-op if the expiry timer answered it already
+          expire(s); // no-op if the expiry timer answered it already
           continue;
         }
         s.slot = request.size();
@@ -164,7 +170,7 @@ public final class BatchOutcomes {
       for (int i = 0; i < inputs.size(); i++) {
         Submission s = inputs.get(i);
         if (s.expiredAt(now)) {
-          s.expire();
+          expire(s);
         } else {
           next = Math.min(next, s.deadline);
         }
@@ -178,6 +184,13 @@ public final class BatchOutcomes {
             armExpiry();
           }
         });
+      }
+    }
+
+    /** Answers {@code s} 504, counting it once (timedOut), as the ferry counts the inputs it drops. */
+    private void expire(Submission s) {
+      if (s.expire()) {
+        timedOut.run();
       }
     }
 

@@ -55,6 +55,8 @@ public class FerryVerticle extends VerticleBase {
   private VerticleConfig settings;
   private Downstream downstream;
   private PerKeyFerry<String, Submission, JsonArray, Object> ferry;
+  /** Counts an input answered 504 after its batch left its lane (ADR 0062): one object, not one per batch. */
+  private Runnable countTimedOut;
   private MessageConsumer<Object> submissions;
   private MessageConsumer<Object> metrics;
   private Operations operations;
@@ -195,6 +197,7 @@ public class FerryVerticle extends VerticleBase {
         settings.headerOrder() ? Submission.HEADER_ORDER : null,
         this::callDownstream, BatchOutcomes::extract);
     ferry.observe(new FailedBatchLog());
+    countTimedOut = ferry::countTimedOutAfterLeaving;
     if (vertx.isClustered()) {
       try {
         // Until it has joined the ownership view, the cluster layer holds what arrives.
@@ -433,7 +436,7 @@ public class FerryVerticle extends VerticleBase {
   }
 
   private Future<JsonArray> callDownstream(String key, List<Submission> batch) {
-    return BatchOutcomes.call(vertx, downstream, key, batch);
+    return BatchOutcomes.call(vertx, downstream, key, batch, countTimedOut);
   }
 
   /**

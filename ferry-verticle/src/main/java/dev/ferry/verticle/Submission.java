@@ -53,6 +53,7 @@ public final class Submission implements Completable<Object> {
   int slot = -1;
   private Completable<Object> answer;
   private boolean answered;
+  private boolean expired;
 
   private Submission(String key, String id, Object body, boolean ordered, long order, long timeoutMs, long deadline) {
     this.key = key;
@@ -100,9 +101,17 @@ public final class Submission implements Completable<Object> {
     return deadline != Long.MAX_VALUE && now - deadline >= 0;
   }
 
-  /** Answers 504 now: the deadline passed before the input's request was written. */
-  void expire() {
+  /**
+   * Answers 504 now: the deadline passed before the input's request was written. Returns true the
+   * first time only, so that the caller counts each such input once.
+   */
+  boolean expire() {
+    if (expired) {
+      return false;
+    }
+    expired = true;
     fail(new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent"));
+    return true;
   }
 
   /** Answers 400 now: the body turned out to be bad input when its request was written. */

@@ -70,7 +70,7 @@ class BatchOutcomesTest {
         Submission late = input("late", "50").answerTo((value, failure) -> lateAnswer.complete(failure));
         Submission patient = input("patient", null);
         inputs.complete(new Submission[] {late, patient});
-        call.complete(BatchOutcomes.call(vertx, downstream, "k", List.of(late, patient)));
+        call.complete(BatchOutcomes.call(vertx, downstream, "k", List.of(late, patient), () -> { }));
       } catch (Submission.BadInput e) {
         call.completeExceptionally(e);
       }
