@@ -1,0 +1,119 @@
+package dev.ferry.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.FoldOutcomes;
+import dev.ferry.VersionedStore;
+import dev.ferry.WriteOutcomeUnknownException;
+import dev.ferry.WriteRefusedException;
+import dev.ferry.examples.Accounts;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.jdbcclient.JDBCConnectOptions;
+import io.vertx.jdbcclient.JDBCPool;
+import io.vertx.pgclient.PgBuilder;
+import io.vertx.pgclient.PgConnectOptions;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.PoolOptions;
+import io.vertx.sqlclient.SqlConnection;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/** Review Q: FoldWrite and the SQL stores in the corners. PostgreSQL (embedded) and H2. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ReviewQTest {
+  private Vertx vertx;
+  private PgServer server;
+  private Pool pg;
+  private Pool h2;
+
+  @BeforeAll
+  void start() throws Exception {
+    vertx = Vertx.vertx();
+    server = PgServer.start();
+    pg = server.pool(vertx, 4);
+    h2 = JdbcStore.h2Pool(vertx, "jdbc:h2:mem:review-q;DB_CLOSE_DELAY=-1", 4);
+    await(PgStore.withEvents(pg, "q_accounts", "q_account_events").createTables());
+    await(JdbcStore.withEvents(h2, "q_accounts", "q_account_events").createTables());
+  }
+
+  @AfterAll
+  void stop() throws Exception {
+    pg.close().await(10, TimeUnit.SECONDS);
+    h2.close().await(10, TimeUnit.SECONDS);
+    server.close();
+    vertx.close().await(10, TimeUnit.SECONDS);
+  }
+
+  private static <T> T await(Future<T> f) throws Exception {
+    return f.await(20, TimeUnit.SECONDS);
+  }
+
+  private static <T> Future<T> settled(Future<T> f) throws Exception {
+    f.otherwiseEmpty().await(20, TimeUnit.SECONDS);
+    return f;
+  }
+
+  /**
+   * A write whose statement was never sent, because its pool gave it no connection (every one
+   * busy, here held by the application, with no room to wait; or the server refused the
+   * connection), was reported as WriteOutcomeUnknownException: "may or may not have been written",
+   * not safe to retry, for a batch that certainly was not. The read went through another pool on
+   * the same database, as it would have a moment before the pool filled up or the server went.
+   */
+  @Test
+  void aWriteThatNeverGotAConnectionIsReportedAsNotWrittenNotAsMaybeWritten() throws Exception {
+    PoolOptions noWaiting = new PoolOptions().setMaxSize(1).setMaxWaitQueueSize(0);
+    PgConnectOptions connect = new PgConnectOptions().setHost("127.0.0.1").setPort(server.port())
+        .setDatabase("postgres").setUser("postgres").setPassword("postgres");
+    int closedPort;
+    try (java.net.ServerSocket socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      closedPort = socket.getLocalPort();
+    }
+    Pool pgBusy = PgBuilder.pool().with(noWaiting).connectingTo(connect).using(vertx).build();
+    Pool pgGone = PgBuilder.pool().with(new PoolOptions().setMaxSize(1))
+        .connectingTo(new PgConnectOptions(connect).setPort(closedPort)).using(vertx).build();
+    Pool h2Busy = JDBCPool.pool(vertx, new JDBCConnectOptions().setJdbcUrl("jdbc:h2:mem:review-q;DB_CLOSE_DELAY=-1"), noWaiting);
+    SqlConnection pgHeld = await(pgBusy.getConnection());
+    SqlConnection h2Held = await(h2Busy.getConnection());
+    try {
+      List<Object[]> cases = List.of(
+          new Object[] {"pg, pool busy", PgStore.withEvents(pgBusy, "q_accounts", "q_account_events"), PgStore.withEvents(pg, "q_accounts", "q_account_events")},
+          new Object[] {"pg, server gone", PgStore.withEvents(pgGone, "q_accounts", "q_account_events"), PgStore.withEvents(pg, "q_accounts", "q_account_events")},
+          new Object[] {"h2, pool busy", JdbcStore.withEvents(h2Busy, "q_accounts", "q_account_events"), JdbcStore.withEvents(h2, "q_accounts", "q_account_events")});
+      int n = 0;
+      for (Object[] c : cases) {
+        String what = (String) c[0];
+        @SuppressWarnings("unchecked")
+        VersionedStore<String, JsonObject, Object> writer = (VersionedStore<String, JsonObject, Object>) c[1];
+        @SuppressWarnings("unchecked")
+        VersionedStore<String, JsonObject, Object> reader = (VersionedStore<String, JsonObject, Object>) c[2];
+        String key = "unsent-" + n++;
+        HookedStore<String, JsonObject, Object> store = new HookedStore<>(writer).onRead((k, read) -> reader.read(k));
+
+        Future<FoldOutcomes<Object, Long>> done = settled(Accounts.foldWrite(store).call(key, List.of(Accounts.deposit(key, 5))));
+
+        assertTrue(done.failed(), what);
+        assertFalse(done.cause() instanceof WriteOutcomeUnknownException,
+            what + ": a statement never sent was reported as maybe written: " + done.cause());
+        assertInstanceOf(WriteRefusedException.class, done.cause(), what);
+        assertEquals(1, store.writes.get(), what + ": retried");
+        assertFalse(await(reader.read(key)).exists(), what);
+      }
+    } finally {
+      pgHeld.close();
+      h2Held.close();
+      pgBusy.close();
+      pgGone.close();
+      h2Busy.close();
+    }
+  }
+}
