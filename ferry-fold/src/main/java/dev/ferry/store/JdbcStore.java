@@ -2,6 +2,7 @@ package dev.ferry.store;
 
 import dev.ferry.Versioned;
 import dev.ferry.VersionedStore;
+import dev.ferry.WriteRefusedException;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.Json;
@@ -107,8 +108,13 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
       toAppend.add(Json.encode(event));
       SqlStores.requireStorableNumbers("event", event, false);
     }
-    Future<Boolean> written = tx(conn -> bump(conn, key, stateText, expectedVersion)
-        .compose(ok -> ok ? append(conn, key, expectedVersion + 1, toAppend).map(true) : Future.succeededFuture(false)));
+    // The connection is taken first, apart: a pool that gives none (all busy and no room to wait,
+    // the pool closed) sent nothing, which withTransaction reported as the same failed Future as a
+    // commit without an answer, "may have been written" (review Q).
+    Future<Boolean> written = pool.getConnection()
+        .recover(e -> Future.failedFuture(new WriteRefusedException(key, e)))
+        .compose(conn -> inTransaction(conn, c -> bump(c, key, stateText, expectedVersion)
+            .compose(ok -> ok ? append(c, key, expectedVersion + 1, toAppend).map(true) : Future.succeededFuture(false))));
     // Two creators of one new entity: the loser's insert breaks the primary key. That is a version
     // conflict (its transaction rolled back, nothing written), not a store failure.
     return written.recover(e -> e instanceof LostCreation ? Future.succeededFuture(false) : Future.failedFuture(e));
@@ -167,13 +173,25 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
   }
 
   /**
-   * Runs {@code work} in an explicit transaction. Every statement of this store goes through here:
+   * Runs {@code work} in an explicit transaction. Every statement of this store runs in one, here
+   * or (a write, which takes its connection apart) in {@link #inTransaction}:
    * in Vert.x 5.0.7 a pooled JDBC connection keeps autocommit off after any transaction
    * (vert-x3/vertx-jdbc-client#356, fixed after 5.0.7), so a bare statement on it would never be
    * committed. An explicit commit is right in both modes.
    */
   public <T> Future<T> tx(java.util.function.Function<SqlConnection, Future<T>> work) {
     return pool.withTransaction(work);
+  }
+
+  /**
+   * {@code work} in a transaction on {@code conn}, which is closed (back to the pool) afterwards:
+   * what {@link Pool#withTransaction} does once it has a connection.
+   */
+  private static <T> Future<T> inTransaction(SqlConnection conn, java.util.function.Function<SqlConnection, Future<T>> work) {
+    return conn.begin()
+        .compose(tx -> work.apply(conn)
+            .compose(r -> tx.commit().map(r), e -> tx.rollback().transform(v -> Future.<T>failedFuture(e))))
+        .andThen(ar -> conn.close());
   }
 
   /** Rolls back the transaction of a creation that another writer won; never leaves this class. */

@@ -126,9 +126,15 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
       params.addString(eventsText);
     }
     // One statement: an error PostgreSQL answers (PgException) means it rolled back, nothing
-    // written; any other failure (a connection lost while it ran) leaves the outcome unknown.
-    return pool.preparedQuery(sql).execute(params).map(PgStore::countIsOne)
-        .recover(e -> Future.failedFuture(refusedOutright(e) ? new WriteRefusedException(key, e) : e));
+    // written; any other failure (a connection lost while it ran) leaves the outcome unknown. The
+    // connection is taken first, apart: a pool that gives none (all busy and no room to wait, the
+    // server refusing connections, the pool closed) sent nothing, which pool.preparedQuery reported
+    // as the same failed Future as a statement lost in flight, "may have been written" (review Q).
+    return pool.getConnection()
+        .recover(e -> Future.failedFuture(new WriteRefusedException(key, e)))
+        .compose(conn -> conn.preparedQuery(sql).execute(params).andThen(ar -> conn.close())
+            .map(PgStore::countIsOne)
+            .recover(e -> Future.failedFuture(refusedOutright(e) ? new WriteRefusedException(key, e) : e)));
   }
 
   /**
