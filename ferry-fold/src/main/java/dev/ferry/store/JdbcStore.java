@@ -191,7 +191,7 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
     return conn.begin()
         .compose(tx -> work.apply(conn)
             .compose(r -> tx.commit().map(r), e -> tx.rollback().transform(v -> Future.<T>failedFuture(e))))
-        .andThen(ar -> conn.close());
+        .eventually(conn::close); // answered once the connection is back: a retry's read may need it
   }
 
   /** Rolls back the transaction of a creation that another writer won; never leaves this class. */

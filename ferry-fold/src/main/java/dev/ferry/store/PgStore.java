@@ -132,7 +132,7 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
     // as the same failed Future as a statement lost in flight, "may have been written" (review Q).
     return pool.getConnection()
         .recover(e -> Future.failedFuture(new WriteRefusedException(key, e)))
-        .compose(conn -> conn.preparedQuery(sql).execute(params).andThen(ar -> conn.close())
+        .compose(conn -> conn.preparedQuery(sql).execute(params).eventually(conn::close)
             .map(PgStore::countIsOne)
             .recover(e -> Future.failedFuture(refusedOutright(e) ? new WriteRefusedException(key, e) : e)));
   }
