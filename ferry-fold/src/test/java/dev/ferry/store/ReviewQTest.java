@@ -5,7 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ferry.FoldDecision;
 import dev.ferry.FoldOutcomes;
+import dev.ferry.FoldWrite;
+import dev.ferry.Versioned;
 import dev.ferry.VersionedStore;
 import dev.ferry.WriteOutcomeUnknownException;
 import dev.ferry.WriteRefusedException;
@@ -115,5 +118,52 @@ class ReviewQTest {
       pgGone.close();
       h2Busy.close();
     }
+  }
+
+  /**
+   * JdbcStore's write is a transaction: a statement H2 answers with an error before the commit (a
+   * user's CHECK constraint, a row lock held elsewhere past H2's lock timeout) rolls it back, and
+   * no commit was ever sent. It was reported as WriteOutcomeUnknownException ("may or may not have
+   * been written"), where PgStore says "not written" for the same refusals; only an error at the
+   * commit leaves the outcome unknown.
+   */
+  @Test
+  void aJdbcStatementRefusedBeforeTheCommitIsReportedAsNotWrittenNotAsMaybeWritten() throws Exception {
+    Pool locking = JdbcStore.h2Pool(vertx, "jdbc:h2:mem:review-q;DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=50", 2);
+    JdbcStore checked = JdbcStore.withEvents(locking, "q_checked", "q_checked_events");
+    await(checked.createTables());
+    await(checked.tx(conn -> conn.query("ALTER TABLE q_checked ADD CONSTRAINT q_not_negative"
+        + " CHECK (state NOT LIKE '%\"balance\":-%')").execute()));
+    FoldWrite<String, JsonObject, Object, Long> overdraw = FoldWrite.<String, JsonObject, Object, Long>builder(checked,
+        (state, in) -> FoldDecision.accept(new JsonObject().put("balance", -1), -1L)).initial(Accounts::opened).build();
+
+    Future<FoldOutcomes<Object, Long>> constraint = settled(overdraw.call("c", List.of(Accounts.deposit("c", 1))));
+
+    assertFalse(constraint.cause() instanceof WriteOutcomeUnknownException, "a CHECK refusal: " + constraint.cause());
+    assertInstanceOf(WriteRefusedException.class, constraint.cause());
+    assertFalse(await(checked.read("c")).exists());
+
+    // Another transaction holds the row's lock (an operator's, another process's) past the timeout.
+    assertTrue(await(checked.write("l", new JsonObject().put("balance", 1), 0, List.of())));
+    io.vertx.core.Promise<Void> release = io.vertx.core.Promise.promise();
+    io.vertx.core.Promise<Void> locked = io.vertx.core.Promise.promise();
+    Future<Void> holder = checked.tx(conn -> conn.query("UPDATE q_checked SET state = state WHERE \"key\" = 'l'").execute()
+        .compose(r -> {
+          locked.complete();
+          return release.future();
+        }));
+    await(locked.future());
+    try {
+      Future<FoldOutcomes<Object, Long>> lock = settled(Accounts.foldWrite(checked).call("l", List.of(Accounts.deposit("l", 1))));
+
+      assertFalse(lock.cause() instanceof WriteOutcomeUnknownException, "a lock timeout: " + lock.cause());
+      assertInstanceOf(WriteRefusedException.class, lock.cause());
+    } finally {
+      release.complete();
+      await(holder);
+    }
+    assertEquals(new Versioned<>(new JsonObject().put("balance", 1), 1), await(checked.read("l")));
+    assertEquals(List.of(), await(checked.events("l")));
+    await(locking.close());
   }
 }
