@@ -114,7 +114,11 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
     Future<Boolean> written = pool.getConnection()
         .recover(e -> Future.failedFuture(new WriteRefusedException(key, e)))
         .compose(conn -> inTransaction(conn, c -> bump(c, key, stateText, expectedVersion)
-            .compose(ok -> ok ? append(c, key, expectedVersion + 1, toAppend).map(true) : Future.succeededFuture(false))));
+            .compose(ok -> ok ? append(c, key, expectedVersion + 1, toAppend).map(true) : Future.succeededFuture(false))
+            // A statement that failed before the commit (a constraint, a lock timeout, the
+            // connection lost): the transaction is rolled back and no commit was sent, so nothing
+            // was written. Only a failed commit leaves the outcome unknown (ADR 0145, review Q).
+            .recover(e -> Future.failedFuture(e instanceof LostCreation ? e : new WriteRefusedException(key, e)))));
     // Two creators of one new entity: the loser's insert breaks the primary key. That is a version
     // conflict (its transaction rolled back, nothing written), not a store failure.
     return written.recover(e -> e instanceof LostCreation ? Future.succeededFuture(false) : Future.failedFuture(e));
