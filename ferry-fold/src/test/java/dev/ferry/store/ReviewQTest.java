@@ -166,4 +166,26 @@ class ReviewQTest {
     assertEquals(List.of(), await(checked.events("l")));
     await(locking.close());
   }
+
+  /**
+   * An initial state supplier that returns null (a configuration mistake: a state is never null,
+   * FoldDecision.accept refuses one) handed null to apply for every new entity, whose every input
+   * then failed on it and was rejected, each caller told INPUT_REJECTED ("apply failed:
+   * NullPointerException"): a final answer blaming the input, for every batch of every new key. No
+   * input is to blame: the batch fails, naming the supplier, as for a starting state the store
+   * cannot hold.
+   */
+  @Test
+  void anInitialStateSupplierReturningNullFailsTheBatchInsteadOfRejectingEveryInput() throws Exception {
+    JdbcStore store = JdbcStore.withEvents(h2, "q_accounts", "q_account_events");
+    FoldWrite<String, JsonObject, Object, Long> fw = FoldWrite.<String, JsonObject, Object, Long>builder(store, Accounts::apply)
+        .initial(() -> null).build();
+
+    Future<FoldOutcomes<Object, Long>> done = settled(fw.call("nullstart", List.of(Accounts.deposit("nullstart", 1),
+        Accounts.deposit("nullstart", 2))));
+
+    assertTrue(done.failed(), () -> "every input blamed: " + done.result().list());
+    assertTrue(String.valueOf(done.cause().getMessage()).contains("initial"), String.valueOf(done.cause()));
+    assertFalse(await(store.read("nullstart")).exists());
+  }
 }
