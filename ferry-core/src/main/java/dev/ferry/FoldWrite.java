@@ -267,7 +267,16 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
 
   /** The state a batch is folded over: the entity's, or the initial one for an entity not written yet. */
   private S startingState(Versioned<S> current) {
-    return current.exists() ? current.state() : initial.get();
+    S state = current.exists() ? current.state() : initial.get();
+    if (state == null) {
+      // No state is null (FoldDecision.accept refuses one): handed to apply, it failed every input,
+      // each rejected with INPUT_REJECTED, a final answer blaming it for a configuration mistake
+      // (review Q). Thrown inside the read's compose, it fails the batch, nothing written.
+      throw new IllegalStateException(current.exists()
+          ? "the store read the entity at version " + current.version() + " with a null state; nothing was written"
+          : "the initial state supplier returned null; nothing was written");
+    }
+    return state;
   }
 
   /**
@@ -366,8 +375,9 @@ public final class FoldWrite<K, S, I, R> implements BatchCall<K, I, FoldOutcomes
     }
 
     /**
-     * The state of an entity that does not exist yet (required); called each time a batch is folded
-     * over such an entity: once per read, more after a write that refused a state (ADR 0143).
+     * The state of an entity that does not exist yet (required, and never null: a batch folded over
+     * a null state fails); called each time a batch is folded over such an entity: once per read,
+     * more after a write that refused a state (ADR 0143).
      */
     public Builder<K, S, I, R> initial(Supplier<? extends S> initial) {
       this.initial = Objects.requireNonNull(initial, "initial");
