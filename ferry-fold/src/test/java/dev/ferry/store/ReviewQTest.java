@@ -188,4 +188,48 @@ class ReviewQTest {
     assertTrue(String.valueOf(done.cause().getMessage()).contains("initial"), String.valueOf(done.cause()));
     assertFalse(await(store.read("nullstart")).exists());
   }
+
+  /** An operation nested {@code depth} levels deep in all (its top object included). */
+  private static JsonObject nested(String key, int depth) {
+    JsonObject inner = new JsonObject().put("leaf", 1);
+    for (int i = 2; i < depth; i++) {
+      inner = new JsonObject().put("n", inner);
+    }
+    return Accounts.deposit(key, 3).put("n", inner);
+  }
+
+  /**
+   * PgStore sends a batch's events as one JSON array, one level deeper than each event. An event
+   * nested as deep as JSON encoding allows passed refusal (encoded alone), then failed the array's
+   * encoding at the write, and with it every input of its batch, again at each batch it joined:
+   * the failure ADR 0139 says refusal exists to prevent. The event is recorded (each is stored as
+   * its own row), or else refused alone.
+   */
+  @Test
+  void anEventAsDeepAsJsonAllowsDoesNotFailItsWholeBatchOnPgStore() throws Exception {
+    int depth = 2;
+    while (encodes(nested("d", depth + 1))) {
+      depth++;
+    }
+    JsonObject deepest = nested("d", depth);
+    PgStore store = PgStore.withEvents(pg, "q_accounts", "q_account_events");
+    assertEquals(null, store.refusal(deepest), "the store says it can record the event");
+
+    Future<FoldOutcomes<Object, Long>> done = settled(Accounts.foldWrite(store).call("d",
+        List.of(Accounts.deposit("d", 1), deepest, Accounts.deposit("d", 2))));
+
+    assertTrue(done.succeeded(), () -> "depth " + ": the whole batch failed: " + done.cause());
+    assertEquals(new dev.ferry.FoldOutcome.Applied<>(1L), done.result().list().get(0));
+    assertEquals(new dev.ferry.FoldOutcome.Applied<>(done.result().list().get(1) instanceof dev.ferry.FoldOutcome.Applied ? 6L : 3L),
+        done.result().list().get(2));
+  }
+
+  private static boolean encodes(Object value) {
+    try {
+      io.vertx.core.json.Json.encode(value);
+      return true;
+    } catch (RuntimeException e) {
+      return false;
+    }
+  }
 }
