@@ -4,14 +4,12 @@ import dev.ferry.Versioned;
 import dev.ferry.VersionedStore;
 import dev.ferry.WriteRefusedException;
 import io.vertx.core.Future;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.Tuple;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
@@ -110,7 +108,7 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
     SqlStores.requireKey(key);
     String sql = expectedVersion == 0 ? insertSql : updateSql;
     String stateText = state.encode();
-    String eventsText = events == null ? null : new JsonArray(new ArrayList<>(applied)).encode();
+    String eventsText = events == null ? null : eventsArray(applied);
     String bad = illFormed("key", key);
     bad = bad != null ? bad : illFormed("state", stateText, true);
     bad = bad != null || eventsText == null ? bad : illFormed("events", eventsText, true);
@@ -195,6 +193,23 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
     return pool.preparedQuery("SELECT event::text FROM " + events + " WHERE key = $1 ORDER BY version, seq")
         .execute(Tuple.of(key))
         .map(SqlStores::events);
+  }
+
+  /**
+   * The events as one JSON array, each encoded alone and joined: encoded as a JsonArray, each event
+   * sat one level deeper than {@link #refusal} encodes it, so one nested as deep as the encoder
+   * allows passed refusal and then failed the write, with every input of its batch (review Q).
+   * Each is stored as its own row, at its own depth.
+   */
+  private static String eventsArray(List<?> applied) {
+    StringBuilder text = new StringBuilder("[");
+    for (Object event : applied) {
+      if (text.length() > 1) {
+        text.append(',');
+      }
+      text.append(io.vertx.core.json.Json.encode(event));
+    }
+    return text.append(']').toString();
   }
 
   /** Why {@code text} cannot travel to PostgreSQL unchanged, or null when it can. */

@@ -222,6 +222,9 @@ class ReviewQTest {
     assertEquals(new dev.ferry.FoldOutcome.Applied<>(1L), done.result().list().get(0));
     assertEquals(new dev.ferry.FoldOutcome.Applied<>(done.result().list().get(1) instanceof dev.ferry.FoldOutcome.Applied ? 6L : 3L),
         done.result().list().get(2));
+    if (done.result().list().get(1) instanceof dev.ferry.FoldOutcome.Applied) {
+      assertEquals(List.of(Accounts.deposit("d", 1), deepest, Accounts.deposit("d", 2)), await(store.events("d")));
+    }
   }
 
   private static boolean encodes(Object value) {
