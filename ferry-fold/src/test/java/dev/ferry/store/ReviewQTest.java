@@ -235,4 +235,26 @@ class ReviewQTest {
       return false;
     }
   }
+
+  /**
+   * PgStore sent a batch's events as one jsonb array, which PostgreSQL holds to 268,435,455 bytes in
+   * all: two events of 140 MB each, each one storable (jsonb holds either), failed their batch
+   * together, every caller told FAILED, though neither input alone is to blame, and Ferry batches
+   * the retries of inputs that arrive together the same way. Each event is its own row: each needs
+   * to fit, not their sum. (Large: about 9 s and 2 GB of memory between the JVM and the server.)
+   */
+  @Test
+  void eventsThatFitJsonbOneByOneAreWrittenTogetherOnPgStore() throws Exception {
+    PgStore store = PgStore.withEvents(pg, "q_big", "q_big_events");
+    await(store.createTables());
+    String note = "x".repeat(140_000_000);
+    JsonObject first = Accounts.deposit("big", 1).put("note", note);
+    JsonObject second = Accounts.deposit("big", 2).put("note", note);
+
+    Future<FoldOutcomes<Object, Long>> done = settled(Accounts.foldWrite(store).call("big", List.of(first, second)));
+
+    assertTrue(done.succeeded(), () -> "the batch failed: " + done.cause());
+    assertEquals(List.of(new dev.ferry.FoldOutcome.Applied<>(1L), new dev.ferry.FoldOutcome.Applied<>(3L)), done.result().list());
+    assertEquals(2, await(store.events("big")).size());
+  }
 }
