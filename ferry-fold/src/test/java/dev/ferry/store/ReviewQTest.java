@@ -255,6 +255,8 @@ class ReviewQTest {
 
     assertTrue(done.succeeded(), () -> "the batch failed: " + done.cause());
     assertEquals(List.of(new dev.ferry.FoldOutcome.Applied<>(1L), new dev.ferry.FoldOutcome.Applied<>(3L)), done.result().list());
-    assertEquals(2, await(store.events("big")).size());
+    // Counted, not read back: 280 MB of events take long to fetch and decode.
+    assertEquals(2L, await(pg.query("SELECT count(*) FROM q_big_events WHERE key = 'big'").execute())
+        .iterator().next().getLong(0));
   }
 }
