@@ -259,4 +259,21 @@ class ReviewQTest {
     assertEquals(2L, await(pg.query("SELECT count(*) FROM q_big_events WHERE key = 'big'").execute())
         .iterator().next().getLong(0));
   }
+
+  /**
+   * A table name of 64 characters, each allowed, is refused (PostgreSQL would cut it to 63) with a
+   * message that states only the characters' pattern, which the name matches: the error must say
+   * what is wrong with it.
+   */
+  @Test
+  void aTableNameTooLongIsRefusedSayingItIsTooLong() {
+    String name = "accounts_" + "x".repeat(55);
+    assertEquals(64, name.length());
+    for (Runnable make : List.<Runnable>of(() -> PgStore.of(pg, name), () -> JdbcStore.of(h2, name),
+        () -> PgStore.withEvents(pg, "t", name), () -> JdbcStore.withEvents(h2, "t", name))) {
+      IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, make::run);
+      assertTrue(e.getMessage().contains("63"), e.getMessage());
+    }
+    PgStore.of(pg, name.substring(1)); // 63 characters pass
+  }
 }
