@@ -47,7 +47,11 @@ final class SqlNames {
 
   static String check(String what, String name, Set<String> reserved) {
     if (name == null || !PLAIN.matcher(name).matches()) {
-      throw new IllegalArgumentException(what + " must be a plain SQL name ([A-Za-z_][A-Za-z0-9_]*), got " + name);
+      // The length said too: a longer name matches the pattern the message gives, and read as a
+      // refusal of its characters it sent the user looking for the wrong mistake (review Q).
+      throw new IllegalArgumentException(what + " must be a plain SQL name ([A-Za-z_][A-Za-z0-9_]*)"
+          + " of at most 63 characters (PostgreSQL's limit), got " + (name == null ? null
+          : name.length() > 63 ? name.length() + " characters: " + name : name));
     }
     String folded = name.toLowerCase(Locale.ROOT);
     if (reserved.contains(folded)) {
