@@ -58,6 +58,16 @@ public final class VertxLoop implements Loop {
         && ((ContextInternal) context).inThread();
   }
 
+  /**
+   * Whether the caller runs on {@code context}, on the context's own thread: not in one of its
+   * blocking tasks, where Vert.x names it current on a worker thread. Here for the store service,
+   * whose module has no adapter of its own: the check needs the internal {@code inThread()}, which
+   * it called itself, failing ApiSurfaceTest (review Q).
+   */
+  public static boolean onOwnThread(Context context) {
+    return Vertx.currentContext() == context && ((ContextInternal) context).inThread();
+  }
+
   @Override
   public void execute(Runnable task) {
     context.runOnContext(v -> task.run());

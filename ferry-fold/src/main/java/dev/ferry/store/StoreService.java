@@ -5,13 +5,13 @@ import dev.ferry.FoldOutcomes;
 import dev.ferry.FoldWrite;
 import dev.ferry.WriteOutcomeUnknownException;
 import dev.ferry.internal.LogText;
+import dev.ferry.internal.VertxLoop;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
-import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
@@ -161,7 +161,7 @@ public final class StoreService {
    * current; run inline there, a partition's state was changed beside its event loop (review O).
    */
   static void onContext(Context context, Runnable action) {
-    if (Vertx.currentContext() == context && ((ContextInternal) context).inThread()) {
+    if (VertxLoop.onOwnThread(context)) {
       action.run();
     } else {
       context.runOnContext(v -> action.run());
