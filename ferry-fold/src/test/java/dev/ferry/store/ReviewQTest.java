@@ -276,4 +276,49 @@ class ReviewQTest {
     }
     PgStore.of(pg, name.substring(1)); // 63 characters pass
   }
+
+  /**
+   * StoreService.start checked maxWait and contexts, but not the rest: called from a thread that
+   * is not Vert.x's (as a main method does), a null address threw on the service's context and the
+   * returned Future never completed; a null input type started a service whose every request threw
+   * in its handler, never answered until the sender's timeout. A null argument is refused at once,
+   * as a bad maxWait is.
+   */
+  @Test
+  void storeServiceRefusesNullArgumentsAtStartInsteadOfHangingOrLeavingRequestsUnanswered() throws Exception {
+    JdbcStore store = JdbcStore.withEvents(h2, "q_accounts", "q_account_events");
+    FoldWrite<String, JsonObject, Object, Long> fw = Accounts.foldWrite(store);
+    List<java.util.function.Supplier<Future<StoreService>>> starts = List.of(
+        () -> StoreService.start(vertx, null, fw, Object.class),
+        () -> StoreService.start(vertx, "q.null.type", fw, null),
+        () -> StoreService.start(vertx, "q.null.fold", null, Object.class));
+    int n = 0;
+    for (java.util.function.Supplier<Future<StoreService>> start : starts) {
+      String what = "start " + n++;
+      Future<StoreService> started;
+      try {
+        started = start.get();
+      } catch (NullPointerException | IllegalArgumentException refused) {
+        continue; // refused at once
+      }
+      // Not refused at once: it must fail, or else answer every request.
+      Future<StoreService> settled = started.otherwiseEmpty().map(started.result());
+      try {
+        settled.await(10, TimeUnit.SECONDS);
+      } catch (java.util.concurrent.TimeoutException hung) {
+        throw new AssertionError(what + ": its Future never completed", hung);
+      }
+      if (started.failed()) {
+        continue;
+      }
+      JsonObject request = new JsonObject().put("key", "q").put("inputs", new io.vertx.core.json.JsonArray()
+          .add(new JsonObject().put("id", 1).put("input", Accounts.deposit("q", 1))));
+      Future<Object> reply = settled(vertx.eventBus().request(n == 2 ? "q.null.type" : "q.null.fold", request,
+          new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(5_000)).map(m -> m.body()));
+      io.vertx.core.eventbus.ReplyException e = assertInstanceOf(io.vertx.core.eventbus.ReplyException.class, reply.cause(),
+          what + ": " + reply);
+      assertEquals(io.vertx.core.eventbus.ReplyFailure.RECIPIENT_FAILURE, e.failureType(), what + ": never answered: " + e);
+      await(started.result().stop());
+    }
+  }
 }
