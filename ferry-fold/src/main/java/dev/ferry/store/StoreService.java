@@ -95,9 +95,17 @@ public final class StoreService {
    * loop each, round robin); called on a context, they are all that context.
    *
    * @throws IllegalArgumentException if {@code maxWait} is not positive or {@code contexts} below 1
+   * @throws NullPointerException if {@code vertx}, {@code address}, {@code foldWrite} or {@code inputType} is null
    */
   public static <I> Future<StoreService> start(Vertx vertx, String address, FoldWrite<String, ?, I, ?> foldWrite,
       Class<I> inputType, Duration maxWait, int contexts) {
+    // Refused here, at the call: a null address threw later on the service's context, where the
+    // returned Future was never completed, and a null type in every request's handler, which then
+    // went unanswered (review Q).
+    java.util.Objects.requireNonNull(vertx, "vertx");
+    java.util.Objects.requireNonNull(address, "address");
+    java.util.Objects.requireNonNull(foldWrite, "foldWrite");
+    java.util.Objects.requireNonNull(inputType, "inputType");
     if (maxWait == null || maxWait.isNegative() || maxWait.isZero()) {
       throw new IllegalArgumentException("maxWait must be a positive duration, got " + maxWait);
     }
