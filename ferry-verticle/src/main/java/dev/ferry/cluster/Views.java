@@ -48,15 +48,13 @@ final class Views {
   /**
    * Per node, the ferry its last release came from (its life, {@link Router#life}): a ferry
    * deployed again on the same Vert.x node has the same id, and what the closed one released says
-   * nothing of the new one's calls (ADR 0131). Bounded like {@link #releases}: a node long gone
-   * needs no entry.
+   * nothing of the new one's calls (ADR 0131). Bounded by the members: a node gone from them needs
+   * no entry (its ferry closed with its Vert.x, or it comes back into the view, which sends it this
+   * node's release anew). Not by a count: a node that releases to this one seldom (nothing changes
+   * in its view) would lose its entry to the short-lived nodes of a long churn, and the next ferry
+   * deployed under its id would look like one heard for the first time (review P).
    */
-  private final Map<String, String> lives = new LinkedHashMap<>(16, 0.75f, false) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
-      return size() > 256;
-    }
-  };
+  private final Map<String, String> lives = new HashMap<>();
 
   Views(String self) {
     this.self = self;
@@ -81,6 +79,7 @@ final class Views {
   boolean adopt(Set<String> liveMembers, Set<String> announced, Set<String> leaving, Map<String, String> lives,
       long now) {
     members = Set.copyOf(liveMembers);
+    this.lives.keySet().retainAll(members);
     announcedLives = Map.copyOf(lives);
     Set<String> open = new HashSet<>(announced);
     open.addAll(leaving);
