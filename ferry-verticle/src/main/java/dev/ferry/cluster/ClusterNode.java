@@ -274,8 +274,14 @@ public final class ClusterNode implements Router.Links {
   public void release(String node, String viewId) {
     DeliveryOptions o = new DeliveryOptions().addHeader(CTL, "release").addHeader(FROM, self)
         .addHeader(LIFE, router.life()).addHeader(VIEW, viewId);
-    vertx.eventBus().request(peerAddress(address, node), null, o).onFailure(t ->
-        LOG.log(Level.WARNING, "ferry: release of view [{0}] not delivered to {1}: {2}", viewId, node, LogText.escape(t)));
+    vertx.eventBus().request(peerAddress(address, node), null, o).onFailure(t -> {
+      LOG.log(Level.WARNING, "ferry: release of view [{0}] not delivered to {1}: {2}", viewId, node, LogText.escape(t));
+      if (!(t instanceof ReplyException re && re.failureType() == ReplyFailure.RECIPIENT_FAILURE)) {
+        // Not taken (no consumer there yet, or no reply in time): that node would wait for it
+        // until the next view change. Sent again, once a later snapshot comes (review P).
+        router.releaseNotDelivered(node, viewId);
+      }
+    });
   }
 
   /**

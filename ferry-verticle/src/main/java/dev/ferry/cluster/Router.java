@@ -219,6 +219,13 @@ final class Router {
    * ferry) gets it too, with the view unchanged (ADR 0105).
    */
   private final Set<String> releasedTo = new HashSet<>();
+  /**
+   * The nodes of {@link #releasedTo} whose release of the current view was not delivered ({@link
+   * #releaseNotDelivered}): sent again at a later snapshot (read every second, ADR 0113), once
+   * nothing forwarded from here to them is open or waits to go again, so that it still arrives
+   * behind the hand-offs it speaks for (cleared on a view change).
+   */
+  private final Set<String> releaseLost = new HashSet<>();
   /** Forwards not yet answered, per target node. */
   private final Map<String, Set<Forward>> open = new HashMap<>();
   /**
@@ -557,6 +564,7 @@ final class Router {
       }
       if (views.adopt(members, announced, leaving, lives, loop.nanoTime())) {
         releasedTo.clear();
+        releaseLost.clear();
         unreachable.clear();
         handOffLostKeys();
       } else {
@@ -593,6 +601,22 @@ final class Router {
       if (views.released(from, life, viewId)) {
         flushAll();
         checkLeft(); // the last release a leaving node waited for
+      }
+    });
+  }
+
+  /**
+   * This node's release of {@code viewId} did not reach {@code node}: its send failed (a joiner's
+   * peer address not yet registered where this node sends from, ADR 0148, or no reply in time).
+   * The node waits for it until the next view change otherwise, holding the keys it gained to
+   * their bound: unless the view changed since, it is sent again at a later snapshot ({@link
+   * #maybeRelease}). A release is true as long as the view stays (ADR 0105), so a second copy
+   * that arrives does no harm.
+   */
+  public void releaseNotDelivered(String node, String viewId) {
+    step(() -> {
+      if (node != null && views.id().equals(viewId) && releasedTo.remove(node)) {
+        releaseLost.add(node);
       }
     });
   }
@@ -1687,12 +1711,34 @@ final class Router {
     if (views.known() && handOffsOpen == 0) {
       String id = views.id();
       for (String node : views.releaseTargets()) {
+        if (releaseLost.contains(node) && sentOnTo(node)) {
+          continue; // what goes there first may come back and be sent again: the release goes after it
+        }
         if (releasedTo.add(node)) {
+          releaseLost.remove(node);
           effects.add(() -> links.release(node, id));
         }
       }
     }
     checkLeft();
+  }
+
+  /**
+   * Whether a forward to {@code node} is open, or an input forwarded there came back and is held
+   * here to go again: a release sent again now could pass it (a hand-off) on its way there.
+   */
+  private boolean sentOnTo(String node) {
+    if (open.containsKey(node)) {
+      return true;
+    }
+    for (ArrayDeque<Pending> q : held.values()) {
+      for (Pending p : q) {
+        if (node.equals(p.forwardTarget)) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   private void checkLeft() {
