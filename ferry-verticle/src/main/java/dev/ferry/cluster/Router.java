@@ -321,8 +321,15 @@ final class Router {
    * costs, which must not grow with what is marked or held).
    */
   long scanned;
-  /** Nodes that answered a forward with NO_HANDLERS since the last view change. */
-  private final Set<String> unreachable = new HashSet<>();
+  /**
+   * Nodes that answered a forward with NO_HANDLERS since the last view change, each with when its
+   * last refusal came (loop time), until their handler answers a forward sent after that: a node's
+   * consumer can be missing for one forward and there for the next (a ferry deployed again under
+   * its id, a join whose registration reached this event bus late: ADR 0148), and a view change
+   * may never come to end it (review P: until then every input forwarded there waited a pause, a
+   * key's inputs one per pause).
+   */
+  private final Map<String, Long> unreachable = new HashMap<>();
   private long arrivals;
   /** Forwards made here, numbered for {@link Forward#no}. */
   private long forwardsMade;
@@ -652,7 +659,7 @@ final class Router {
         answer(p, new FerryException(FerryError.CLOSED, OVERTAKEN + " (" + f.overtakenBy + "), sent on from " + self
             + " after this one, may have been applied before this one came back"));
         if (!(ar.cause() instanceof ReplyException re && re.failureCode() == RETURNED)) {
-          unreachable.add(f.target); // as below: a 410 says the target takes nothing more
+          unreachable.put(f.target, loop.nanoTime()); // as below: a 410 says the target takes nothing more
         }
       } else if (notDelivered && !closed) {
         // Nothing reached a ferry: route it again, in its place among the key's inputs, once the
@@ -663,7 +670,7 @@ final class Router {
         if (ar.cause() instanceof ReplyException re && re.failureCode() == RETURNED) {
           p.handedBack = true;
         } else {
-          unreachable.add(f.target);
+          unreachable.put(f.target, loop.nanoTime());
         }
         p.retry = false;
         hold(p, RETRY_MS);
@@ -671,8 +678,10 @@ final class Router {
           waitBehindSent(p);
         }
       } else if (ar.succeeded()) {
+        tookAfterRefusal(f);
         answerWith(p, ar.result());
       } else if (ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.RECIPIENT_FAILURE) {
+        tookAfterRefusal(f);
         answer(p, re); // the owner's code and text, unchanged
       } else if (ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.TIMEOUT) {
         // Delivered or not, nobody can tell: the owner may have applied it. 502, never 503 (which
@@ -696,6 +705,18 @@ final class Router {
       }
       checkLeft();
     });
+  }
+
+  /**
+   * {@code f}'s target answered it through its handler: if {@code f} went after that node's last
+   * refusal, the node takes forwards again and is no longer paused for (as the routing client
+   * reads it, ADR 0148). A reply to a forward sent before the refusal tells nothing.
+   */
+  private void tookAfterRefusal(Forward f) {
+    Long refusedAt = unreachable.get(f.target);
+    if (refusedAt != null && f.sentAt > refusedAt) {
+      unreachable.remove(f.target);
+    }
   }
 
   /**
@@ -867,7 +888,7 @@ final class Router {
     held.forEach((k, q) -> heldKeys.put(k, q.size()));
     return self + " view=" + views.view() + " settled=" + views.settled() + " held=" + heldKeys + " paths=" + pathTargets
         + " handingOff=" + handingOff + " handOffsOpen=" + handOffsOpen + " releasedTo=" + releasedTo
-        + " unreachable=" + unreachable + (left != null ? " leaving" : "") + (closed ? " closed" : "");
+        + " unreachable=" + unreachable.keySet() + (left != null ? " leaving" : "") + (closed ? " closed" : "");
   }
 
   // ---------------------------------------------------------------- inside transitions
@@ -954,7 +975,7 @@ final class Router {
       // Earlier inputs of this key are still on their way through another node: follow them (it
       // passes these on behind them), or wait for them to come back if the key is ours now or
       // that node did not take them.
-      if (owner.equals(self) || unreachable.contains(via)) {
+      if (owner.equals(self) || unreachable.containsKey(via)) {
         p.waitsForPath = true;
         hold(p);
         return;
@@ -969,7 +990,7 @@ final class Router {
       }
       return;
     }
-    if (!p.retry && (passed(p.visited, target) || unreachable.contains(target) || p.hop >= MAX_HOPS || p.handedBack)) {
+    if (!p.retry && (passed(p.visited, target) || unreachable.containsKey(target) || p.hop >= MAX_HOPS || p.handedBack)) {
       // Views disagree (the sender owns it by this node's view, or it was passed on twice), or the
       // target just refused a forward, or handed this input back: rather than bounce it at network
       // speed, wait for the next view or a short pause, then send it on once more.
@@ -1425,7 +1446,7 @@ final class Router {
     }
     long heldMs = (loop.nanoTime() - p.heldSince) / 1_000_000;
     return "held at " + self + " for " + why + ", " + heldMs + " ms since its first hold here, view " + views.view()
-        + (unreachable.isEmpty() ? "" : ", refused by " + unreachable);
+        + (unreachable.isEmpty() ? "" : ", refused by " + unreachable.keySet());
   }
 
   private void cancelHold(Pending p) {
