@@ -221,9 +221,9 @@ final class Router {
   private final Set<String> releasedTo = new HashSet<>();
   /**
    * The nodes of {@link #releasedTo} whose release of the current view was not delivered ({@link
-   * #releaseNotDelivered}): sent again at a later snapshot (read every second, ADR 0113), once
-   * nothing forwarded from here to them is open or waits to go again, so that it still arrives
-   * behind the hand-offs it speaks for (cleared on a view change).
+   * #releaseNotDelivered}): sent again at a later snapshot (read every second, ADR 0113), once no
+   * hand-off to them is open or waits to go again, so that it still arrives behind the hand-offs
+   * it speaks for (cleared on a view change).
    */
   private final Set<String> releaseLost = new HashSet<>();
   /** Forwards not yet answered, per target node. */
@@ -1732,8 +1732,8 @@ final class Router {
     if (views.known() && handOffsOpen == 0) {
       String id = views.id();
       for (String node : views.releaseTargets()) {
-        if (releaseLost.contains(node) && sentOnTo(node)) {
-          continue; // what goes there first may come back and be sent again: the release goes after it
+        if (releaseLost.contains(node) && handingOffTo(node)) {
+          continue; // a hand-off there may come back and be sent again: the release goes after it
         }
         if (releasedTo.add(node)) {
           releaseLost.remove(node);
@@ -1745,16 +1745,21 @@ final class Router {
   }
 
   /**
-   * Whether a forward to {@code node} is open, or an input forwarded there came back and is held
-   * here to go again: a release sent again now could pass it (a hand-off) on its way there.
+   * Whether a hand-off from this node's ferry is open at {@code node}, or came back from there and
+   * is held here to go again: a release sent again now could pass it on its way there, and the
+   * node would call the key before it (the first release goes behind the hand-offs on the same
+   * link). Only hand-offs: there are few, and they end, while other forwards may always be open
+   * to a node under load.
    */
-  private boolean sentOnTo(String node) {
-    if (open.containsKey(node)) {
-      return true;
+  private boolean handingOffTo(String node) {
+    for (Forward f : open.getOrDefault(node, Set.of())) {
+      if (f.pending.handedOff) {
+        return true;
+      }
     }
     for (ArrayDeque<Pending> q : held.values()) {
       for (Pending p : q) {
-        if (node.equals(p.forwardTarget)) {
+        if (p.handedOff && node.equals(p.forwardTarget)) {
           return true;
         }
       }
