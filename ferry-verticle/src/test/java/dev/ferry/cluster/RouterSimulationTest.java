@@ -269,11 +269,16 @@ class RouterSimulationTest {
 
   private static void simulate(boolean lateViews, int defaultSeeds, boolean forged, int storm, boolean skip,
       boolean giveUp, boolean redeploy) {
+    simulate(lateViews, defaultSeeds, forged, storm, skip, giveUp, redeploy, false);
+  }
+
+  static void simulate(boolean lateViews, int defaultSeeds, boolean forged, int storm, boolean skip,
+      boolean giveUp, boolean redeploy, boolean lag) {
     String one = System.getProperty("ferry.routersim.seed");
     if (one != null && (Boolean.getBoolean("ferry.routersim.late") != lateViews
         || Boolean.getBoolean("ferry.routersim.forged") != forged || Integer.getInteger("ferry.routersim.storm", 0) != storm
         || Boolean.getBoolean("ferry.routersim.skip") != skip || Boolean.getBoolean("ferry.routersim.giveup") != giveUp
-        || Boolean.getBoolean("ferry.routersim.redeploy") != redeploy)) {
+        || Boolean.getBoolean("ferry.routersim.redeploy") != redeploy || Boolean.getBoolean("ferry.routersim.lag") != lag)) {
       return; // a replay runs the mode it names only
     }
     int seeds = Integer.getInteger("ferry.routersim.seeds", defaultSeeds);
@@ -291,6 +296,7 @@ class RouterSimulationTest {
       sim.skip = skip;
       sim.giveUp = giveUp;
       sim.redeploy = redeploy;
+      sim.registrationLag = lag;
       try {
         sim.run();
       } catch (AssertionError | RuntimeException e) {
@@ -305,6 +311,7 @@ class RouterSimulationTest {
             + (lateViews ? " -Dferry.routersim.late=true" : "") + (forged ? " -Dferry.routersim.forged=true" : "")
             + (storm > 0 ? " -Dferry.routersim.storm=" + storm : "") + (skip ? " -Dferry.routersim.skip=true" : "")
             + (giveUp ? " -Dferry.routersim.giveup=true" : "") + (redeploy ? " -Dferry.routersim.redeploy=true" : "")
+            + (lag ? " -Dferry.routersim.lag=true" : "")
             + "): " + e.getMessage()
             + "\n" + String.join("\n", sim.trace.subList(Math.max(0, sim.trace.size() - 60), sim.trace.size())), e);
       }
@@ -312,7 +319,8 @@ class RouterSimulationTest {
     }
     System.out.println("router simulation" + (lateViews ? " (views adopted late)" : "") + (forged ? " (forged origins)" : "")
         + (storm > 0 ? " (storms of " + storm + " changes)" : "") + (skip ? " (snapshots skipped)" : "")
-        + (giveUp ? " (leaves that give up)" : "") + (redeploy ? " (ferries deployed again)" : "") + ", "
+        + (giveUp ? " (leaves that give up)" : "") + (redeploy ? " (ferries deployed again)" : "")
+        + (lag ? " (registrations late)" : "") + ", "
         + (last - first + 1)
         + " seeds, outcomes: " + totals);
     if (!failing.isEmpty()) {
@@ -344,6 +352,15 @@ class RouterSimulationTest {
      * deploy a new ferry under that id (ferriesDeployedAgainUnderTheSameId).
      */
     boolean redeploy;
+    /**
+     * A node's consumers reach each other party's event bus some time after it registered them
+     * (0 to 300 ms, drawn per sender): until then that party's requests to it are answered
+     * NO_HANDLERS (ADR 0148's join registered late; review P). A release so answered is reported
+     * to its router, as ClusterNode does, and the membership is read again every second while a
+     * node is unsettled (ADR 0113).
+     */
+    boolean registrationLag;
+    long rereadTimer = -1;
     /** Ids whose ferry left and closed while their Vert.x node stayed (redeploy). */
     final List<String> undeployed = new ArrayList<>();
     int redeploys;
@@ -436,6 +453,20 @@ class RouterSimulationTest {
       boolean deployedAgain;
       /** Its leave completed (ClusterNode cancels the give-up timer then). */
       boolean leaveOver;
+      /** When it registered its consumers (registrationLag). */
+      final long registeredAt = loop.nanoTime();
+      /** Per sender, from when its requests find this node's consumers (registrationLag). */
+      final Map<String, Long> seenFrom = new HashMap<>();
+
+      /** Whether {@code from}'s event bus knows this node's consumers by now. */
+      boolean seenBy(String from) {
+        if (!registrationLag || from.equals(id)) {
+          return true;
+        }
+        long at = seenFrom.computeIfAbsent(from,
+            f -> registeredAt + (rnd.nextInt(3) == 0 ? 0 : (1 + rnd.nextInt(300)) * 1_000_000L));
+        return loop.nanoTime() >= at;
+      }
       boolean gaveUp;
       /** The event at which its leave gives up (giveUp), or -1. */
       long giveUpAtEvent = -1;
@@ -477,7 +508,11 @@ class RouterSimulationTest {
             request(from.id, node, 10_000, to -> {
               to.router.released(from.id, from.router.life(), viewId);
               return Future.succeededFuture();
-            }, ar -> { }, () -> from.alive);
+            }, ar -> {
+              if (registrationLag && ar.failed()) {
+                from.router.releaseNotDelivered(node, viewId); // as ClusterNode reports it
+              }
+            }, () -> from.alive);
           }
         });
         if (tracing) {
@@ -571,7 +606,7 @@ class RouterSimulationTest {
         if (n == null || n.crashed) {
           return; // lost with the node: the sender's timeout, or the member's removal, answers
         }
-        if (!n.registered) {
+        if (!n.registered || !n.seenBy(from)) {
           reply.accept(Future.failedFuture(new ReplyException(ReplyFailure.NO_HANDLERS, "no handlers")));
           return;
         }
@@ -634,6 +669,19 @@ class RouterSimulationTest {
       }
       for (Client c : clients) {
         c.snapshots.add(published(() -> c.router.snapshot(m, a)));
+      }
+      armReread();
+    }
+
+    /** registrationLag: the membership read again in a second while a node is unsettled (ADR 0113). */
+    void armReread() {
+      if (registrationLag && rereadTimer < 0) {
+        rereadTimer = loop.schedule(1_000_000_000L, () -> {
+          rereadTimer = -1;
+          if (nodes.values().stream().anyMatch(n -> n.alive && !n.router.settled())) {
+            publish();
+          }
+        });
       }
     }
 
@@ -1141,7 +1189,10 @@ class RouterSimulationTest {
               // sender stamped that client's origin for the key). Its input answered "may
               // have applied" also passes the client's earlier one that came back (ADR 0144's
               // mark: seed 2426 with views adopted late).
-              && !(forged && Set.of("routing code 503 (fenced)", "routing code 503 (overtaken)").contains(what))) {
+              && !(forged && Set.of("routing code 503 (fenced)", "routing code 503 (overtaken)").contains(what))
+              // A registration late at a routing client: its request refused there, the next one
+              // sent behind it taken (ADR 0148's review: never sent again, 503).
+              && !(registrationLag && what.equals("routing code 503 (overtaken)"))) {
             violations.add(n + " x " + what + " in a run without a crash");
           }
           // Raw senders too (ADR 0093): no 503 or timeout from a membership change. A forward's
