@@ -222,8 +222,8 @@ final class Router {
   /**
    * The nodes of {@link #releasedTo} whose release of the current view was not delivered ({@link
    * #releaseNotDelivered}): sent again at a later snapshot (read every second, ADR 0113), once no
-   * hand-off to them is open or waits to go again, so that it still arrives behind the hand-offs
-   * it speaks for (cleared on a view change).
+   * hand-off that came back from them waits here to go again, so that it still arrives behind the
+   * hand-offs it speaks for (cleared on a view change).
    */
   private final Set<String> releaseLost = new HashSet<>();
   /** Forwards not yet answered, per target node. */
@@ -1745,18 +1745,13 @@ final class Router {
   }
 
   /**
-   * Whether a hand-off from this node's ferry is open at {@code node}, or came back from there and
-   * is held here to go again: a release sent again now could pass it on its way there, and the
-   * node would call the key before it (the first release goes behind the hand-offs on the same
-   * link). Only hand-offs: there are few, and they end, while other forwards may always be open
-   * to a node under load.
+   * Whether a hand-off from this node's ferry came back from {@code node} (not delivered, or handed
+   * back) and is held here to go there again: a release sent again now would pass it, and the node
+   * would call the key before it (the first release goes behind the hand-offs on the same link).
+   * Hand-offs still open there do not count: sent before, they arrive before the release, and
+   * waiting for their answers could wait for ever, as the node holds them until it is released.
    */
   private boolean handingOffTo(String node) {
-    for (Forward f : open.getOrDefault(node, Set.of())) {
-      if (f.pending.handedOff) {
-        return true;
-      }
-    }
     for (ArrayDeque<Pending> q : held.values()) {
       for (Pending p : q) {
         if (p.handedOff && node.equals(p.forwardTarget)) {

@@ -15,4 +15,12 @@ class RouterSimulationLagReviewTest {
     RouterSimulationTest.simulate(false, 300, false, 0, false, false, false, true);
     RouterSimulationTest.simulate(false, 200, false, RouterSimulationTest.STORM, false, false, false, true);
   }
+
+  /** The same with views adopted late, with snapshots skipped in storms, and with leaves that give up. */
+  @Test
+  void registrationsLateWithTheOtherModes() {
+    RouterSimulationTest.simulate(true, 200, false, 0, false, false, false, true);
+    RouterSimulationTest.simulate(false, 150, false, RouterSimulationTest.STORM, true, false, false, true);
+    RouterSimulationTest.simulate(false, 200, false, 0, false, true, false, true);
+  }
 }
