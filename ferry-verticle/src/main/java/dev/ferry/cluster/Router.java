@@ -242,11 +242,15 @@ final class Router {
   /** The live members of the last snapshot adopted here. */
   private Set<String> members = Set.of();
   /**
-   * Nodes seen as members and then gone from the members (crashed, or left), until seen as members
-   * again: what passed through them nobody waits for any more (the nodes that had sent it to them
-   * answered it when they left), so it is never applied (ADR 0110, 0112).
+   * Nodes seen as members and then gone from the members (crashed, or left), each with when this
+   * node saw it go (loop time), until seen as members again: what passed through them nobody waits
+   * for any more (the nodes that had sent it to them answered it when they left), so it is never
+   * applied (ADR 0110, 0112). Forgotten twice the hold bound after it went (review P: a restart
+   * is a new node id, so under churn the set only grew): what passed it and was on the wire then
+   * is held at most the hold bound from its arrival at its next node, and a hand-back mark of it
+   * ends within that too.
    */
-  private final Set<String> departed = new HashSet<>();
+  private final Map<String, Long> departed = new HashMap<>();
   /**
    * Per key and origin (a client, {@link Pending#origin}), the places in that client's order of
    * the inputs this node handed back and has not seen again, each with the moment (loop time)
@@ -553,15 +557,17 @@ final class Router {
   public void snapshot(Set<String> members, Set<String> announced, Set<String> leaving, Map<String, String> lives) {
     step(() -> {
       failForwardsToNonMembers(members);
+      long now = loop.nanoTime();
       for (String m : this.members) {
         if (!members.contains(m)) {
-          departed.add(m);
+          departed.put(m, now);
         }
       }
       this.members = Set.copyOf(members);
       // A node seen again as a member (a partition healed: Hazelcast merges it back with the same
       // Vert.x node id) is a member like any other; only its departure dropped what it had sent.
-      departed.removeAll(members);
+      departed.keySet().removeAll(members);
+      departed.values().removeIf(at -> now - at > 2 * maxHoldNanos);
       dropFromDeparted();
       if (handBackEntries > 0) {
         // Marks whose senders stopped waiting go here too, not only when the table doubles: a
@@ -1518,7 +1524,7 @@ final class Router {
       return null;
     }
     for (String v : p.visited.split(",")) {
-      if (departed.contains(v)) {
+      if (departed.containsKey(v)) {
         return v;
       }
     }
@@ -2143,7 +2149,7 @@ final class Router {
 
   /** Whether {@code m} still holds the client's later inputs back at {@code now}. */
   private boolean live(HandBackMark m, long now) {
-    return m.end > now && !departed.contains(m.sender);
+    return m.end > now && !departed.containsKey(m.sender);
   }
 
   /**
