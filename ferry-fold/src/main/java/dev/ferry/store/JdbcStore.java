@@ -113,7 +113,7 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
     // commit without an answer, "may have been written" (review Q).
     Future<Boolean> written = pool.getConnection()
         .recover(e -> Future.failedFuture(new WriteRefusedException(key, e)))
-        .compose(conn -> inTransaction(conn, c -> bump(c, key, stateText, expectedVersion)
+        .compose(conn -> inTransaction(conn, key, c -> bump(c, key, stateText, expectedVersion)
             .compose(ok -> ok ? append(c, key, expectedVersion + 1, toAppend).map(true) : Future.succeededFuture(false))
             // A statement that failed before the commit (a constraint, a lock timeout, the
             // connection lost): the transaction is rolled back and no commit was sent, so nothing
@@ -189,10 +189,14 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
 
   /**
    * {@code work} in a transaction on {@code conn}, which is closed (back to the pool) afterwards:
-   * what {@link Pool#withTransaction} does once it has a connection.
+   * what {@link Pool#withTransaction} does once it has a connection. A transaction that cannot
+   * begin (the driver cannot turn autocommit off: a connection the database dropped while it sat
+   * in the pool) ran no statement of {@code key}'s write, so it is refused, not unknown.
    */
-  private static <T> Future<T> inTransaction(SqlConnection conn, java.util.function.Function<SqlConnection, Future<T>> work) {
+  private static <T> Future<T> inTransaction(SqlConnection conn, String key,
+      java.util.function.Function<SqlConnection, Future<T>> work) {
     return conn.begin()
+        .recover(e -> Future.failedFuture(new WriteRefusedException(key, e)))
         .compose(tx -> work.apply(conn)
             .compose(r -> tx.commit().map(r), e -> tx.rollback().transform(v -> Future.<T>failedFuture(e))))
         .eventually(conn::close); // answered once the connection is back: a retry's read may need it
