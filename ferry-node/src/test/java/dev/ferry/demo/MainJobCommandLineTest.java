@@ -61,4 +61,18 @@ class MainJobCommandLineTest {
     // A folder that does not exist yet is fine: the job creates it.
     JobOptions.parse("--report", dir.resolve("new").resolve("deeper").resolve("r.html").toString());
   }
+
+  /**
+   * An option given twice ran with the last value, silently: a user who added {@code --rate 500}
+   * to a command line that already had {@code --rate=20000} further on measured another load
+   * than the one they read.
+   */
+  @Test
+  void anOptionGivenTwiceIsRefusedNamingIt() {
+    JobOptions.BadOptions e = assertThrows(JobOptions.BadOptions.class,
+        () -> JobOptions.parse("--rate", "500", "--hot", "4", "--rate=20000"), "a repeated --rate was accepted");
+    org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("--rate: given twice"), e.getMessage());
+    // Different options, each once, are fine.
+    JobOptions.parse("--rate", "500", "--hot", "4");
+  }
 }
