@@ -103,6 +103,9 @@ public record JobOptions(
     Long seed = d.seed;
     boolean progress = d.progress;
     List<String> problems = new ArrayList<>();
+    // An option given twice is refused, not read as its last value: the run would measure another
+    // load than the one on the command line a reader looks at first.
+    java.util.Set<String> given = new java.util.HashSet<>();
 
     for (int i = 0; i < args.length; i++) {
       String arg = args[i];
@@ -131,6 +134,9 @@ public record JobOptions(
       if (!List.of("--duration", "--warmup", "--store", "--report", "--hot", "--quiet", "--rate", "--quiet-rate", "--import-window", "--seed").contains(name)) {
         problems.add(arg + ": unknown option");
         continue;
+      }
+      if (!given.add(name)) {
+        problems.add(name + ": given twice");
       }
       if (value == null) {
         if (i + 1 >= args.length) {
