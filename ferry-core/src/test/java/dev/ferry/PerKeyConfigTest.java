@@ -176,6 +176,24 @@ class PerKeyConfigTest {
     assertTrue(negative.getMessage().contains("pinnedLimit = -1"), negative.getMessage());
   }
 
+  /**
+   * Review S: a negative maxInFlightBatches is one violation. The pinned limit the config never
+   * set (0, "learn it") was named beside it as violated, with a rule that allows 0 in the same
+   * breath; and a pinned limit within range was named against the invalid ceiling.
+   */
+  @Test
+  void aNegativeMaxInFlightBatchesIsTheOnlyViolationWhenNoPinnedLimitIsSet() {
+    InvalidConfigException json = assertThrows(InvalidConfigException.class,
+        () -> PerKeyConfig.fromJson(new JsonObject().put("maxInFlightBatches", -1)));
+    assertEquals(java.util.List.of("maxInFlightBatches = -1: must be >= 1"), json.violations(), json.getMessage());
+    InvalidConfigException built = assertThrows(InvalidConfigException.class,
+        () -> PerKeyConfig.builder().maxInFlightBatches(-3).build());
+    assertEquals(java.util.List.of("maxInFlightBatches = -3: must be >= 1"), built.violations(), built.getMessage());
+    InvalidConfigException pinned = assertThrows(InvalidConfigException.class,
+        () -> PerKeyConfig.builder().maxInFlightBatches(-3).pinnedLimit(4).build());
+    assertEquals(java.util.List.of("maxInFlightBatches = -3: must be >= 1"), pinned.violations(), pinned.getMessage());
+  }
+
   @Test
   void aPositiveDelayTurnsDirectCallsOff() {
     PerKeyConfig c = PerKeyConfig.builder().maxBatchDelay(Duration.ofMillis(2)).build();
