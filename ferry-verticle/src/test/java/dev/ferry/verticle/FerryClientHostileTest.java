@@ -38,6 +38,26 @@ class FerryClientHostileTest extends VerticleTestBase {
     assertEquals("y", await(client.submit("k", "y", new FerryClient.SubmitOptions().timeout(null).sendTimeout(null))));
   }
 
+  /**
+   * Review S: a timeout that is not a whole number of ms went out truncated in the timeout-ms
+   * header (1.5 ms as "1", 250.000001 ms as "250"), so the node could drop the input and answer
+   * TIMEOUT before the caller's deadline had passed; the engine and the batch's expiry timer round
+   * up ("a deadline is never reported early"). The header is read here by a consumer of its own.
+   */
+  @Test
+  void aTimeoutBetweenWholeMillisecondsIsSentRoundedUpNeverShorter() {
+    java.util.List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+    await(vertx.eventBus().<Object>consumer("review.s.headers", m -> {
+      seen.add(m.headers().get("timeout-ms"));
+      m.reply(m.body());
+    }).completion());
+    FerryClient client = FerryClient.create(vertx, "review.s.headers");
+    await(client.submit("k", 1, new FerryClient.SubmitOptions().timeout(Duration.ofNanos(1_500_000))));
+    await(client.submit("k", 2, new FerryClient.SubmitOptions().timeout(Duration.ofMillis(250).plusNanos(1))));
+    await(client.submit("k", 3, new FerryClient.SubmitOptions().timeout(Duration.ofMillis(40))));
+    assertEquals(java.util.List.of("2", "251", "40"), seen);
+  }
+
   @Test
   void aClosedPlainClientSendsNothingAndAnswersClosedWhileWhatItSentKeepsItsAnswer() {
     // As a closed routing client does (ADR 0136): a later submit is CLOSED at once, nothing sent.
