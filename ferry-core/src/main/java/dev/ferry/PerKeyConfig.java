@@ -104,7 +104,10 @@ public final class PerKeyConfig extends FerryBounds {
     limits.check(check);
     check.require(pinnedLimit == 0 || dispatch == Dispatch.ADAPTIVE, "pinnedLimit", pinnedLimit,
         "only with dispatch \"adaptive\" (fixed-slots uses maxInFlightBatches)");
-    check.require(pinnedLimit >= 0 && pinnedLimit <= limits.maxInFlightBatches(), "pinnedLimit", pinnedLimit,
+    // 0 (learn it) is always allowed, and a positive one is held only to a valid ceiling: against a
+    // negative maxInFlightBatches, a pinned limit never set was named beside it as violated.
+    check.require(pinnedLimit == 0 || (pinnedLimit >= 1
+        && (limits.maxInFlightBatches() < 1 || pinnedLimit <= limits.maxInFlightBatches())), "pinnedLimit", pinnedLimit,
         "must be >= 1 and <= maxInFlightBatches (" + limits.maxInFlightBatches() + "), or 0/absent to learn the limit");
   }
 
