@@ -133,7 +133,7 @@ public final class FerryClient {
       delivery.addHeader(ID_HEADER, options.id);
     }
     if (options.timeout != null) {
-      delivery.addHeader(TIMEOUT_MS_HEADER, Long.toString(options.timeout.toMillis()));
+      delivery.addHeader(TIMEOUT_MS_HEADER, Long.toString(options.timeoutMs()));
     }
     if (options.order != null) {
       delivery.addHeader(ORDER_HEADER, Long.toString(options.order));
@@ -141,7 +141,7 @@ public final class FerryClient {
     delivery.setSendTimeout(options.sendTimeoutMs());
     if (routing != null) {
       // The routing client checks the body itself (one walk, not two).
-      long timeoutMs = options.timeout == null ? 0 : options.timeout.toMillis();
+      long timeoutMs = options.timeoutMs();
       @SuppressWarnings("unchecked")
       Future<T> routed = (Future<T>) routing.submit(key, body, delivery, timeoutMs, delivery.getSendTimeout());
       return routed.transform(ar -> ar.succeeded() ? Future.succeededFuture(ar.result())
@@ -275,10 +275,26 @@ public final class FerryClient {
     /** The send timeout in force: the one set, else the default, raised to {@code timeout} + the default. */
     long sendTimeoutMs() {
       if (sendTimeout != null) {
-        return sendTimeout.toMillis();
+        return ceilMillis(sendTimeout);
       }
       long dflt = DeliveryOptions.DEFAULT_TIMEOUT;
-      return timeout == null ? dflt : Math.min(VerticleConfig.MAX_MS, timeout.toMillis() + dflt);
+      return timeout == null ? dflt : Math.min(VerticleConfig.MAX_MS, timeoutMs() + dflt);
+    }
+
+    /** The {@code timeout-ms} header's value, or 0 without a timeout. */
+    long timeoutMs() {
+      return timeout == null ? 0 : ceilMillis(timeout);
+    }
+
+    /**
+     * Whole ms, rounded up: the header carries no finer unit, and truncated a deadline of 1.5 ms
+     * went out as 1, so the node could answer TIMEOUT before the caller's deadline had passed (the
+     * engine's timers round up the same way). Only durations {@link #wholeMs} let through: at most
+     * {@link VerticleConfig#MAX_MS} ms, so the extra ms cannot pass it.
+     */
+    private static long ceilMillis(Duration d) {
+      long ms = d.toMillis();
+      return d.equals(Duration.ofMillis(ms)) ? ms : ms + 1;
     }
 
     /**
