@@ -1088,7 +1088,8 @@ final class Router {
     }
     effects.add(() -> {
       Future<Object> outcome = remaining > 0 ? ferry.submit(p.input, Duration.ofMillis(remaining)) : ferry.submit(p.input);
-      outcome.onComplete(ar -> {
+      outcome.onComplete(done -> {
+        AsyncResult<Object> ar = leftOutIsTimeout(p, done);
         // Still here: it left the ferry by its call or an answer there, not by a hand-off.
         if (submitted.remove(p.input, p) && calledHere != null && mayHaveBeenCalled(ar)) {
           calledHere.called = Math.max(calledHere.called, p.originSeq);
@@ -1099,7 +1100,8 @@ final class Router {
       // while its batch waits to be written is still left out, and answered 504 when its call ends.
       // A hand-off that went back unapplied (the engine wraps that as CLOSED) goes back to its
       // sender as such, to be routed again there in its place (ADR 0112).
-      outcome.onComplete(ar -> {
+      outcome.onComplete(done -> {
+        AsyncResult<Object> ar = leftOutIsTimeout(p, done);
         Throwable back = ar.failed() && ar.cause() instanceof FerryException fe ? asHandBack(fe.getCause()) : null;
         if (back != null && p.sender != null) {
           p.answer.fail(back);
@@ -1601,6 +1603,21 @@ final class Router {
       return true;
     }
     return !neverSent(fe.kind());
+  }
+
+  /**
+   * {@code ar}, or TIMEOUT when {@code p}'s input was left out of its batch at its caller's deadline,
+   * before the request was written (an HTTP batch waiting for its connection, ADR 0062): it was
+   * never sent, whatever that batch's call did. Standalone the input's own answer gives the 504 at
+   * the deadline; here the ferry's Future brings the call's outcome, and a call that then failed
+   * answered it 502 ("sent, it may have been applied") and counted it as maybe called (review S).
+   */
+  private static AsyncResult<Object> leftOutIsTimeout(Pending p, AsyncResult<Object> ar) {
+    if (ar.failed() && p.input.leftOutAtDeadline()
+        && !(ar.cause() instanceof FerryException fe && fe.kind() == FerryError.TIMEOUT)) {
+      return Future.failedFuture(new FerryException(FerryError.TIMEOUT, "the caller's deadline passed before the input was sent"));
+    }
+    return ar;
   }
 
   /** Whether an answer of this kind says the input was never sent to the downstream. */

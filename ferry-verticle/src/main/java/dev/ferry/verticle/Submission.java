@@ -114,6 +114,16 @@ public final class Submission implements Completable<Object> {
     return true;
   }
 
+  /**
+   * Whether it was left out of its batch because its caller's deadline passed before the request
+   * was written ({@link #expire}): never sent, whatever that batch's call then did. The cluster
+   * layer, which answers through the ferry's Future rather than through {@link #answerTo}, reads
+   * it to answer 504 rather than the call's failure.
+   */
+  public boolean leftOutAtDeadline() {
+    return expired;
+  }
+
   /** Answers 400 now: the body turned out to be bad input when its request was written. */
   void reject(String why) {
     fail(new FerryException(FerryError.BAD_INPUT, why));
