@@ -1,5 +1,7 @@
 package dev.ferry.store;
 
+import static dev.ferry.store.PgAndH2.await;
+import static dev.ferry.store.PgAndH2.settled;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -33,6 +35,7 @@ import org.junit.jupiter.api.TestInstance;
 /** Review Q: FoldWrite and the SQL stores in the corners. PostgreSQL (embedded) and H2. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ReviewQTest {
+  private PgAndH2 databases;
   private Vertx vertx;
   private PgServer server;
   private Pool pg;
@@ -40,29 +43,18 @@ class ReviewQTest {
 
   @BeforeAll
   void start() throws Exception {
-    vertx = Vertx.vertx();
-    server = PgServer.start();
-    pg = server.pool(vertx, 4);
-    h2 = JdbcStore.h2Pool(vertx, "jdbc:h2:mem:review-q;DB_CLOSE_DELAY=-1", 4);
+    databases = PgAndH2.start("jdbc:h2:mem:review-q;DB_CLOSE_DELAY=-1");
+    vertx = databases.vertx;
+    server = databases.server;
+    pg = databases.pg;
+    h2 = databases.h2;
     await(PgStore.withEvents(pg, "q_accounts", "q_account_events").createTables());
     await(JdbcStore.withEvents(h2, "q_accounts", "q_account_events").createTables());
   }
 
   @AfterAll
   void stop() throws Exception {
-    pg.close().await(10, TimeUnit.SECONDS);
-    h2.close().await(10, TimeUnit.SECONDS);
-    server.close();
-    vertx.close().await(10, TimeUnit.SECONDS);
-  }
-
-  private static <T> T await(Future<T> f) throws Exception {
-    return f.await(20, TimeUnit.SECONDS);
-  }
-
-  private static <T> Future<T> settled(Future<T> f) throws Exception {
-    f.otherwiseEmpty().await(20, TimeUnit.SECONDS);
-    return f;
+    databases.close();
   }
 
   /**

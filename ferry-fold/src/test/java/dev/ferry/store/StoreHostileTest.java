@@ -1,5 +1,7 @@
 package dev.ferry.store;
 
+import static dev.ferry.store.PgAndH2.await;
+import static dev.ferry.store.PgAndH2.settled;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -41,8 +43,8 @@ import org.junit.jupiter.api.TestInstance;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class StoreHostileTest {
+  private PgAndH2 databases;
   private Vertx vertx;
-  private PgServer server;
   private Pool pg;
   private Pool h2;
   private PgStore pgStore;
@@ -50,10 +52,10 @@ class StoreHostileTest {
 
   @BeforeAll
   void start() throws Exception {
-    vertx = Vertx.vertx();
-    server = PgServer.start();
-    pg = server.pool(vertx, 4);
-    h2 = JdbcStore.h2Pool(vertx, "jdbc:h2:mem:hostile;DB_CLOSE_DELAY=-1", 4);
+    databases = PgAndH2.start("jdbc:h2:mem:hostile;DB_CLOSE_DELAY=-1");
+    vertx = databases.vertx;
+    pg = databases.pg;
+    h2 = databases.h2;
     pgStore = PgStore.withEvents(pg, "hostile", "hostile_events");
     h2Store = JdbcStore.withEvents(h2, "hostile", "hostile_events");
     await(pgStore.createTables());
@@ -69,20 +71,7 @@ class StoreHostileTest {
 
   @AfterAll
   void stop() throws Exception {
-    pg.close().await(10, TimeUnit.SECONDS);
-    h2.close().await(10, TimeUnit.SECONDS);
-    server.close();
-    vertx.close().await(10, TimeUnit.SECONDS);
-  }
-
-  private static <T> T await(Future<T> f) throws Exception {
-    return f.await(20, TimeUnit.SECONDS);
-  }
-
-  /** Completes when {@code f} completes, either way, so a test can look at how it ended. */
-  private static <T> Future<T> settled(Future<T> f) throws Exception {
-    f.otherwiseEmpty().await(20, TimeUnit.SECONDS);
-    return f;
+    databases.close();
   }
 
   @Test

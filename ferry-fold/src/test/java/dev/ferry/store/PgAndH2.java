@@ -1,0 +1,50 @@
+package dev.ferry.store;
+
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.sqlclient.Pool;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The two databases the SQL stores run on, for tests that put each case to PgStore and to
+ * JdbcStore: a Vert.x, an embedded PostgreSQL with a pool of 4, and an in-memory H2 database with
+ * a pool of 4. Start it before the tests of a class, close it after them.
+ */
+final class PgAndH2 {
+  final Vertx vertx;
+  final PgServer server;
+  final Pool pg;
+  final Pool h2;
+
+  private PgAndH2(Vertx vertx, PgServer server, Pool pg, Pool h2) {
+    this.vertx = vertx;
+    this.server = server;
+    this.pg = pg;
+    this.h2 = h2;
+  }
+
+  /** A fresh PostgreSQL server, and the H2 database at {@code h2Url} (a test may open it again). */
+  static PgAndH2 start(String h2Url) {
+    Vertx vertx = Vertx.vertx();
+    PgServer server = PgServer.start();
+    return new PgAndH2(vertx, server, server.pool(vertx, 4), JdbcStore.h2Pool(vertx, h2Url, 4));
+  }
+
+  /** Closes the pools, stops the server, closes the Vert.x (blocking: call it off the event loop). */
+  void close() throws Exception {
+    pg.close().await(10, TimeUnit.SECONDS);
+    h2.close().await(10, TimeUnit.SECONDS);
+    server.close();
+    vertx.close().await(10, TimeUnit.SECONDS);
+  }
+
+  static <T> T await(Future<T> f) throws Exception {
+    return f.await(20, TimeUnit.SECONDS);
+  }
+
+  /** Completes when {@code f} completes, either way, so a test can look at how it ended. */
+  static <T> Future<T> settled(Future<T> f) throws Exception {
+    f.otherwiseEmpty().await(20, TimeUnit.SECONDS);
+    return f;
+  }
+}
