@@ -58,11 +58,7 @@ class RouterLeaveTest {
 
   /** Delivers every release sent, and those they cause. */
   void deliver() {
-    loop.runPending();
-    while (!wire.isEmpty()) {
-      wire.poll().run();
-      loop.runPending();
-    }
+    RouterTesting.drain(loop, wire);
   }
 
   @Test

@@ -3,16 +3,8 @@ package dev.ferry.cluster;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.ferry.internal.PerKeyFerry;
-import dev.ferry.testing.VirtualLoop;
-import dev.ferry.verticle.Submission;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -22,64 +14,10 @@ import org.junit.jupiter.api.Test;
  * that has seen many of them come and go still has to recognise a ferry deployed again under the
  * id of a node that was there all along.
  */
-class RouterLivesChurnReviewTest {
-  final VirtualLoop loop = new VirtualLoop();
-  final Map<String, Router> cluster = new HashMap<>();
-  final ArrayDeque<Runnable> wire = new ArrayDeque<>();
-  final List<String> calls = new ArrayList<>();
-  final List<Promise<List<Object>>> open = new ArrayList<>();
-
-  PerKeyFerry<String, Submission, List<Object>, Object> ferry(String node) {
-    return new PerKeyFerry<>(loop, dev.ferry.PerKeyConfig.builder().callTimeout(java.time.Duration.ofMillis(1_000)).build(),
-        (Submission in) -> in.key, null, null, (key, inputs) -> {
-          calls.add(node + " " + key + " " + inputs.stream().map(in -> in.body).toList());
-          Promise<List<Object>> call = Promise.promise();
-          open.add(call);
-          return call.future();
-        }, (in, ok) -> in.body);
-  }
-
-  Router router(String self) {
-    Router[] me = new Router[1];
-    Router r = new Router(loop, self, ferry(self), 1_000, ClusterNode.maxHoldMs(1_000, 1_000), new Router.Links() {
-      @Override
-      public void forward(Router.Forward f) {
-        wire.add(() -> RouterTesting.deliver(cluster.get(self), cluster.get(f.target), f));
-      }
-
-      @Override
-      public void release(String node, String viewId) {
-        Router from = me[0];
-        wire.add(() -> {
-          Router to = cluster.get(node);
-          if (to != null) {
-            to.released(self, from.life(), viewId);
-          }
-        });
-      }
-    });
-    me[0] = r;
-    cluster.put(self, r);
-    return r;
-  }
-
-  void deliver() {
-    loop.runPending();
-    while (!wire.isEmpty()) {
-      wire.poll().run();
-      loop.runPending();
-    }
-  }
-
+class RouterLivesChurnReviewTest extends ChurnCluster {
   /** A snapshot as HazelcastMembership reads it: the members, the announced ferries and their lives. */
   void snapshot(Set<String> members, Set<String> announced, Router... routers) {
-    Map<String, String> lives = new HashMap<>();
-    for (String n : announced) {
-      lives.put(n, cluster.get(n).life());
-    }
-    for (Router r : routers) {
-      r.snapshot(members, announced, Set.of(), lives);
-    }
+    snapshotWithLives(members, announced, Set.of(), routers);
   }
 
   /**

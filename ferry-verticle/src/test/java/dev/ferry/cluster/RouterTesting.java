@@ -8,6 +8,7 @@ import dev.ferry.FerryException;
 import dev.ferry.PerKeyConfig;
 import dev.ferry.internal.Loop;
 import dev.ferry.internal.PerKeyFerry;
+import dev.ferry.testing.VirtualLoop;
 import dev.ferry.verticle.Submission;
 import io.vertx.core.Future;
 import io.vertx.core.MultiMap;
@@ -18,6 +19,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
 
 /** Links, a ferry and inputs for tests that drive one {@link Router} by hand, in virtual time. */
 final class RouterTesting {
@@ -147,6 +149,18 @@ final class RouterTesting {
   static void deliverAll(Router from, Router to, List<Router.Forward> forwards) {
     for (Router.Forward f : List.copyOf(forwards)) {
       deliver(from, to, f);
+    }
+  }
+
+  /**
+   * Runs {@code loop}, then each message on {@code wire} in the order sent, running {@code loop}
+   * after each, until neither has anything left (messages sent meanwhile go too).
+   */
+  static void drain(VirtualLoop loop, Queue<Runnable> wire) {
+    loop.runPending();
+    while (!wire.isEmpty()) {
+      wire.poll().run();
+      loop.runPending();
     }
   }
 
