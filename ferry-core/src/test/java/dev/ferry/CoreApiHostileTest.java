@@ -10,6 +10,7 @@ import dev.ferry.internal.Loop;
 import dev.ferry.internal.PerKeyFerry;
 import dev.ferry.internal.StreamFerry;
 import dev.ferry.testing.RecordingDownstream;
+import dev.ferry.testing.Seeds;
 import dev.ferry.testing.Undescribable;
 import dev.ferry.testing.VirtualLoop;
 import io.vertx.core.AsyncResult;
@@ -637,15 +638,7 @@ class CoreApiHostileTest {
   // ------------------------------------------------------------ all of it at once, on random schedules
 
   static List<Long> seeds() {
-    String one = System.getProperty("ferry.seed");
-    if (one != null) {
-      return List.of(Long.parseLong(one));
-    }
-    List<Long> seeds = new ArrayList<>();
-    for (long s = 1; s <= 30; s++) {
-      seeds.add(s * 104_729);
-    }
-    return seeds;
+    return Seeds.of(30, 104_729);
   }
 
   /** A mutable key, equal by value: what a caller that reuses its objects hands in. */
@@ -684,11 +677,7 @@ class CoreApiHostileTest {
   @org.junit.jupiter.params.provider.MethodSource("seeds")
   void everyCallerIsAnsweredWhateverTheDownstreamAndTheCallersDo(long seed) {
     System.out.println("CoreApiHostileTest seed " + seed);
-    try {
-      hostileRun(seed);
-    } catch (AssertionError e) {
-      throw new AssertionError("seed " + seed + " (rerun with -Dferry.seed=" + seed + "): " + e.getMessage(), e);
-    }
+    Seeds.check(seed, () -> hostileRun(seed));
   }
 
   private record In(long id, Object key) {}
@@ -842,11 +831,7 @@ class CoreApiHostileTest {
   @org.junit.jupiter.params.provider.MethodSource("seeds")
   void everyKeyedCallerIsAnsweredWhateverTheLookupAndTheCallersDo(long seed) {
     System.out.println("CoreApiHostileTest keyed seed " + seed);
-    try {
-      hostileKeyedRun(seed);
-    } catch (AssertionError e) {
-      throw new AssertionError("seed " + seed + " (rerun with -Dferry.seed=" + seed + "): " + e.getMessage(), e);
-    }
+    Seeds.check(seed, () -> hostileKeyedRun(seed));
   }
 
   @SuppressWarnings("unchecked")

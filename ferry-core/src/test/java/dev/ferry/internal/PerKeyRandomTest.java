@@ -8,6 +8,7 @@ import dev.ferry.Dispatch;
 import dev.ferry.FerryError;
 import dev.ferry.FerryException;
 import dev.ferry.PerKeyConfig;
+import dev.ferry.testing.Seeds;
 import dev.ferry.testing.VirtualLoop;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -35,25 +36,13 @@ class PerKeyRandomTest {
   record In(long id, String key, long weight, long order) {}
 
   static List<Long> seeds() {
-    String one = System.getProperty("ferry.seed");
-    if (one != null) {
-      return List.of(Long.parseLong(one));
-    }
-    List<Long> seeds = new ArrayList<>();
-    for (long s = 1; s <= 40; s++) {
-      seeds.add(s * 7919);
-    }
-    return seeds;
+    return Seeds.of(40, 7919);
   }
 
   @ParameterizedTest(name = "seed {0}")
   @MethodSource("seeds")
   void guaranteesHoldOnRandomSchedules(long seed) {
-    try {
-      new Run(seed).run();
-    } catch (AssertionError e) {
-      throw new AssertionError("seed " + seed + " (rerun with -Dferry.seed=" + seed + "): " + e.getMessage(), e);
-    }
+    Seeds.check(seed, () -> new Run(seed).run());
   }
 
   private static final class Run {

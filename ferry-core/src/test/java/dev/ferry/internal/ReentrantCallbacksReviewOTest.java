@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.ferry.Dispatch;
 import dev.ferry.FerryException;
 import dev.ferry.PerKeyConfig;
+import dev.ferry.testing.Seeds;
 import dev.ferry.testing.VirtualLoop;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -29,26 +30,14 @@ class ReentrantCallbacksReviewOTest {
   record In(long id, String key, long weight, long order) {}
 
   static List<Long> seeds() {
-    String one = System.getProperty("ferry.seed");
-    if (one != null) {
-      return List.of(Long.parseLong(one));
-    }
-    List<Long> seeds = new ArrayList<>();
-    for (long s = 1; s <= 60; s++) {
-      seeds.add(s * 104729);
-    }
-    return seeds;
+    return Seeds.of(60, 104729);
   }
 
   @ParameterizedTest(name = "seed {0}")
   @MethodSource("seeds")
   void everyCallbackMayReEnterTheFerry(long seed) {
     System.out.println("ReentrantCallbacksReviewOTest seed " + seed);
-    try {
-      run(seed);
-    } catch (AssertionError e) {
-      throw new AssertionError("seed " + seed + " (rerun with -Dferry.seed=" + seed + "): " + e.getMessage(), e);
-    }
+    Seeds.check(seed, () -> run(seed));
   }
 
   private void run(long seed) {
