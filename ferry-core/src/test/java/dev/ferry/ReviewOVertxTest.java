@@ -32,12 +32,17 @@ class ReviewOVertxTest {
     return f.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
   }
 
+  /** The thread of {@code context}'s event loop. */
+  private static Thread eventLoopOf(Context context) throws Exception {
+    CompletableFuture<Thread> loopThread = new CompletableFuture<>();
+    context.runOnContext(v -> loopThread.complete(Thread.currentThread()));
+    return loopThread.get(10, TimeUnit.SECONDS);
+  }
+
   @Test
   void aSubmitFromABlockingTaskOfTheFerrysContextRunsTheFerryOnItsEventLoop() throws Exception {
     Context context = vertx.getOrCreateContext();
-    CompletableFuture<Thread> loopThread = new CompletableFuture<>();
-    context.runOnContext(v -> loopThread.complete(Thread.currentThread()));
-    Thread eventLoop = loopThread.get(10, TimeUnit.SECONDS);
+    Thread eventLoop = eventLoopOf(context);
     CompletableFuture<Thread> callThread = new CompletableFuture<>();
     Ferry<String, String> ferry = Ferry.perKey(context, PerKeyConfig.defaults(), s -> s, null, null,
         (String key, List<String> inputs) -> {
@@ -63,9 +68,7 @@ class ReviewOVertxTest {
   @Test
   void aMakeAndAKeyedSubmitFromABlockingTaskOfTheFerrysContextRunOnItsEventLoop() throws Exception {
     Context context = vertx.getOrCreateContext();
-    CompletableFuture<Thread> loopThread = new CompletableFuture<>();
-    context.runOnContext(v -> loopThread.complete(Thread.currentThread()));
-    Thread eventLoop = loopThread.get(10, TimeUnit.SECONDS);
+    Thread eventLoop = eventLoopOf(context);
     CompletableFuture<Thread> makeThread = new CompletableFuture<>();
     CompletableFuture<Thread> keyedThread = new CompletableFuture<>();
     Ferry<String, String> make = Ferry.make(context, FerryConfig.defaults(), null, inputs -> {
