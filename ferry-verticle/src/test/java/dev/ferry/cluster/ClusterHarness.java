@@ -3,6 +3,9 @@ package dev.ferry.cluster;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import com.hazelcast.config.Config;
+import dev.ferry.FerryError;
+import dev.ferry.FerryException;
+import io.vertx.core.AsyncResult;
 import io.vertx.core.Context;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
@@ -92,6 +95,18 @@ final class ClusterHarness implements AutoCloseable {
 
   /** Sends one input from node {@code from}'s client context to {@code address}. */
   Future<Message<Object>> send(int from, String address, String key, Object body, String... headers) {
+    DeliveryOptions options = sendOptions(key, headers);
+    Vertx vertx = nodes.get(from);
+    Promise<Message<Object>> reply = Promise.promise();
+    clients.get(from).runOnContext(v -> vertx.eventBus().<Object>request(address, body, options).onComplete(reply));
+    return reply.future();
+  }
+
+  /**
+   * How a test sends one input: with {@code key} (null: no key header) and {@code headers}, given
+   * as name, value, name, value..., waiting 20 s for its answer.
+   */
+  static DeliveryOptions sendOptions(String key, String... headers) {
     DeliveryOptions options = new DeliveryOptions().setSendTimeout(20_000);
     if (key != null) {
       options.addHeader("key", key);
@@ -99,10 +114,21 @@ final class ClusterHarness implements AutoCloseable {
     for (int i = 0; i < headers.length; i += 2) {
       options.addHeader(headers[i], headers[i + 1]);
     }
-    Vertx vertx = nodes.get(from);
-    Promise<Message<Object>> reply = Promise.promise();
-    clients.get(from).runOnContext(v -> vertx.eventBus().<Object>request(address, body, options).onComplete(reply));
-    return reply.future();
+    return options;
+  }
+
+  /**
+   * Answers {@code m} with {@code ar} as FerryVerticle does: the value, a FerryException's code and
+   * message, or any other failure as FAILED with its text.
+   */
+  static void reply(Message<Object> m, AsyncResult<Object> ar) {
+    if (ar.succeeded()) {
+      m.reply(ar.result());
+    } else if (ar.cause() instanceof FerryException e) {
+      m.fail(e.code(), e.getMessage());
+    } else {
+      m.fail(FerryError.FAILED.code(), String.valueOf(ar.cause()));
+    }
   }
 
   /** The address that enters the cluster at {@code node} (keeps one sender's order on a stable path). */

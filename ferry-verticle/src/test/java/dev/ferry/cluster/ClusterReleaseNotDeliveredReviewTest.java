@@ -4,8 +4,6 @@ import static dev.ferry.cluster.ClusterHarness.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.ferry.FerryError;
-import dev.ferry.FerryException;
 import dev.ferry.internal.VertxLoop;
 import dev.ferry.verticle.FerryClient;
 import io.vertx.core.Context;
@@ -93,36 +91,20 @@ class ClusterReleaseNotDeliveredReviewTest {
     await(vertx.close());
   }
 
-  private static void reply(Message<Object> m, io.vertx.core.AsyncResult<Object> ar) {
-    if (ar.succeeded()) {
-      m.reply(ar.result());
-    } else if (ar.cause() instanceof FerryException e) {
-      m.fail(e.code(), e.getMessage());
-    } else {
-      m.fail(FerryError.FAILED.code(), String.valueOf(ar.cause()));
-    }
-  }
-
   private Future<Void> start(Context context, Fed membership) {
     Promise<Void> started = Promise.promise();
     context.runOnContext(v -> {
       // callTimeoutMs 1000, drainTimeoutMs 0: an input is held at most 2 s.
       ClusterNode node = ClusterNode.create(vertx, context, SUBMIT,
           RouterTesting.recordingFerry(new VertxLoop(context), 1_000, calls), 1_000, 0, 100,
-          ClusterReleaseNotDeliveredReviewTest::reply, membership);
+          ClusterHarness::reply, membership);
       node.start().onComplete(started);
     });
     return started.future();
   }
 
   private Future<Message<Object>> send(String node, String key, Object body, String... headers) {
-    DeliveryOptions o = new DeliveryOptions().setSendTimeout(20_000);
-    if (key != null) {
-      o.addHeader("key", key);
-    }
-    for (int i = 0; i < headers.length; i += 2) {
-      o.addHeader(headers[i], headers[i + 1]);
-    }
+    DeliveryOptions o = ClusterHarness.sendOptions(key, headers);
     return vertx.eventBus().request(FerryClient.nodeAddress(SUBMIT, node), body, o);
   }
 

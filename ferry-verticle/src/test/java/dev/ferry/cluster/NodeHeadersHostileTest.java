@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.ferry.FerryError;
-import dev.ferry.FerryException;
 import dev.ferry.internal.VertxLoop;
 import dev.ferry.verticle.FerryClient;
 import io.vertx.core.Context;
@@ -69,7 +67,7 @@ class NodeHeadersHostileTest {
       // maxQueueing 2: at most two inputs held; a hold ends after 2 x callTimeoutMs (drain 0), far
       // beyond what a test takes on a loaded machine.
       node = ClusterNode.create(vertx, context, SUBMIT, RouterTesting.recordingFerry(new VertxLoop(context), 10_000, calls),
-          10_000, 0, 2, NodeHeadersHostileTest::reply, new FixedView("n0", Set.copyOf(VIEW)));
+          10_000, 0, 2, ClusterHarness::reply, new FixedView("n0", Set.copyOf(VIEW)));
       node.start().onComplete(started);
     });
     await(started.future());
@@ -78,16 +76,6 @@ class NodeHeadersHostileTest {
   @AfterEach
   void stop() {
     await(vertx.close());
-  }
-
-  private static void reply(Message<Object> m, io.vertx.core.AsyncResult<Object> ar) {
-    if (ar.succeeded()) {
-      m.reply(ar.result());
-    } else if (ar.cause() instanceof FerryException e) {
-      m.fail(e.code(), e.getMessage());
-    } else {
-      m.fail(FerryError.FAILED.code(), String.valueOf(ar.cause()));
-    }
   }
 
   /** A key that {@code owner} owns by the view [n0, n1]. */
@@ -100,13 +88,7 @@ class NodeHeadersHostileTest {
   }
 
   private Future<Message<Object>> send(String address, String key, Object body, String... headers) {
-    DeliveryOptions o = new DeliveryOptions().setSendTimeout(20_000);
-    if (key != null) {
-      o.addHeader("key", key);
-    }
-    for (int i = 0; i < headers.length; i += 2) {
-      o.addHeader(headers[i], headers[i + 1]);
-    }
+    DeliveryOptions o = ClusterHarness.sendOptions(key, headers);
     Promise<Message<Object>> reply = Promise.promise();
     client.runOnContext(v -> vertx.eventBus().request(address, body, o).onComplete(reply));
     return reply.future();
