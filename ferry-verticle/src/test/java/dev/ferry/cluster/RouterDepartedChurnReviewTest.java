@@ -18,8 +18,7 @@ class RouterDepartedChurnReviewTest {
   @Test
   void departedNodesAreNotRememberedForEver() throws Exception {
     VirtualLoop loop = new VirtualLoop();
-    Router a = new Router(loop, "a", RouterTesting.recordingFerry(loop, 1_000, new ArrayList<>()), 1_000,
-        ClusterNode.maxHoldMs(1_000, 1_000), RouterTesting.recording(new ArrayList<>()));
+    Router a = RouterTesting.routerKeepingForwards(loop, "a", 1_000, new ArrayList<>());
     a.snapshot(Set.of("a"), Set.of("a"), Set.of());
     for (int i = 0; i < 10_000; i++) {
       String n = "n" + i;

@@ -17,8 +17,7 @@ class RouterForwardVisitedTest {
   private static final long CALL_MS = 1_000;
   private final VirtualLoop loop = new VirtualLoop();
   private final List<Router.Forward> out = new ArrayList<>();
-  private final Router b = new Router(loop, "b", RouterTesting.recordingFerry(loop, CALL_MS, new ArrayList<>()),
-      CALL_MS, ClusterNode.maxHoldMs(CALL_MS, 1_000), RouterTesting.recording(out));
+  private final Router b = RouterTesting.routerKeepingForwards(loop, "b", CALL_MS, out);
 
   @Test
   void aForwardNamesAndCountsTheNodesItsInputPassedThisOneLast() throws Exception {

@@ -24,8 +24,7 @@ class RouterRefusedThenAnsweredReviewTest {
   private static final long CALL_MS = 1_000;
   private final VirtualLoop loop = new VirtualLoop();
   private final List<Router.Forward> out = new ArrayList<>();
-  private final Router a = new Router(loop, "a", RouterTesting.recordingFerry(loop, CALL_MS, new ArrayList<>()),
-      CALL_MS, ClusterNode.maxHoldMs(CALL_MS, 1_000), RouterTesting.recording(out));
+  private final Router a = RouterTesting.routerKeepingForwards(loop, "a", CALL_MS, out);
 
   @Test
   void aNodeThatTookAForwardAfterRefusingOneIsNoLongerPaused() throws Exception {

@@ -49,6 +49,16 @@ final class RouterTesting {
     };
   }
 
+  /**
+   * A router at {@code self} whose ferry records its calls and succeeds, whose forwards are kept in
+   * {@code out} for the test to answer (releases dropped), and whose inputs are held at most as at
+   * a node with {@code callTimeoutMs} and a drain of 1 s.
+   */
+  static Router routerKeepingForwards(Loop loop, String self, long callTimeoutMs, List<Router.Forward> out) {
+    return new Router(loop, self, recordingFerry(loop, callTimeoutMs, new ArrayList<>()), callTimeoutMs,
+        ClusterNode.maxHoldMs(callTimeoutMs, 1_000), recording(out));
+  }
+
   /** Links for a router that owns every key it is sent: a forward fails the test. */
   static Router.Links noForward() {
     return new Router.Links() {
