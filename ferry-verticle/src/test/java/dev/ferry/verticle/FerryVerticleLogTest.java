@@ -8,12 +8,8 @@ import io.vertx.core.Future;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.json.JsonObject;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Handler;
 import java.util.logging.Level;
-import java.util.logging.LogRecord;
 import java.util.logging.Logger;
-import java.util.logging.SimpleFormatter;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -26,21 +22,8 @@ class FerryVerticleLogTest extends VerticleTestBase {
   private static final String FORGED = "\nSEVERE: forged record\r\n";
   /** Ferry's loggers all sit under {@code dev.ferry} (System.Logger maps to java.util.logging here). */
   private final Logger ferryLogs = Logger.getLogger("dev.ferry");
-  private final List<String> lines = new CopyOnWriteArrayList<>();
-  private final Handler capture = new Handler() {
-    private final SimpleFormatter formatter = new SimpleFormatter();
-
-    @Override
-    public void publish(LogRecord record) {
-      lines.add(formatter.formatMessage(record));
-    }
-
-    @Override
-    public void flush() {}
-
-    @Override
-    public void close() {}
-  };
+  private final LogCapture capture = new LogCapture(Level.ALL);
+  private final List<String> lines = capture.lines;
   private Level levelBefore;
 
   @BeforeEach

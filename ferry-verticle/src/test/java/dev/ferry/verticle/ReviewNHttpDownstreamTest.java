@@ -10,9 +10,7 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Handler;
 import java.util.logging.Level;
-import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -25,21 +23,9 @@ import org.junit.jupiter.api.Test;
 class ReviewNHttpDownstreamTest extends VerticleTestBase {
   /** Vert.x's own loggers (java.util.logging here): what an operator sees beside the ferry's lines. */
   private final Logger vertxLogs = Logger.getLogger("io.vertx");
-  private final List<String> severe = new CopyOnWriteArrayList<>();
-  private final Handler capture = new Handler() {
-    @Override
-    public void publish(LogRecord record) {
-      if (record.getLevel().intValue() >= Level.SEVERE.intValue()) {
-        severe.add(record.getLoggerName() + ": " + record.getMessage());
-      }
-    }
-
-    @Override
-    public void flush() {}
-
-    @Override
-    public void close() {}
-  };
+  private final LogCapture capture =
+      new LogCapture(Level.SEVERE, record -> record.getLoggerName() + ": " + record.getMessage());
+  private final List<String> severe = capture.lines;
 
   @BeforeEach
   void captureVertxLogs() {

@@ -11,11 +11,8 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Handler;
 import java.util.logging.Level;
-import java.util.logging.LogRecord;
 import java.util.logging.Logger;
-import java.util.logging.SimpleFormatter;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -26,23 +23,8 @@ import org.junit.jupiter.api.Test;
  */
 class ReviewNLogTest extends VerticleTestBase {
   private final Logger ferryLogs = Logger.getLogger("dev.ferry");
-  private final List<String> warnings = new CopyOnWriteArrayList<>();
-  private final Handler capture = new Handler() {
-    private final SimpleFormatter formatter = new SimpleFormatter();
-
-    @Override
-    public void publish(LogRecord record) {
-      if (record.getLevel().intValue() >= Level.WARNING.intValue()) {
-        warnings.add(formatter.formatMessage(record));
-      }
-    }
-
-    @Override
-    public void flush() {}
-
-    @Override
-    public void close() {}
-  };
+  private final LogCapture capture = new LogCapture(Level.WARNING);
+  private final List<String> warnings = capture.lines;
 
   @BeforeEach
   void captureLogs() {
