@@ -16,7 +16,6 @@ import dev.ferry.WriteOutcomeUnknownException;
 import dev.ferry.WriteRefusedException;
 import dev.ferry.examples.Accounts;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.jdbcclient.JDBCConnectOptions;
 import io.vertx.jdbcclient.JDBCPool;
@@ -35,26 +34,18 @@ import org.junit.jupiter.api.TestInstance;
 /** Review Q: FoldWrite and the SQL stores in the corners. PostgreSQL (embedded) and H2. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ReviewQTest {
-  private PgAndH2 databases;
-  private Vertx vertx;
-  private PgServer server;
-  private Pool pg;
-  private Pool h2;
+  private PgAndH2 db;
 
   @BeforeAll
   void start() throws Exception {
-    databases = PgAndH2.start("jdbc:h2:mem:review-q;DB_CLOSE_DELAY=-1");
-    vertx = databases.vertx;
-    server = databases.server;
-    pg = databases.pg;
-    h2 = databases.h2;
-    await(PgStore.withEvents(pg, "q_accounts", "q_account_events").createTables());
-    await(JdbcStore.withEvents(h2, "q_accounts", "q_account_events").createTables());
+    db = PgAndH2.start("jdbc:h2:mem:review-q;DB_CLOSE_DELAY=-1");
+    await(PgStore.withEvents(db.pg, "q_accounts", "q_account_events").createTables());
+    await(JdbcStore.withEvents(db.h2, "q_accounts", "q_account_events").createTables());
   }
 
   @AfterAll
   void stop() throws Exception {
-    databases.close();
+    db.close();
   }
 
   /**
@@ -67,23 +58,23 @@ class ReviewQTest {
   @Test
   void aWriteThatNeverGotAConnectionIsReportedAsNotWrittenNotAsMaybeWritten() throws Exception {
     PoolOptions noWaiting = new PoolOptions().setMaxSize(1).setMaxWaitQueueSize(0);
-    PgConnectOptions connect = new PgConnectOptions().setHost("127.0.0.1").setPort(server.port())
+    PgConnectOptions connect = new PgConnectOptions().setHost("127.0.0.1").setPort(db.server.port())
         .setDatabase("postgres").setUser("postgres").setPassword("postgres");
     int closedPort;
     try (java.net.ServerSocket socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
       closedPort = socket.getLocalPort();
     }
-    Pool pgBusy = PgBuilder.pool().with(noWaiting).connectingTo(connect).using(vertx).build();
+    Pool pgBusy = PgBuilder.pool().with(noWaiting).connectingTo(connect).using(db.vertx).build();
     Pool pgGone = PgBuilder.pool().with(new PoolOptions().setMaxSize(1))
-        .connectingTo(new PgConnectOptions(connect).setPort(closedPort)).using(vertx).build();
-    Pool h2Busy = JDBCPool.pool(vertx, new JDBCConnectOptions().setJdbcUrl("jdbc:h2:mem:review-q;DB_CLOSE_DELAY=-1"), noWaiting);
+        .connectingTo(new PgConnectOptions(connect).setPort(closedPort)).using(db.vertx).build();
+    Pool h2Busy = JDBCPool.pool(db.vertx, new JDBCConnectOptions().setJdbcUrl("jdbc:h2:mem:review-q;DB_CLOSE_DELAY=-1"), noWaiting);
     SqlConnection pgHeld = await(pgBusy.getConnection());
     SqlConnection h2Held = await(h2Busy.getConnection());
     try {
       List<Object[]> cases = List.of(
-          new Object[] {"pg, pool busy", PgStore.withEvents(pgBusy, "q_accounts", "q_account_events"), PgStore.withEvents(pg, "q_accounts", "q_account_events")},
-          new Object[] {"pg, server gone", PgStore.withEvents(pgGone, "q_accounts", "q_account_events"), PgStore.withEvents(pg, "q_accounts", "q_account_events")},
-          new Object[] {"h2, pool busy", JdbcStore.withEvents(h2Busy, "q_accounts", "q_account_events"), JdbcStore.withEvents(h2, "q_accounts", "q_account_events")});
+          new Object[] {"pg, pool busy", PgStore.withEvents(pgBusy, "q_accounts", "q_account_events"), PgStore.withEvents(db.pg, "q_accounts", "q_account_events")},
+          new Object[] {"pg, server gone", PgStore.withEvents(pgGone, "q_accounts", "q_account_events"), PgStore.withEvents(db.pg, "q_accounts", "q_account_events")},
+          new Object[] {"h2, pool busy", JdbcStore.withEvents(h2Busy, "q_accounts", "q_account_events"), JdbcStore.withEvents(db.h2, "q_accounts", "q_account_events")});
       int n = 0;
       for (Object[] c : cases) {
         String what = (String) c[0];
@@ -121,7 +112,7 @@ class ReviewQTest {
    */
   @Test
   void aJdbcStatementRefusedBeforeTheCommitIsReportedAsNotWrittenNotAsMaybeWritten() throws Exception {
-    Pool locking = JdbcStore.h2Pool(vertx, "jdbc:h2:mem:review-q;DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=50", 2);
+    Pool locking = JdbcStore.h2Pool(db.vertx, "jdbc:h2:mem:review-q;DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=50", 2);
     JdbcStore checked = JdbcStore.withEvents(locking, "q_checked", "q_checked_events");
     await(checked.createTables());
     await(checked.tx(conn -> conn.query("ALTER TABLE q_checked ADD CONSTRAINT q_not_negative"
@@ -169,7 +160,7 @@ class ReviewQTest {
    */
   @Test
   void anInitialStateSupplierReturningNullFailsTheBatchInsteadOfRejectingEveryInput() throws Exception {
-    JdbcStore store = JdbcStore.withEvents(h2, "q_accounts", "q_account_events");
+    JdbcStore store = JdbcStore.withEvents(db.h2, "q_accounts", "q_account_events");
     FoldWrite<String, JsonObject, Object, Long> fw = FoldWrite.<String, JsonObject, Object, Long>builder(store, Accounts::apply)
         .initial(() -> null).build();
 
@@ -204,7 +195,7 @@ class ReviewQTest {
       depth++;
     }
     JsonObject deepest = nested("d", depth);
-    PgStore store = PgStore.withEvents(pg, "q_accounts", "q_account_events");
+    PgStore store = PgStore.withEvents(db.pg, "q_accounts", "q_account_events");
     assertEquals(null, store.refusal(deepest), "the store says it can record the event");
 
     Future<FoldOutcomes<Object, Long>> done = settled(Accounts.foldWrite(store).call("d",
@@ -237,7 +228,7 @@ class ReviewQTest {
    */
   @Test
   void eventsThatFitJsonbOneByOneAreWrittenTogetherOnPgStore() throws Exception {
-    PgStore store = PgStore.withEvents(pg, "q_big", "q_big_events");
+    PgStore store = PgStore.withEvents(db.pg, "q_big", "q_big_events");
     await(store.createTables());
     String note = "x".repeat(140_000_000);
     JsonObject first = Accounts.deposit("big", 1).put("note", note);
@@ -248,7 +239,7 @@ class ReviewQTest {
     assertTrue(done.succeeded(), () -> "the batch failed: " + done.cause());
     assertEquals(List.of(new dev.ferry.FoldOutcome.Applied<>(1L), new dev.ferry.FoldOutcome.Applied<>(3L)), done.result().list());
     // Counted, not read back: 280 MB of events take long to fetch and decode.
-    assertEquals(2L, await(pg.query("SELECT count(*) FROM q_big_events WHERE key = 'big'").execute())
+    assertEquals(2L, await(db.pg.query("SELECT count(*) FROM q_big_events WHERE key = 'big'").execute())
         .iterator().next().getLong(0));
   }
 
@@ -261,12 +252,12 @@ class ReviewQTest {
   void aTableNameTooLongIsRefusedSayingItIsTooLong() {
     String name = "accounts_" + "x".repeat(55);
     assertEquals(64, name.length());
-    for (Runnable make : List.<Runnable>of(() -> PgStore.of(pg, name), () -> JdbcStore.of(h2, name),
-        () -> PgStore.withEvents(pg, "t", name), () -> JdbcStore.withEvents(h2, "t", name))) {
+    for (Runnable make : List.<Runnable>of(() -> PgStore.of(db.pg, name), () -> JdbcStore.of(db.h2, name),
+        () -> PgStore.withEvents(db.pg, "t", name), () -> JdbcStore.withEvents(db.h2, "t", name))) {
       IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, make::run);
       assertTrue(e.getMessage().contains("63"), e.getMessage());
     }
-    PgStore.of(pg, name.substring(1)); // 63 characters pass
+    PgStore.of(db.pg, name.substring(1)); // 63 characters pass
   }
 
   /**
@@ -278,12 +269,12 @@ class ReviewQTest {
    */
   @Test
   void storeServiceRefusesNullArgumentsAtStartInsteadOfHangingOrLeavingRequestsUnanswered() throws Exception {
-    JdbcStore store = JdbcStore.withEvents(h2, "q_accounts", "q_account_events");
+    JdbcStore store = JdbcStore.withEvents(db.h2, "q_accounts", "q_account_events");
     FoldWrite<String, JsonObject, Object, Long> fw = Accounts.foldWrite(store);
     List<java.util.function.Supplier<Future<StoreService>>> starts = List.of(
-        () -> StoreService.start(vertx, null, fw, Object.class),
-        () -> StoreService.start(vertx, "q.null.type", fw, null),
-        () -> StoreService.start(vertx, "q.null.fold", null, Object.class));
+        () -> StoreService.start(db.vertx, null, fw, Object.class),
+        () -> StoreService.start(db.vertx, "q.null.type", fw, null),
+        () -> StoreService.start(db.vertx, "q.null.fold", null, Object.class));
     int n = 0;
     for (java.util.function.Supplier<Future<StoreService>> start : starts) {
       String what = "start " + n++;
@@ -305,7 +296,7 @@ class ReviewQTest {
       }
       JsonObject request = new JsonObject().put("key", "q").put("inputs", new io.vertx.core.json.JsonArray()
           .add(new JsonObject().put("id", 1).put("input", Accounts.deposit("q", 1))));
-      Future<Object> reply = settled(vertx.eventBus().request(n == 2 ? "q.null.type" : "q.null.fold", request,
+      Future<Object> reply = settled(db.vertx.eventBus().request(n == 2 ? "q.null.type" : "q.null.fold", request,
           new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(5_000)).map(m -> m.body()));
       io.vertx.core.eventbus.ReplyException e = assertInstanceOf(io.vertx.core.eventbus.ReplyException.class, reply.cause(),
           what + ": " + reply);

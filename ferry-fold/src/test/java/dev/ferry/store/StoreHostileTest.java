@@ -43,7 +43,7 @@ import org.junit.jupiter.api.TestInstance;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class StoreHostileTest {
-  private PgAndH2 databases;
+  private PgAndH2 db;
   private Vertx vertx;
   private Pool pg;
   private Pool h2;
@@ -52,10 +52,10 @@ class StoreHostileTest {
 
   @BeforeAll
   void start() throws Exception {
-    databases = PgAndH2.start("jdbc:h2:mem:hostile;DB_CLOSE_DELAY=-1");
-    vertx = databases.vertx;
-    pg = databases.pg;
-    h2 = databases.h2;
+    db = PgAndH2.start("jdbc:h2:mem:hostile;DB_CLOSE_DELAY=-1");
+    vertx = db.vertx;
+    pg = db.pg;
+    h2 = db.h2;
     pgStore = PgStore.withEvents(pg, "hostile", "hostile_events");
     h2Store = JdbcStore.withEvents(h2, "hostile", "hostile_events");
     await(pgStore.createTables());
@@ -71,7 +71,7 @@ class StoreHostileTest {
 
   @AfterAll
   void stop() throws Exception {
-    databases.close();
+    db.close();
   }
 
   @Test
