@@ -49,8 +49,12 @@ class LifecycleReviewTest extends VerticleTestBase {
     // Its first deployment's Operations outlived the undeploy: until the second start built new
     // ones, the health procedure answered "closed" for a node that is starting (a hostile review).
     // The procedure is asked first thing in the second start, on the verticle's own context: it
-    // runs once that start() returned, before the start can go on, since the start then waits for
-    // its TLS files to be read on a worker thread, whose result comes back through that context.
+    // runs once that start() returned. The start then waits for its TLS files to be read on a
+    // worker thread; but a read that ended before start() chained on it (the event loop preempted
+    // in between, under load) is chained at once, on the event loop: the whole start completed
+    // inside start(), before the procedure ran, and it answered "up" (16 of 300 runs beside two
+    // busy loops). So the read is held: the deployment's worker pool is one thread, which the test
+    // keeps busy until the procedure answered; the start cannot complete before that.
     java.nio.file.Path pem = dir.resolve("trust.pem");
     java.security.KeyStore cacerts = java.security.KeyStore.getInstance(
         java.nio.file.Path.of(System.getProperty("java.home"), "lib", "security", "cacerts").toFile(), "changeit".toCharArray());
@@ -71,12 +75,27 @@ class LifecycleReviewTest extends VerticleTestBase {
     };
     await(vertx.deployVerticle(verticle, new io.vertx.core.DeploymentOptions().setConfig(config(new JsonObject()))));
     await(vertx.undeploy(verticle.deploymentID()));
-    await(vertx.deployVerticle(verticle, new io.vertx.core.DeploymentOptions().setConfig(new JsonObject()
-        .put("downstream", new JsonObject().put("type", "http").put("url", "https://127.0.0.1:8443/batch")
-            .put("tls", new JsonObject().put("trustPem", pem.toString()))))));
-    io.vertx.ext.healthchecks.Status status = await(during.future());
-    assertEquals("starting", status.getData().getString("state"), status.getData().encode());
-    assertFalse(status.isOk());
+    String pool = "lifecycle-review-held";
+    io.vertx.core.WorkerExecutor holder = vertx.createSharedWorkerExecutor(pool, 1);
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    // Submitted before the deploy: the TLS read queues behind it on the pool's one thread.
+    Future<Boolean> held = holder.executeBlocking(() -> release.await(10, java.util.concurrent.TimeUnit.SECONDS));
+    try {
+      Future<String> deployed = vertx.deployVerticle(verticle, new io.vertx.core.DeploymentOptions()
+          .setWorkerPoolName(pool).setConfig(new JsonObject()
+              .put("downstream", new JsonObject().put("type", "http").put("url", "https://127.0.0.1:8443/batch")
+                  .put("tls", new JsonObject().put("trustPem", pem.toString())))));
+      io.vertx.ext.healthchecks.Status status = await(during.future());
+      assertFalse(deployed.isComplete(), "the second start completed before the test let its TLS read run");
+      assertEquals("starting", status.getData().getString("state"), status.getData().encode());
+      assertFalse(status.isOk());
+      release.countDown();
+      assertTrue(await(held), "the held worker thread was not released");
+      await(deployed);
+    } finally {
+      release.countDown();
+      holder.close();
+    }
     await(vertx.undeploy(verticle.deploymentID()));
   }
 
