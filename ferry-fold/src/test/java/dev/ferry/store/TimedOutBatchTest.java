@@ -7,8 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.ferry.Ferry;
 import dev.ferry.FerryError;
 import dev.ferry.FerryException;
+import dev.ferry.FoldWrite;
 import dev.ferry.PerKeyConfig;
 import dev.ferry.examples.Accounts;
+import dev.ferry.internal.Deadlines;
+import dev.ferry.internal.Loop;
+import dev.ferry.internal.PerKeyFerry;
+import dev.ferry.internal.VertxLoop;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -22,7 +27,11 @@ import io.vertx.sqlclient.Pool;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -43,6 +52,8 @@ class TimedOutBatchTest {
   private HookedStore<String, JsonObject, Object> hooked;
   private final List<String> log = Collections.synchronizedList(new ArrayList<>());
   private final Promise<Void> releaseFirstWrite = Promise.promise();
+  /** Completed once the key's first write reached the store and is held there. */
+  private final Promise<Void> firstWriteHeld = Promise.promise();
   private volatile boolean probeReleases = true;
   private final AtomicInteger writesOfK = new AtomicInteger();
   /** Real milliseconds each read of k after the first takes (a store slowed by load); 0: none. */
@@ -74,6 +85,9 @@ class TimedOutBatchTest {
           }
           log.add("write k at " + expected);
           boolean first = writesOfK.incrementAndGet() == 1;
+          if (first) {
+            firstWriteHeld.tryComplete();
+          }
           Future<Boolean> done = first ? releaseFirstWrite.future().compose(v -> write.get()) : write.get();
           return done.andThen(ar -> log.add("wrote k at " + expected + ": " + (ar.succeeded() ? ar.result() : ar.cause())));
         });
@@ -87,14 +101,22 @@ class TimedOutBatchTest {
 
   @Test
   void inProcessTheKeysNextBatchWaitsForTheTimedOutWrite() throws Exception {
-    Ferry<Object, Long> ferry = Accounts.ferry(vertx,
-        PerKeyConfig.builder().callTimeout(Duration.ofMillis(100)).pinnedLimit(4).build(), hooked);
+    // Accounts.ferry's engine and FoldWrite on the ferry's own event loop, but with a clock the
+    // test moves: the call timeout applies to every call of the ferry, and in real time it also
+    // ran out for the key's next batch when its H2 round trips took over 100 ms under load
+    // (answered FAILED instead of 15, once in 12 runs beside two busy loops). The clock moves
+    // once, past the first call's timeout while its write is held; the later calls then take the
+    // time they take, the key's next read 150 ms of real time here, as a loaded store's did.
+    ManualClock clock = new ManualClock(VertxLoop.forCaller(vertx));
+    FoldWrite<String, JsonObject, Object, Long> foldWrite = Accounts.foldWrite(hooked);
+    Ferry<Object, Long> ferry = new PerKeyFerry<>(clock,
+        PerKeyConfig.builder().callTimeout(Duration.ofMillis(100)).pinnedLimit(4).build(),
+        op -> op instanceof JsonObject o ? Accounts.accountOf(o) : null, null, null, foldWrite, foldWrite::extract);
 
-    assertFailed(failure(ferry.submit(Accounts.deposit("k", 10))));
-    // The call timeout is real time and applies to every call of the ferry, not only to the one
-    // the test times out: under load the H2 round trips of the key's next batch took more than its
-    // 100 ms, and that batch was answered FAILED (once in 12 runs beside two busy loops). Made
-    // certain here: the key's next read takes 150 ms, as a loaded store's did.
+    Future<Long> first = ferry.submit(Accounts.deposit("k", 10));
+    firstWriteHeld.future().await(10, TimeUnit.SECONDS);
+    clock.advance(Duration.ofMillis(100)).await(10, TimeUnit.SECONDS);
+    assertFailed(failure(first));
     laterReadsOfKMs = 150;
     Future<Long> second = ferry.submit(Accounts.deposit("k", 5));
     Future<Long> probe = ferry.submit(Accounts.deposit("probe", 1));
@@ -185,6 +207,85 @@ class TimedOutBatchTest {
     IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
         () -> StoreService.start(vertx, ADDRESS, Accounts.foldWrite(hooked), Object.class, Duration.ofSeconds(1), 0));
     assertTrue(e.getMessage().startsWith("contexts must be at least 1"), e.getMessage());
+  }
+
+  /**
+   * A ferry's loop on a real event loop (tasks, close hooks and reports go to {@code loop}) whose
+   * clock and timers move only when the test calls {@link #advance}: every timer the engine sets
+   * is kept here, on the loop, and runs in its order when the test moves the clock past it.
+   */
+  private static final class ManualClock implements Loop {
+    private record Timer(long at, long id, Runnable task) {}
+
+    private final VertxLoop loop;
+    private final TreeSet<Timer> timers =
+        new TreeSet<>(Comparator.comparingLong(Timer::at).thenComparingLong(Timer::id));
+    private final Map<Long, Timer> live = new HashMap<>();
+    /** Moved on the loop only; volatile since a caller's deadline is read from its own thread. */
+    private volatile long now;
+    private long nextId;
+
+    ManualClock(VertxLoop loop) {
+      this.loop = loop;
+    }
+
+    @Override
+    public boolean inLoop() {
+      return loop.inLoop();
+    }
+
+    @Override
+    public void execute(Runnable task) {
+      loop.execute(task);
+    }
+
+    @Override
+    public long nanoTime() {
+      return now;
+    }
+
+    @Override
+    public long schedule(long delayNanos, Runnable task) {
+      Timer t = new Timer(Deadlines.after(now, Math.max(0, delayNanos)), nextId++, task);
+      timers.add(t);
+      live.put(t.id(), t);
+      return t.id();
+    }
+
+    @Override
+    public void cancel(long timerId) {
+      Timer t = live.remove(timerId);
+      if (t != null) {
+        timers.remove(t);
+      }
+    }
+
+    @Override
+    public Runnable onOwnerClose(java.util.function.Consumer<Runnable> hook) {
+      return loop.onOwnerClose(hook);
+    }
+
+    @Override
+    public void report(Throwable failure) {
+      loop.report(failure);
+    }
+
+    /** Moves the clock by {@code by} on the loop, running the timers that fall due in their order. */
+    Future<Void> advance(Duration by) {
+      Promise<Void> moved = Promise.promise();
+      loop.execute(() -> {
+        long until = Deadlines.after(now, by.toNanos());
+        while (!timers.isEmpty() && timers.first().at() <= until) {
+          Timer t = timers.pollFirst();
+          live.remove(t.id());
+          now = Math.max(now, t.at());
+          t.task().run();
+        }
+        now = until;
+        moved.complete();
+      });
+      return moved.future();
+    }
   }
 
   /** The key's second read (its next batch's) comes only after its first write is over. */
