@@ -5,6 +5,7 @@ import dev.ferry.FerryConfig;
 import dev.ferry.FerryError;
 import dev.ferry.FerryException;
 import dev.ferry.FerryMetrics;
+import io.vertx.core.AsyncResult;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import java.time.Duration;
@@ -41,6 +42,15 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
     int sharers;
     /** Its callers with a deadline, judged against the moment it leaves ({@link KeyedFerry#tooLate}). */
     final List<Caller<V>> timed = new ArrayList<>(1);
+    /**
+     * Its callers, answered by the one listener on {@link #outcome} ({@link KeyedFerry#answerAll}).
+     * A listener per caller held every caller that gave up while the key waited (its promise, in
+     * the outcome's listeners) until the key left, however many came and went; this list lets go
+     * of them as {@link #timed} does.
+     */
+    final List<Caller<V>> callers = new ArrayList<>(1);
+    /** The listener answering {@link #callers} is on {@link #outcome}. */
+    boolean listening;
     /** The latest deadline of its callers so far ({@link Long#MAX_VALUE}: one has none). */
     long latest = Long.MIN_VALUE;
     /** It is in {@link KeyedFerry#waiting} (until forgotten, or replaced there by a later entry). */
@@ -342,19 +352,34 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
         caller.timer = loop.schedule(deadline - loop.nanoTime(), () -> queue.run(() -> expired(shared, caller)));
       }
     }
-    shared.outcome.onComplete(ar -> {
+    shared.callers.add(caller);
+    if (!shared.listening) {
+      shared.listening = true;
+      shared.outcome.onComplete(ar -> answerAll(shared, ar));
+    }
+  }
+
+  /** The key's outcome is in: every caller still waiting for it is answered, in the order they came. */
+  private void answerAll(Shared<K, V> shared, AsyncResult<Optional<V>> ar) {
+    List<Caller<V>> callers = shared.callers;
+    // By index, and to the end as it is now: a caller's callback may submit again, but never joins
+    // this entry (it is no longer waiting), so the list does not change under the loop.
+    for (int i = 0; i < callers.size(); i++) {
+      Caller<V> caller = callers.get(i);
       if (caller.timer >= 0) {
         loop.cancel(caller.timer);
+        caller.timer = -1;
       }
       if (caller.done) {
-        return;
+        continue;
       }
       caller.done = true;
       unshare(shared, caller);
-      // Shielded: the callers sharing a key are answered by one listener each on its outcome, and
-      // a throw out of one would keep the listeners after it from running.
-      answer(mine, ar.result(), ar.cause());
-    });
+      // Shielded: a throw out of one caller's callback must not keep the callers after it from
+      // their answers.
+      answer(caller.promise, ar.result(), ar.cause());
+    }
+    callers.clear();
   }
 
   /** A caller answered or given up leaves the room it took, unless its key took it along on leaving. */
@@ -379,6 +404,10 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
       // Callers given up leave the list too, in amortized O(1): a key kept waiting by one patient
       // caller must not hold every impatient caller that came and went (the room no longer counts them).
       shared.timed.removeIf(c -> c.done);
+    }
+    if (shared.callers.size() > 2 * shared.live + 8) {
+      // Likewise every caller that came and gave up: answered already, nothing of it is kept.
+      shared.callers.removeIf(c -> c.done);
     }
     if (--shared.live == 0) {
       forget(shared);
