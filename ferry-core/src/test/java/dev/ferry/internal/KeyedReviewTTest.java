@@ -1,5 +1,6 @@
 package dev.ferry.internal;
 
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -65,5 +66,62 @@ class KeyedReviewTTest {
       held = refs.stream().filter(r -> r.get() != null).count();
     }
     return held;
+  }
+
+  /**
+   * A key whose hashCode throws once, on its third call: hashed at submit, looked up among the
+   * waiting keys, then placed there.
+   */
+  private static final class FlakyKey {
+    private final String name;
+    private int hashes;
+
+    FlakyKey(String name) {
+      this.name = name;
+    }
+
+    @Override
+    public int hashCode() {
+      if (++hashes == 3) {
+        throw new IllegalStateException("flaky hashCode of " + name);
+      }
+      return name.hashCode();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof FlakyKey k && k.name.equals(name);
+    }
+
+    @Override
+    public String toString() {
+      return name;
+    }
+  }
+
+  /**
+   * A key whose hashCode throws as its waiting entry is placed for sharing (after the engine took
+   * it): the throw escaped {@code submit} and its caller was never answered, though its key was
+   * fetched. Every accepted caller gets exactly one answer, and submit returns a Future.
+   */
+  @Test
+  void aKeyWhoseHashCodeThrowsAsItsEntryIsPlacedStillHasItsCallerAnswered() {
+    KeyedFerry<Object, String> ferry = oneSlot();
+    ferry.submit("busy"); // in flight: the next keys wait
+    Future<Optional<String>> other = ferry.submit("o"); // waits: the waiting keys' map is in use
+    FlakyKey flaky = new FlakyKey("f");
+    List<Future<Optional<String>>> futures = new ArrayList<>();
+    assertDoesNotThrow(() -> futures.add(ferry.submit(flaky)));
+    answers.get(0).complete(Map.of());
+    loop.advance(0);
+    assertEquals(2, answers.size(), "the waiting keys left in one call");
+    answers.get(1).complete(Map.of(flaky, "vf", "o", "vo"));
+    loop.advance(0);
+    assertEquals(Optional.of("vo"), other.result());
+    Future<Optional<String>> mine = futures.get(0);
+    assertTrue(mine.isComplete(), "the flaky key's caller is never answered");
+    assertEquals(Optional.of("vf"), mine.result(), "its key was fetched");
+    assertEquals(3, ferry.metrics().submitted());
+    assertEquals(1, loop.reported.size(), "the broken key is reported once: " + loop.reported);
   }
 }
