@@ -316,10 +316,19 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
       shared = new Shared<>(key, entry, outcome.future());
       if (entry.waiting()) {
         Shared<K, V> placed = shared;
-        placed.inMap = true;
-        Shared<K, V> replaced = waiting.put(key, placed);
-        if (replaced != null) {
-          replaced.inMap = false;
+        try {
+          Shared<K, V> replaced = waiting.put(key, placed);
+          placed.inMap = true;
+          if (replaced != null) {
+            replaced.inMap = false;
+          }
+        } catch (Throwable keyBroke) {
+          // The key's hashCode or equals threw now, though it did not at submit nor at the lookup
+          // above (a key inconsistent with itself). The queue holds its entry already and will
+          // send it: its caller is still attached below and gets the key's value, only no later
+          // caller shares it. Let out, the throw left the caller unanswered for good. Reported
+          // as a key that breaks when its lane is let go of is (ADR 0121).
+          loop.report(keyBroke);
         }
         outcome.future().onComplete(ar -> {
           forget(placed);
