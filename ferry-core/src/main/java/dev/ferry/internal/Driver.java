@@ -491,7 +491,11 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
     if (ar.succeeded()) {
       batch.result = ar.result();
     } else {
-      batch.failure = ar.cause();
+      // A hand-rolled Future may fail without naming a cause. Kept null, the failure read as a
+      // success with a null result (every caller told its input went through); FAILED always
+      // carries a cause (ADR 0141).
+      batch.failure = ar.cause() != null ? ar.cause()
+          : new IllegalStateException("the batch call's Future failed without a cause");
     }
     engine.completed(batch);
   }
