@@ -124,4 +124,54 @@ class KeyedReviewTTest {
     assertEquals(3, ferry.metrics().submitted());
     assertEquals(1, loop.reported.size(), "the broken key is reported once: " + loop.reported);
   }
+
+  /** A key whose hashCode reads a field its caller may clear after submit (a reused object). */
+  private static final class Account {
+    String id;
+
+    Account(String id) {
+      this.id = id;
+    }
+
+    @Override
+    public int hashCode() {
+      return id.hashCode(); // NullPointerException once the id is cleared
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Account a && a.id.equals(id);
+    }
+  }
+
+  /**
+   * A key changed after submit so that its hashCode throws (ADR 0121) fails no other caller's key:
+   * it made the ferry's own de-duplication of the batch's keys throw, and the whole batch failed
+   * before the lookup was even called, every other key's caller answered FAILED.
+   */
+  @Test
+  void aKeyWhoseHashCodeBreaksWhileItWaitsDoesNotFailTheOtherKeysOfItsBatch() {
+    List<List<Object>> lookups = new ArrayList<>();
+    KeyedFerry<Object, String> ferry = new KeyedFerry<>(loop, FerryConfig.builder().maxInFlightBatches(1).build(),
+        keys -> {
+          lookups.add(keys);
+          Promise<Map<Object, String>> p = Promise.promise();
+          answers.add(p);
+          return p.future();
+        });
+    ferry.submit("busy"); // in flight: the next keys wait
+    Future<Optional<String>> other = ferry.submit("o");
+    Account account = new Account("a");
+    Future<Optional<String>> broken = ferry.submit(account);
+    account.id = null; // the caller reuses its object while the key waits
+    answers.get(0).complete(Map.of());
+    loop.advance(0);
+    assertEquals(2, lookups.size(), "the waiting keys were never looked up: " + other);
+    assertEquals("o", lookups.get(1).get(0));
+    assertTrue(lookups.get(1).get(1) == account && lookups.get(1).size() == 2, "the batch's keys: " + lookups.get(1).size());
+    answers.get(1).complete(Map.of("o", "vo"));
+    loop.advance(0);
+    assertEquals(Optional.of("vo"), other.result(), "another caller's key failed with the broken one");
+    assertTrue(broken.isComplete(), "the broken key's caller is answered");
+  }
 }
