@@ -226,10 +226,20 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
   }
 
   /** One call per batch, with its distinct keys in first-seen order. */
-  private static <K, V> Future<Map<K, V>> fetch(Function<List<K>, Future<Map<K, V>>> call, List<K> keys) {
+  private Future<Map<K, V>> fetch(Function<List<K>, Future<Map<K, V>>> call, List<K> keys) {
     // A waiting key has one entry, so duplicates should not occur; dedupe anyway, it is cheap and
     // makes "each key once per call" independent of that reasoning.
-    Future<Map<K, V>> values = call.apply(new ArrayList<>(new LinkedHashSet<>(keys)));
+    List<K> distinct;
+    try {
+      distinct = new ArrayList<>(new LinkedHashSet<>(keys));
+    } catch (Throwable keyBroke) {
+      // A key changed after submit whose hashCode or equals now throws (ADR 0121): let out, the
+      // throw failed the whole batch, every other caller's key with it. The keys go as taken, one
+      // per entry (a duplicate only ever comes from a changed key); the throw is reported.
+      loop.report(keyBroke);
+      distinct = new ArrayList<>(keys);
+    }
+    Future<Map<K, V>> values = call.apply(distinct);
     if (values == null) {
       return null; // the driver fails the batch
     }
