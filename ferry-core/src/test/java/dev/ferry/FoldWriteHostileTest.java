@@ -319,4 +319,21 @@ class FoldWriteHostileTest {
     assertInstanceOf(WriteOutcomeUnknownException.class, done.cause(), "it was written: " + done.cause());
     assertEquals(List.of(List.of(5L)), store.writes, "written once, never retried");
   }
+
+  @Test
+  void aConflictOnAKeyThatCannotDescribeItselfIsStillReportedAsAConflict() {
+    // A key whose toString throws: building the conflict's message threw instead, and the callers
+    // got that throw as the cause, not "version conflict ... nothing written".
+    Object key = new Object() {
+      @Override
+      public String toString() {
+        throw new UnsupportedOperationException("no text");
+      }
+    };
+
+    WriteConflictException e = new WriteConflictException(key, 3);
+
+    assertSame(key, e.key());
+    assertTrue(e.getMessage().contains("in each of 3 attempts; nothing written"), e.getMessage());
+  }
 }
