@@ -12,7 +12,9 @@ public final class WriteConflictException extends RuntimeException {
   private final int attempts;
 
   public WriteConflictException(Object key, int attempts) {
-    super("version conflict on key " + key + " in each of " + attempts + " attempts; nothing written");
+    // A key whose toString throws must not replace the conflict with its own throw.
+    super("version conflict on key " + WriteOutcomeUnknownException.text(key) + " in each of " + attempts
+        + " attempts; nothing written");
     this.key = key;
     this.attempts = attempts;
   }
