@@ -101,4 +101,11 @@ class FerryConfigTest {
         "maxQueueing = 2147483648: must be from -2147483648 to 2147483647"),
         beyond.violations().stream().sorted().toList());
   }
+
+  @Test
+  void noJsonIsRefusedNamingTheArgumentNotDeepInTheReader() {
+    NullPointerException e = org.junit.jupiter.api.Assertions.assertThrows(NullPointerException.class,
+        () -> FerryConfig.fromJson(null));
+    org.junit.jupiter.api.Assertions.assertTrue(String.valueOf(e.getMessage()).contains("FerryConfig.defaults()"), e.getMessage());
+  }
 }

@@ -200,4 +200,11 @@ class PerKeyConfigTest {
     assertTrue(c.directIdleKeys());
     assertFalse(c.directCallsEnabled());
   }
+
+  @Test
+  void noJsonIsRefusedNamingTheArgumentNotDeepInTheReader() {
+    NullPointerException e = org.junit.jupiter.api.Assertions.assertThrows(NullPointerException.class,
+        () -> PerKeyConfig.fromJson(null));
+    org.junit.jupiter.api.Assertions.assertTrue(String.valueOf(e.getMessage()).contains("PerKeyConfig.defaults()"), e.getMessage());
+  }
 }
