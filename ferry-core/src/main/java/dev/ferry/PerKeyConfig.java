@@ -60,6 +60,8 @@ public final class PerKeyConfig extends FerryBounds {
    * type, a value out of range and an unknown field are all errors.
    */
   public static PerKeyConfig fromJson(JsonObject json) {
+    // Named here, with the way to the defaults: the reader's own NullPointerException said neither.
+    java.util.Objects.requireNonNull(json, "json is null; PerKeyConfig.defaults() gives the defaults");
     ConfigCheck check = new ConfigCheck();
     check.unknownFields(json, JSON_FIELDS);
     PerKeyConfig config = read(json, check);
