@@ -54,7 +54,9 @@
  * (exactlyOnce), and once nothing can move, every request was answered and
  * nothing is held or open at a live node (stranded, nothingOpen); a node's
  * engine starts no call once its hand-off began and hands off only with no
- * call in flight (noCallWhileHanding, handOffAfterCall); once nothing can
+ * call in flight (noCallWhileHanding, handOffAfterCall); a node submits
+ * nothing while a hand-off to it is on its way, a crashed node's aside
+ * (handOffsFirst: the release travels behind the hand-offs); once nothing can
  * move, every leaving node refuses (leaveEnds: its leave ended, ADR 0099);
  * an input that came back to a node not delivered (410 or 408) is never
  * applied after a later input of its client (backOrder: per-sender order
@@ -124,6 +126,23 @@
  * (Router#forward) and hold it until its hold ends; a hand-off held so holds
  * its sender's later hand-offs behind it (Router#heldBehindSameSender). Not
  * modelled: the close's drain timeout (docs/verification.md).
+ * -DRELLOST (the join; ADR 0159 rule 2): A does not see B's peer
+ * registration at first (ADR 0148's lag, `lag`), until a moment of its own;
+ * meanwhile every forward and release A sends B is not delivered (NO_HANDLERS
+ * at A's event bus: nothing goes on the link), and its failure reaches A's
+ * loop at a later moment (nh). A forward not delivered comes back as a 410
+ * does (Router#forwarded: held in its place, paced, B refused); a release not
+ * delivered is marked lost if its view is still A's (Router#releaseNotDelivered,
+ * relLost) and sent again at a later snapshot of the same membership
+ * (Router#maybeRelease), but not while a hand-off that came back from B is
+ * held at A to go again (Router#handingOffTo; one still open at B does not
+ * count). Assumed: the failures of A's sends reach its loop before that
+ * snapshot (a NO_HANDLERS is a local lookup's answer; snapshots come a second
+ * apart: docs/verification.md shows what breaks without it). handOffsFirst
+ * then counts a hand-off that B did not take as owed to B until it is sent
+ * there again, and is checked where a release arrives too (under RELLOST):
+ * a release arrives behind every hand-off it speaks for. Not modelled: a
+ * release delivered whose reply timed out (sent again: a duplicate).
  *
  * Time is nondeterminism: a hold may expire at any moment (unless
  * -DNO_EXPIRY), a hand-back mark may end at any moment, a waiting request
@@ -369,12 +388,41 @@ chan net[NP * NP] = [2 * N + 2] of { byte, byte, byte };
 byte wire;                /* calls of the key on the downstream */
 byte hoT[NN * NN];        /* inputs node f's engine handed off, on their way to node t: hoT[f * NN + t] */
 byte dep[NN];             /* Router#departed: members a node adopted, gone from the members it adopted since */
+#ifdef RELLOST
+/* ADR 0159 rule 2 (-DRELLOST, the join): A does not see B's peer registration
+ * yet (ADR 0148's lag, `lag`), until a moment of its own; until then every
+ * forward and release A sends B is not delivered (NO_HANDLERS, at A's event
+ * bus: nothing goes on the link), and its failure reaches A's loop later
+ * (nh[A]: REP GONE for a forward, RELF for a release) */
+#define RELF 5            /* nh only: a release of view a not delivered (Router#releaseNotDelivered) */
+#define LAGT B
+#define LAGGED(sf, st) (lag && (sf) == A && (st) == LAGT)
+bool lag = 1;
+chan nh[NN] = [N * D + 2] of { byte, byte, byte };
+#define NHIN(n) || nempty(nh[n])
+byte relLost[NN];         /* Router#releaseLost: the targets whose release of the current view was not delivered */
+/* ghost: a hand-off of this node's engine whose forward its target did not
+ * take (NO_HANDLERS), still to go there (pft): owed to it (handOffsFirst) */
+bool gow[NPEND];
+hidden byte zgw;
+#else
+#define NHIN(n)
+#endif
 /* no hand-off is on its way to n but from a crashed node: a crashed node's
  * hand-off may arrive at any later moment, even after n submitted the
  * client's next input (the event bus delivers what a removed member wrote,
  * docs/verification.md); then it is dropped (its sender departed, ADR 0110)
  * or fenced (ADR 0147), and keyOrder says whether that kept the order */
+#ifdef RELLOST
+/* ... nor one its target did not take and that is owed to it (gow: refused,
+ * held at its sender to go again) */
+#define OAT(f, n, i) ((i) < N * D && gow[(f) * N * D + (i)] && pft[(f) * N * D + (i)] == (n))
+#define OWED(f, n) (OAT(f, n, 0) || OAT(f, n, 1) || OAT(f, n, 2) || OAT(f, n, 3) || OAT(f, n, 4) || \
+  OAT(f, n, 5) || OAT(f, n, 6) || OAT(f, n, 7) || OAT(f, n, 8) || OAT(f, n, 9) || OAT(f, n, 10) || OAT(f, n, 11))
+#define HOFROM(f, n) ((hoT[(f) * NN + (n)] == 0 && !OWED(f, n)) || dead[f])
+#else
 #define HOFROM(f, n) (hoT[(f) * NN + (n)] == 0 || dead[f])
+#endif
 #if NN == 3
 #define DEADSET (dead[0] | (dead[1] << 1) | (dead[2] << 2))
 #define HOFIRST(n) (HOFROM(0, n) && HOFROM(1, n) && HOFROM(2, n))
@@ -427,6 +475,16 @@ hidden int zdm;
 inline netSend(sf, st, sk, sa, sb) {
   if
   :: (st) < NN && dead[st] -> skip
+#ifdef RELLOST
+  /* not delivered (NO_HANDLERS): the failure, not the message, reaches the
+   * sender's loop (a forward's with its hand-off ghost bit) */
+  :: LAGGED(sf, st) && (sk) == FWD ->
+     PROP(modelBound, len(nh[sf]) < N * D + 2);
+     nh[sf]!REP, sa, GONE | ((sb) & 128)
+  :: LAGGED(sf, st) && (sk) == REL ->
+     PROP(modelBound, len(nh[sf]) < N * D + 2);
+     nh[sf]!RELF, sa, 0
+#endif
   :: else ->
      PROP(modelBound, len(net[(sf) * NP + (st)]) < 2 * N + 2);
      net[(sf) * NP + (st)]!sk, sa, sb
@@ -462,6 +520,9 @@ inline freeP(p) {
   phb[p] = 0; pbs[p] = 0; aft[p] = 0; pot[p] = 0;
 #ifdef TOOLATE
   plate[p] = 0;
+#endif
+#ifdef RELLOST
+  gow[p] = 0;
 #endif
   /* no longer sent after anything (Router#forwardClosed) */
   zfa = pslot(pnode(p), 0, 0);
@@ -537,9 +598,16 @@ inline forward(n, t, p, cls) {
   pback[p] = (pvis[p] >> (t)) & 1;
   bt[(n) * 3 + (t)] = bt[(n) * 3 + (t)] + pback[p];
   zff = (phop[p] < 2 -> phop[p] + 1 : 2);
-  zff = zff | ((cls) << 2) | ((pvis[p] | (1 << (n))) << 3) | (zeng << 7);
+#ifdef RELLOST
+  /* an owed hand-off sent again is on its way again (the ghost bit) */
+  zgw = zeng || gow[p]; gow[p] = 0;
+#define ZENG zgw
+#else
+#define ZENG zeng
+#endif
+  zff = zff | ((cls) << 2) | ((pvis[p] | (1 << (n))) << 3) | (ZENG << 7);
   netSend(n, t, FWD, p, zff);
-  hoT[(n) * NN + (t)] = hoT[(n) * NN + (t)] + zeng;
+  hoT[(n) * NN + (t)] = hoT[(n) * NN + (t)] + ZENG;
   zff = 0
 #ifdef TOOLATE
   fi
@@ -884,6 +952,9 @@ inline submit(n, p) {
   :: else ->
      PROP(handOffsFirst, HOFIRST(n));
      pbs[p] = 0; aft[p] = 0; pft[p] = 0;       /* unwait */
+#ifdef RELLOST
+     gow[p] = 0;
+#endif
      if
      :: pinput(p) + 1 > fen[n] -> fen[n] = pinput(p) + 1
      :: else -> skip
@@ -1049,12 +1120,30 @@ inline checkLeft(n) {
  * as no node closes; ADR 0099: leaving nodes too) that it has not reached
  * yet: snapshot clears relSent when, the view unchanged, the members grew
  * (a join adopted late: ADR 0105) */
+#ifdef RELLOST
+/* Router#handingOffTo, as a bit set of targets: a hand-off of this node's
+ * engine that came back from t (not delivered, or handed back) is held here
+ * to go again (came back: pbs, its last forward's target kept: pft) */
+#define HOB(n, i) (((i) < N * D && pst[(n) * N * D + (i)] == HELD && pho[(n) * N * D + (i)] && \
+  pbs[(n) * N * D + (i)]) -> (1 << pft[(n) * N * D + (i)]) : 0)
+#define HOTO(n) (HOB(n, 0) | HOB(n, 1) | HOB(n, 2) | HOB(n, 3) | HOB(n, 4) | HOB(n, 5) | \
+  HOB(n, 6) | HOB(n, 7) | HOB(n, 8) | HOB(n, 9) | HOB(n, 10) | HOB(n, 11))
+/* ADR 0159 rule 2: a lost release waits while a hand-off that came back from
+ * its target is held here (one still open there does not count) */
+#define LOSTWAIT(n) (relLost[n] & HOTO(n))
+#define RELNOW(n) (RELTO(n) & ~relTo[n] & ~LOSTWAIT(n))
+#else
+#define RELNOW(n) (RELTO(n) & ~relTo[n])
+#endif
 inline maybeRelease(n) {
   if
   :: known(n) && !relSent[n] && hoOpen[n] == 0 ->
      relSent[n] = 1;
-     zmt = RELTO(n) & ~relTo[n];
+     zmt = RELNOW(n);
      relTo[n] = relTo[n] | zmt;
+#ifdef RELLOST
+     relLost[n] = relLost[n] & ~zmt;
+#endif
      ztt = 0;
      do
      :: ztt < NN ->
@@ -1214,7 +1303,11 @@ inline snapshot(n, s) {
   fi;
   recompute(n);
   if
+#ifdef RELLOST
+  :: zsch -> relSent[n] = 0; relTo[n] = 0; relLost[n] = 0; unr[n] = 0; hoOpen[n]++   /* handOffLostKeys */
+#else
   :: zsch -> relSent[n] = 0; relTo[n] = 0; unr[n] = 0; hoOpen[n]++   /* handOffLostKeys */
+#endif
   /* the view unchanged, a node that waits for its release now (ADR 0105) */
   :: !zsch && (RELTO(n) & ~relTo[n]) != 0 -> relSent[n] = 0
   :: else -> skip
@@ -1273,7 +1366,7 @@ end:
   do
   /* a message from party m */
   :: atomic {
-       !dead[n] && (NETIN(n) || nempty(net[CL * NP + n])) ->
+       !dead[n] && (NETIN(n) || nempty(net[CL * NP + n]) NHIN(n)) ->
        if
        :: net[0 * NP + n]?k, a, b -> m = 0
        :: net[1 * NP + n]?k, a, b -> m = 1
@@ -1281,8 +1374,31 @@ end:
        :: net[2 * NP + n]?k, a, b -> m = 2
 #endif
        :: net[CL * NP + n]?k, a, b -> m = CL
+#ifdef RELLOST
+       /* a send of this node's not delivered (NO_HANDLERS) */
+       :: nh[n]?k, a, b -> m = LAGT;
+          if
+          :: (b >> 7) & 1 ->
+             hoT[n * NN + m]--;      /* a hand-off: owed to m, not on its way */
+             b = b & 127;
+             if
+             :: pst[a] == FWDD && pft[a] == m -> gow[a] = 1
+             :: else -> skip
+             fi
+          :: else -> skip
+          fi
+#endif
        fi;
        if
+#ifdef RELLOST
+       /* Router#releaseNotDelivered: lost if still the view's, sent again later */
+       :: k == RELF ->
+          if
+          :: known(n) && a == vw[n] && ((relTo[n] >> m) & 1) ->
+             relTo[n] = relTo[n] & ~(1 << m); relLost[n] = relLost[n] | (1 << m)
+          :: else -> skip
+          fi
+#endif
        :: k == REQ && refusing[n] -> netSend(n, CL, REP, a, GONE)
        /* behind the fence (Router#behindFence): 503 CLOSED, never applied */
        :: k == REQ && !refusing[n] && behindFence(n, a, 0) -> fenceRefused(a, 0); netSend(n, CL, REP, a, NAPP)
@@ -1298,6 +1414,11 @@ end:
           fi
        :: k == FWD && !refusing[n] && !behindFence(n, pinput(a), (b >> 3) & 15) -> accept(n, pinput(a), m, a, b)
        :: k == REL ->
+#ifdef RELLOST
+          /* the release arrives behind the hand-offs it speaks for (ADR 0051,
+           * 0159): none of its sender's is on its way here or owed here */
+          PROP(handOffsFirst, HOFROM(m, n));
+#endif
           /* Router#released: the first release of another life at m's id
            * (Views#newLife) voids every release recorded from m, and m is
            * sent this node's release again (releasedTo.remove, maybeRelease);
@@ -1551,6 +1672,17 @@ end:
 #endif
   /* Views#ownedJustBefore's window passes */
   :: atomic { !dead[n] && jb[n] -> jb[n] = 0 }
+#ifdef RELLOST
+  /* a later snapshot of the same membership (read every second, ADR 0113):
+   * Router#maybeRelease sends a lost release again unless a hand-off that
+   * came back from its target is held here (ADR 0159 rule 2); the failures
+   * of this node's sends (a local lookup) came back before it. Its flush is
+   * left out: nothing held changes with the view unchanged */
+  :: atomic {
+       UP(n) && known(n) && hoOpen[n] == 0 && (RELNOW(n) & relLost[n]) != 0 && len(nh[n]) == 0 ->
+       relSent[n] = 0; maybeRelease(n)
+     }
+#endif
   /* a hand-back mark ends (HandBackMark#end: its sender no longer sends that
    * input again); what the sender sent before it saw the hand-back may still
    * be on the wire (the slow wire of ADR 0115) */
@@ -1933,6 +2065,9 @@ proctype Env() {
 #elif defined(REJOIN)
   pub = 1;
   atomic { kn[B] && vi[B] == 1 -> leaving[B] = 1; pub = 2 }   /* B leaves again */
+#elif defined(RELLOST)
+  pub = 1;                                     /* B joins */
+  lag = 0                                      /* A sees B's peer registration (ADR 0148's lag ends) */
 #else
   pub = 1                                      /* B joins */
 #endif
