@@ -136,9 +136,11 @@
  * relLost) and sent again at a later snapshot of the same membership
  * (Router#maybeRelease), but not while a hand-off that came back from B is
  * held at A to go again (Router#handingOffTo; one still open at B does not
- * count). Assumed: the failures of A's sends reach its loop before that
- * snapshot (a NO_HANDLERS is a local lookup's answer; snapshots come a second
- * apart: docs/verification.md shows what breaks without it). handOffsFirst
+ * count). Assumed: the failures of A's sends reach its loop before its next
+ * timer, that snapshot, a pause or a hold's end (a NO_HANDLERS is a local
+ * lookup's answer; pauses are 100 ms, snapshots a second apart:
+ * docs/verification.md shows what breaks without it), not before messages
+ * that arrive meanwhile. handOffsFirst
  * then counts a hand-off that B did not take as owed to B until it is sent
  * there again, and is checked where a release arrives too (under RELLOST):
  * a release arrives behind every hand-off it speaks for. Not modelled: a
@@ -400,6 +402,9 @@ byte dep[NN];             /* Router#departed: members a node adopted, gone from 
 bool lag = 1;
 chan nh[NN] = [N * D + 2] of { byte, byte, byte };
 #define NHIN(n) || nempty(nh[n])
+/* the failures of a node's sends (a local lookup's answer, ms) reach its
+ * loop before its next timer: a pause (100 ms), a hold's end, a snapshot */
+#define NHQUIET(n) (len(nh[n]) == 0)
 byte relLost[NN];         /* Router#releaseLost: the targets whose release of the current view was not delivered */
 /* ghost: a hand-off of this node's engine whose forward its target did not
  * take (NO_HANDLERS), still to go there (pft): owed to it (handOffsFirst) */
@@ -407,6 +412,7 @@ bool gow[NPEND];
 hidden byte zgw;
 #else
 #define NHIN(n)
+#define NHQUIET(n) 1
 #endif
 /* no hand-off is on its way to n but from a crashed node: a crashed node's
  * hand-off may arrive at any later moment, even after n submitted the
@@ -1676,10 +1682,10 @@ end:
   /* a later snapshot of the same membership (read every second, ADR 0113):
    * Router#maybeRelease sends a lost release again unless a hand-off that
    * came back from its target is held here (ADR 0159 rule 2); the failures
-   * of this node's sends (a local lookup) came back before it. Its flush is
+   * of this node's sends (a local lookup) came back before it (NHQUIET). Its flush is
    * left out: nothing held changes with the view unchanged */
   :: atomic {
-       UP(n) && known(n) && hoOpen[n] == 0 && (RELNOW(n) & relLost[n]) != 0 && len(nh[n]) == 0 ->
+       UP(n) && known(n) && hoOpen[n] == 0 && (RELNOW(n) & relLost[n]) != 0 && NHQUIET(n) ->
        relSent[n] = 0; maybeRelease(n)
      }
 #endif
@@ -1698,7 +1704,7 @@ end:
      }
   /* a held input's pause (RETRY_MS) ends: it may go on once more */
   :: atomic {
-       UP(n) && (conv || budget > 0) && ANYPACED(n) ->
+       UP(n) && (conv || budget > 0) && ANYPACED(n) && NHQUIET(n) ->
        zei = pslot(n, 0, 0);
        do
        :: zei < pslot(n + 1, 0, 0) && pst[zei] == HELD && ppace[zei] -> break
@@ -1721,7 +1727,7 @@ end:
   /* a hold ends (drainTimeout + 2 x callTimeout from the first hold, ADR 0099, or the caller's
    * deadline): CLOSED or TIMEOUT */
   :: atomic {
-       UP(n) && ANYHELD(n) ->
+       UP(n) && ANYHELD(n) && NHQUIET(n) ->
        zei = pslot(n, 0, 0);
        do
        :: zei < pslot(n + 1, 0, 0) && pst[zei] == HELD -> break
