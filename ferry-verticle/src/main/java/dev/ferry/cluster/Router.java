@@ -87,6 +87,11 @@ import java.util.concurrent.TimeUnit;
 final class Router {
   /** Pause before an input is sent on again after views disagreed or a forward was not delivered. */
   static final long RETRY_MS = 100;
+  /**
+   * How long a forward just sent may still be in its sender's registration lookup, a NO_HANDLERS
+   * for it on its way here (ADR 0159): a local lookup answers in far less than a retry's pause.
+   */
+  static final long LOOKUP_GRACE_MS = RETRY_MS;
   /** Forwarded at once at most twice; beyond that, only after a pause (ADR 0053). */
   static final int MAX_HOPS = 2;
   /**
@@ -226,6 +231,8 @@ final class Router {
    * hand-offs it speaks for (cleared on a view change).
    */
   private final Set<String> releaseLost = new HashSet<>();
+  /** The timer that sends a lost release once a hand-off's lookup is surely over, -1 if none. */
+  private long releaseCheck = -1;
   /** Forwards not yet answered, per target node. */
   private final Map<String, Set<Forward>> open = new HashMap<>();
   /**
@@ -1758,6 +1765,20 @@ final class Router {
         if (releaseLost.contains(node) && handingOffTo(node)) {
           continue; // a hand-off there may come back and be sent again: the release goes after it
         }
+        long lookup = releaseLost.contains(node) ? lastHandOffLookup(node) : 0;
+        if (lookup > 0) {
+          // A hand-off there just sent may be in its lookup, refused with the failure on its way:
+          // the release goes once that has surely come, not at the next snapshot.
+          if (releaseCheck < 0) {
+            releaseCheck = loop.schedule(lookup, () -> step(() -> {
+              releaseCheck = -1;
+              if (!closed) {
+                maybeRelease();
+              }
+            }));
+          }
+          continue;
+        }
         if (releasedTo.add(node)) {
           releaseLost.remove(node);
           effects.add(() -> links.release(node, id));
@@ -1771,9 +1792,28 @@ final class Router {
    * Whether a hand-off from this node's ferry came back from {@code node} (not delivered, or handed
    * back) and is held here to go there again: a release sent again now would pass it, and the node
    * would call the key before it (the first release goes behind the hand-offs on the same link).
-   * Hand-offs still open there do not count: sent before, they arrive before the release, and
-   * waiting for their answers could wait for ever, as the node holds them until it is released.
+   * Hand-offs still open there do not count once out of their lookup ({@link #lastHandOffLookup}):
+   * sent before, they arrive before the release, and waiting for their answers could wait for ever,
+   * as the node holds them until it is released.
    */
+  /**
+   * How long (ns) until the hand-offs sent to {@code node} have all surely left their sender's
+   * registration lookup ({@link #LOOKUP_GRACE_MS} after the last), or 0 if they have. Until then
+   * one may have been refused with its NO_HANDLERS not yet here: it counts as open, and a release
+   * sent again now, after the node's registration appeared, would pass it (the trace
+   * formal/Handoff.pml finds without its timing assumption, ADR 0159).
+   */
+  private long lastHandOffLookup(String node) {
+    long now = loop.nanoTime();
+    long wait = 0;
+    for (Forward f : open.getOrDefault(node, Set.of())) {
+      if (f.handOff) {
+        wait = Math.max(wait, f.sentAt + LOOKUP_GRACE_MS * 1_000_000 - now);
+      }
+    }
+    return wait;
+  }
+
   private boolean handingOffTo(String node) {
     for (ArrayDeque<Pending> q : held.values()) {
       for (Pending p : q) {
