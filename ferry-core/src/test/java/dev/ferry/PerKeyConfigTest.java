@@ -194,6 +194,26 @@ class PerKeyConfigTest {
     assertEquals(java.util.List.of("maxInFlightBatches = -3: must be >= 1"), pinned.violations(), pinned.getMessage());
   }
 
+  /**
+   * The pinned limit's ceiling at its edges: a limit equal to maxInFlightBatches is allowed, one
+   * above it is not, and a ceiling of exactly 1 is a valid one (only a ceiling below 1 is left to
+   * its own violation). Mutation testing: "<=" as "<" refused a limit at the ceiling, and "< 1" as
+   * "<= 1" let any pinned limit through beside maxInFlightBatches = 1.
+   */
+  @Test
+  void aPinnedLimitMayEqualMaxInFlightBatchesButNotPassItEvenAtACeilingOfOne() {
+    assertEquals(8, PerKeyConfig.builder().maxInFlightBatches(8).pinnedLimit(8).build().pinnedLimit());
+    assertEquals(1, PerKeyConfig.builder().maxInFlightBatches(1).pinnedLimit(1).build().pinnedLimit());
+    InvalidConfigException above = assertThrows(InvalidConfigException.class,
+        () -> PerKeyConfig.builder().maxInFlightBatches(8).pinnedLimit(9).build());
+    assertEquals(java.util.List.of("pinnedLimit = 9: must be >= 1 and <= maxInFlightBatches (8), or 0/absent to learn the limit"),
+        above.violations(), above.getMessage());
+    InvalidConfigException aboveOne = assertThrows(InvalidConfigException.class,
+        () -> PerKeyConfig.builder().maxInFlightBatches(1).pinnedLimit(2).build());
+    assertEquals(java.util.List.of("pinnedLimit = 2: must be >= 1 and <= maxInFlightBatches (1), or 0/absent to learn the limit"),
+        aboveOne.violations(), aboveOne.getMessage());
+  }
+
   @Test
   void aPositiveDelayTurnsDirectCallsOff() {
     PerKeyConfig c = PerKeyConfig.builder().maxBatchDelay(Duration.ofMillis(2)).build();
