@@ -66,4 +66,71 @@ class RouterRefusedThenAnsweredReviewTest {
       assertTrue(f.succeeded(), String.valueOf(f));
     }
   }
+  /**
+   * The handler's own failure (a RECIPIENT_FAILURE: the owner answered the input 4xx/5xx) is an
+   * answer of b's handler as much as a success is: b takes forwards again (ADR 0159, rule 3).
+   * Mutation testing: without the mark's end in that branch, b stayed refused until the view
+   * changed and a key's inputs went one per pause.
+   */
+  @Test
+  void aNodeWhoseHandlerAnsweredAForwardWithAFailureAfterRefusingOneIsNoLongerPaused() throws Exception {
+    String key = RouterTesting.keysOf("b", List.of("a", "b"), 1).get(0);
+    a.snapshot(Set.of("a", "b"), Set.of("a", "b"), Set.of());
+    a.released("b", "a,b");
+    loop.runPending();
+
+    Future<Object> x0 = RouterTesting.submit(a, key, "x0", 0);
+    loop.runPending();
+    a.forwarded(out.get(0), Future.failedFuture(new ReplyException(ReplyFailure.NO_HANDLERS, -1, "no handlers")));
+    loop.runPending();
+    loop.advanceMillis(Router.RETRY_MS);
+    assertEquals(2, out.size(), "x0 sent again after the pause");
+    a.forwarded(out.get(1), Future.failedFuture(new ReplyException(ReplyFailure.RECIPIENT_FAILURE, 400, "bad input")));
+    loop.runPending();
+    assertTrue(x0.failed() && x0.cause() instanceof ReplyException re && re.failureCode() == 400, String.valueOf(x0));
+
+    for (int i = 1; i <= 3; i++) {
+      RouterTesting.submit(a, key, "x" + i, 0);
+    }
+    loop.runPending();
+    assertEquals(5, out.size(), "x1..x3 forwarded at once, b's handler answered after its refusal: " + a.describe());
+  }
+
+  /**
+   * A reply to a forward sent at the very moment of the refusal (before it came back) says nothing
+   * of b's handler now (ADR 0159, rule 3: only a forward sent after the refusal ends it). Two keys'
+   * inputs go to b at one instant; the first comes back NO_HANDLERS, then the second is answered:
+   * b stays refused, and a third key's input waits a pause before it goes. Mutation testing:
+   * "sentAt > refusedAt" as ">=" read the second reply as b taking forwards again.
+   */
+  @Test
+  void aReplyToAForwardSentAtTheInstantOfTheRefusalDoesNotEndIt() throws Exception {
+    List<String> keys = RouterTesting.keysOf("b", List.of("a", "b"), 3);
+    a.snapshot(Set.of("a", "b"), Set.of("a", "b"), Set.of());
+    a.released("b", "a,b");
+    loop.runPending();
+
+    Future<Object> x = RouterTesting.submit(a, keys.get(0), "x", 0);
+    Future<Object> y = RouterTesting.submit(a, keys.get(1), "y", 0);
+    loop.runPending();
+    assertEquals(2, out.size());
+    assertEquals(out.get(0).sentAt, out.get(1).sentAt, "both sent at one instant");
+    a.forwarded(out.get(0), Future.failedFuture(new ReplyException(ReplyFailure.NO_HANDLERS, -1, "no handlers")));
+    loop.runPending();
+    a.forwarded(out.get(1), Future.succeededFuture("y"));
+    loop.runPending();
+    assertEquals("y", y.result());
+
+    Future<Object> z = RouterTesting.submit(a, keys.get(2), "z", 0);
+    loop.runPending();
+    assertEquals(2, out.size(), "z waits a pause: b refused, and took nothing sent after: " + a.describe());
+    loop.advanceMillis(Router.RETRY_MS);
+    assertEquals(List.of("x", "z"), out.subList(2, out.size()).stream().map(f -> f.pending.input.body).sorted().toList(),
+        a.describe());
+    a.forwarded(out.get(2), Future.succeededFuture(out.get(2).pending.input.body));
+    a.forwarded(out.get(3), Future.succeededFuture(out.get(3).pending.input.body));
+    loop.runPending();
+    assertEquals("x", x.result());
+    assertEquals("z", z.result());
+  }
 }
