@@ -34,4 +34,42 @@ class RouterDepartedChurnReviewTest {
     int kept = departed instanceof java.util.Map<?, ?> m ? m.size() : ((Set<?>) departed).size();
     assertTrue(kept <= 100, "a remembers " + kept + " departed nodes, 10,000 of them gone for more than 10 s");
   }
+  /**
+   * A departed node is forgotten only twice the hold bound after this node saw it go (ADR 0159,
+   * rule 4): until then, what passed it and arrives here is never applied (ADR 0110), however
+   * many membership reads (one a second, ADR 0113) came in between. Mutation testing: "now - at"
+   * as "now + at", or "2 * maxHoldNanos" as "2 / maxHoldNanos", forgot it at the next read, and
+   * an input a sent before it crashed, arriving 5 s later (the hold bound is 3 s), was applied.
+   */
+  @Test
+  void whatPassedADepartedNodeIsDroppedUntilTwiceTheHoldBoundAfterItWent() throws Exception {
+    VirtualLoop loop = new VirtualLoop();
+    Router b = RouterTesting.routerKeepingForwards(loop, "b", 1_000, new ArrayList<>()); // hold bound 3 s
+    java.util.List<String> abc = java.util.List.of("a", "b", "c");
+    b.snapshot(Set.copyOf(abc), Set.copyOf(abc), Set.of());
+    loop.runPending();
+    String key = RouterTesting.keysOf("b", java.util.List.of("b", "c"), 1).get(0);
+    b.snapshot(Set.of("b", "c"), Set.of("b", "c"), Set.of()); // a crashed
+    loop.runPending();
+    for (int second = 1; second <= 5; second++) {
+      loop.advanceMillis(1_000);
+      b.snapshot(Set.of("b", "c"), Set.of("b", "c"), Set.of());
+      loop.runPending();
+    }
+    io.vertx.core.Future<Object> late = RouterTesting.forwarded(b, "a", key, "from-a", "cl#1", 1_000);
+    io.vertx.core.Future<Object> viaC = RouterTesting.forwarded(b, "a,c", key, "via-c", "cl#2", 1_000);
+    loop.runPending();
+    for (io.vertx.core.Future<Object> f : java.util.List.of(late, viaC)) {
+      assertTrue(RouterTesting.closed(f) && f.cause().getMessage().contains("(a) left the cluster"),
+          "passed a, 5 s after a went: " + (f.succeeded() ? "applied" : f.cause()));
+    }
+
+    // Twice the hold bound after: a is forgotten.
+    loop.advanceMillis(2_000);
+    b.snapshot(Set.of("b", "c"), Set.of("b", "c"), Set.of());
+    loop.runPending();
+    java.lang.reflect.Field field = Router.class.getDeclaredField("departed");
+    field.setAccessible(true);
+    assertTrue(((java.util.Map<?, ?>) field.get(b)).isEmpty(), "a is remembered 7 s after it went");
+  }
 }
