@@ -82,4 +82,30 @@ class RouterLivesChurnReviewTest extends ChurnCluster {
     assertEquals("1", answer.result());
     assertTrue(b2.settled(), b2.describe());
   }
+  /**
+   * The lives a node keeps are its members' (ADR 0159, rule 1): a node gone from the members is
+   * forgotten at the view that drops it. 1,000 short-lived nodes each released to a and crashed.
+   * Mutation testing: without Views#adopt's retainAll, a kept the life of every node it ever heard.
+   */
+  @Test
+  void theLivesOfNodesGoneFromTheMembersAreForgotten() throws Exception {
+    dev.ferry.testing.VirtualLoop vloop = new dev.ferry.testing.VirtualLoop();
+    Router a = RouterTesting.routerKeepingForwards(vloop, "a", 1_000, new java.util.ArrayList<>());
+    a.snapshot(Set.of("a"), Set.of("a"), Set.of());
+    vloop.runPending();
+    for (int i = 0; i < 1_000; i++) {
+      String n = "n" + i;
+      a.snapshot(Set.of("a", n), Set.of("a", n), Set.of());
+      a.released(n, "life-" + i, String.join(",", new java.util.TreeSet<>(Set.of("a", n))));
+      vloop.runPending();
+      a.snapshot(Set.of("a"), Set.of("a"), Set.of()); // n crashed
+      vloop.runPending();
+    }
+    java.lang.reflect.Field viewsField = Router.class.getDeclaredField("views");
+    viewsField.setAccessible(true);
+    java.lang.reflect.Field livesField = Views.class.getDeclaredField("lives");
+    livesField.setAccessible(true);
+    java.util.Map<?, ?> lives = (java.util.Map<?, ?>) livesField.get(viewsField.get(a));
+    assertTrue(lives.isEmpty(), "a keeps the lives of " + lives.size() + " nodes gone from its members: " + lives.keySet().stream().limit(5).toList());
+  }
 }
