@@ -152,9 +152,11 @@ class KeyedReviewTTest {
   @Test
   void aKeyWhoseHashCodeBreaksWhileItWaitsDoesNotFailTheOtherKeysOfItsBatch() {
     List<List<Object>> lookups = new ArrayList<>();
+    List<Integer> reportedAtLookup = new ArrayList<>();
     KeyedFerry<Object, String> ferry = new KeyedFerry<>(loop, FerryConfig.builder().maxInFlightBatches(1).build(),
         keys -> {
           lookups.add(keys);
+          reportedAtLookup.add(loop.reported.size());
           Promise<Map<Object, String>> p = Promise.promise();
           answers.add(p);
           return p.future();
@@ -173,5 +175,34 @@ class KeyedReviewTTest {
     loop.advance(0);
     assertEquals(Optional.of("vo"), other.result(), "another caller's key failed with the broken one");
     assertTrue(broken.isComplete(), "the broken key's caller is answered");
+    assertEquals(1, reportedAtLookup.get(1), "the key that broke the batch's de-duplication is reported as the"
+        + " batch's keys are taken, before its lookup: " + loop.reported);
+    assertTrue(loop.reported.get(0) instanceof NullPointerException, String.valueOf(loop.reported));
+  }
+
+  /**
+   * The callers still waiting on a key are kept through the compaction that lets go of those who
+   * gave up: a patient caller with no deadline and one with a deadline far off, behind 200 callers
+   * who gave up, are answered with the key's value once it is fetched. Mutation testing: a
+   * compaction that dropped every caller, not only those answered, left them unanswered for good.
+   */
+  @Test
+  void callersStillWaitingOnAKeyAreAnsweredAfterManyGaveUpBesideThem() {
+    KeyedFerry<Object, String> ferry = oneSlot();
+    ferry.submit("busy"); // in flight until the test answers it
+    Future<Optional<String>> patient = ferry.submit("k");
+    Future<Optional<String>> timed = ferry.submit("k", Duration.ofHours(1));
+    for (int i = 0; i < 200; i++) {
+      Future<Optional<String>> f = ferry.submit("k", Duration.ofMillis(1));
+      loop.advanceMillis(1);
+      assertTrue(f.failed(), "caller " + i + " was not given up: " + f);
+    }
+    answers.get(0).complete(Map.of());
+    loop.advance(0);
+    assertEquals(2, answers.size(), "k is looked up once busy's call ended");
+    answers.get(1).complete(Map.of("k", "vk"));
+    loop.advance(0);
+    assertEquals(Optional.of("vk"), patient.result(), "the patient caller: " + patient);
+    assertEquals(Optional.of("vk"), timed.result(), "the caller whose deadline is far off: " + timed);
   }
 }
