@@ -40,7 +40,26 @@ class ReentrantCallbacksReviewOTest {
     Seeds.check(seed, () -> run(seed));
   }
 
+  /**
+   * As {@link #everyCallbackMayReEnterTheFerry}, with the outer submits made through the answer
+   * handle the verticle uses ({@link Driver#submit(Object, long, io.vertx.core.Completable)}),
+   * whose transition runs inline when already on the loop, also for the callbacks' re-entrant
+   * submits: a re-entry into or from inside it must wait for the transition to end as well.
+   * Mutation testing: the inline path not marking its transition, or taken inside another one,
+   * let a custom order's re-entrant submit change the lane halfway through the outer one's.
+   */
+  @ParameterizedTest(name = "seed {0}")
+  @MethodSource("seeds")
+  void everyCallbackMayReEnterTheFerryThroughTheAnswerHandle(long seed) {
+    System.out.println("ReentrantCallbacksReviewOTest (answer handle) seed " + seed);
+    Seeds.check(seed, () -> run(seed, true));
+  }
+
   private void run(long seed) {
+    run(seed, false);
+  }
+
+  private void run(long seed, boolean handle) {
     Random rnd = new Random(seed);
     VirtualLoop loop = new VirtualLoop();
     List<Future<String>> futures = new ArrayList<>();
@@ -63,6 +82,11 @@ class ReentrantCallbacksReviewOTest {
       } else if (what == 1 && !closing[0]) {
         closing[0] = true;
         self[0].drain(Duration.ofMillis(rnd.nextInt(20)));
+      } else if (handle) {
+        In in = new In(nextId[0]++, "k" + rnd.nextInt(4), rnd.nextInt(3), rnd.nextInt(5));
+        Promise<String> answer = Promise.promise();
+        self[0].submit(in, rnd.nextBoolean() ? 0 : Duration.ofMillis(1 + rnd.nextInt(30)).toNanos(), answer);
+        futures.add(answer.future());
       } else {
         In in = new In(nextId[0]++, "k" + rnd.nextInt(4), rnd.nextInt(3), rnd.nextInt(5));
         futures.add(rnd.nextBoolean() ? self[0].submit(in) : self[0].submit(in, Duration.ofMillis(1 + rnd.nextInt(30))));
@@ -106,7 +130,12 @@ class ReentrantCallbacksReviewOTest {
     PerKeyEngine<String, In> engine = self[0].engine();
     for (int step = 0; step < 600; step++) {
       int r = rnd.nextInt(100);
-      if (r < 45) {
+      if (r < 45 && handle) {
+        In in = new In(nextId[0]++, "k" + rnd.nextInt(4), rnd.nextInt(3), rnd.nextInt(5));
+        Promise<String> answer = Promise.promise();
+        self[0].submit(in, rnd.nextBoolean() ? 0 : Duration.ofMillis(1 + rnd.nextInt(30)).toNanos(), answer);
+        futures.add(answer.future());
+      } else if (r < 45) {
         In in = new In(nextId[0]++, "k" + rnd.nextInt(4), rnd.nextInt(3), rnd.nextInt(5));
         futures.add(rnd.nextBoolean() ? self[0].submit(in) : self[0].submit(in, Duration.ofMillis(1 + rnd.nextInt(30))));
       } else if (r < 85 && !open.isEmpty()) {
