@@ -58,6 +58,21 @@ class FerryClientHostileTest extends VerticleTestBase {
     assertEquals(java.util.List.of("2", "251", "40"), seen);
   }
 
+  /**
+   * A send timeout set between whole ms is rounded up too, never down: the reply is awaited at
+   * least as long as the caller asked (1.5 ms as 2, not 1; 250.000001 ms as 251), and a timeout
+   * without a send timeout of its own is awaited for its rounded-up value plus the default.
+   * Mutation testing: the send timeout truncated (toMillis) passed every test.
+   */
+  @Test
+  void aSendTimeoutBetweenWholeMillisecondsIsRoundedUpNeverShorter() {
+    assertEquals(2, new FerryClient.SubmitOptions().sendTimeout(Duration.ofNanos(1_500_000)).sendTimeoutMs());
+    assertEquals(251, new FerryClient.SubmitOptions().sendTimeout(Duration.ofMillis(250).plusNanos(1)).sendTimeoutMs());
+    assertEquals(250, new FerryClient.SubmitOptions().sendTimeout(Duration.ofMillis(250)).sendTimeoutMs());
+    assertEquals(2 + io.vertx.core.eventbus.DeliveryOptions.DEFAULT_TIMEOUT,
+        new FerryClient.SubmitOptions().timeout(Duration.ofNanos(1_500_000)).sendTimeoutMs());
+  }
+
   @Test
   void aClosedPlainClientSendsNothingAndAnswersClosedWhileWhatItSentKeepsItsAnswer() {
     // As a closed routing client does (ADR 0136): a later submit is CLOSED at once, nothing sent.
