@@ -54,6 +54,40 @@ class FoldWriteHostileTest {
     assertEquals(List.of(List.of(1L, 2L, 3L)), store.writes);
   }
 
+  /**
+   * No state a batch is folded over is null (FoldDecision.accept refuses one), neither the initial
+   * one nor one a store read for an entity that exists (a store that lost a row's state, a custom
+   * store's bug): the batch fails naming where it came from, nothing is written, and no input is
+   * blamed for it (review Q). Mutation testing: a check of the initial state alone let the null a
+   * store read reach apply, and every input of the batch was rejected with INPUT_REJECTED.
+   */
+  @Test
+  void aNullStateTheStoreReadOrTheInitialSupplierGaveFailsTheBatchAndWritesNothing() {
+    List<Long> writes = new java.util.ArrayList<>();
+    VersionedStore<String, Long, Long> lostState = TestStores.of(key -> Future.succeededFuture(new Versioned<>(null, 3)),
+        (key, state, expected, events) -> {
+          writes.add(expected);
+          return Future.succeededFuture(true);
+        });
+    FoldWrite<String, Long, Long, Long> fw =
+        FoldWrite.<String, Long, Long, Long>builder(lostState, FoldWriteTest::add).initial(() -> 0L).build();
+
+    Future<FoldOutcomes<Long, Long>> read = fw.call("k", List.of(1L, 2L));
+
+    assertTrue(read.failed(), () -> "every input blamed for the store's null state: " + read.result().list());
+    assertInstanceOf(IllegalStateException.class, read.cause());
+    assertTrue(read.cause().getMessage().contains("version 3"), read.cause().getMessage());
+
+    FoldWrite<String, Long, Long, Long> nullInitial =
+        FoldWrite.<String, Long, Long, Long>builder(store, FoldWriteTest::add).initial(() -> null).build();
+    Future<FoldOutcomes<Long, Long>> fresh = nullInitial.call("n", List.of(1L, 2L));
+
+    assertTrue(fresh.failed(), () -> "every input blamed for the supplier's null: " + fresh.result().list());
+    assertTrue(fresh.cause().getMessage().contains("initial state supplier"), fresh.cause().getMessage());
+    assertEquals(List.of(), writes);
+    assertEquals(List.of(), store.writes);
+  }
+
   @Test
   void anInputTheStoreCannotRecordIsRejectedAloneAndTheRestIsWritten() {
     // The store records the inputs as events, and says which it cannot hold (100), or throws asking
