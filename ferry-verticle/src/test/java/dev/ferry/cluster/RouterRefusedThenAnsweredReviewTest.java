@@ -26,22 +26,33 @@ class RouterRefusedThenAnsweredReviewTest {
   private final List<Router.Forward> out = new ArrayList<>();
   private final Router a = RouterTesting.routerKeepingForwards(loop, "a", CALL_MS, out);
 
-  @Test
-  void aNodeThatTookAForwardAfterRefusingOneIsNoLongerPaused() throws Exception {
-    String key = RouterTesting.keysOf("b", List.of("a", "b"), 1).get(0);
+  /** a and b members, b released to a: a forwards b's keys at once. */
+  private void joined() {
     a.snapshot(Set.of("a", "b"), Set.of("a", "b"), Set.of());
     a.released("b", "a,b");
     loop.runPending();
-    assertTrue(a.settled(), a.describe());
+  }
 
+  /** x0 of {@code key} refused by b (NO_HANDLERS), sent again after the pause, then answered {@code answer}. */
+  private Future<Object> refusedThenAnswered(String key, Future<Object> answer) throws Exception {
     Future<Object> x0 = RouterTesting.submit(a, key, "x0", 0);
     loop.runPending();
     a.forwarded(out.get(0), Future.failedFuture(new ReplyException(ReplyFailure.NO_HANDLERS, -1, "no handlers")));
     loop.runPending();
     loop.advanceMillis(Router.RETRY_MS);
     assertEquals(2, out.size(), "x0 sent again after the pause");
-    a.forwarded(out.get(1), Future.succeededFuture("x0"));
+    a.forwarded(out.get(1), answer);
     loop.runPending();
+    return x0;
+  }
+
+  @Test
+  void aNodeThatTookAForwardAfterRefusingOneIsNoLongerPaused() throws Exception {
+    String key = RouterTesting.keysOf("b", List.of("a", "b"), 1).get(0);
+    joined();
+    assertTrue(a.settled(), a.describe());
+
+    Future<Object> x0 = refusedThenAnswered(key, Future.succeededFuture("x0"));
     assertEquals("x0", x0.result());
 
     // b's handler took a forward sent after its refusal: it takes inputs again. A key's inputs
@@ -66,6 +77,7 @@ class RouterRefusedThenAnsweredReviewTest {
       assertTrue(f.succeeded(), String.valueOf(f));
     }
   }
+
   /**
    * The handler's own failure (a RECIPIENT_FAILURE: the owner answered the input 4xx/5xx) is an
    * answer of b's handler as much as a success is: b takes forwards again (ADR 0159, rule 3).
@@ -75,18 +87,10 @@ class RouterRefusedThenAnsweredReviewTest {
   @Test
   void aNodeWhoseHandlerAnsweredAForwardWithAFailureAfterRefusingOneIsNoLongerPaused() throws Exception {
     String key = RouterTesting.keysOf("b", List.of("a", "b"), 1).get(0);
-    a.snapshot(Set.of("a", "b"), Set.of("a", "b"), Set.of());
-    a.released("b", "a,b");
-    loop.runPending();
+    joined();
 
-    Future<Object> x0 = RouterTesting.submit(a, key, "x0", 0);
-    loop.runPending();
-    a.forwarded(out.get(0), Future.failedFuture(new ReplyException(ReplyFailure.NO_HANDLERS, -1, "no handlers")));
-    loop.runPending();
-    loop.advanceMillis(Router.RETRY_MS);
-    assertEquals(2, out.size(), "x0 sent again after the pause");
-    a.forwarded(out.get(1), Future.failedFuture(new ReplyException(ReplyFailure.RECIPIENT_FAILURE, 400, "bad input")));
-    loop.runPending();
+    Future<Object> x0 = refusedThenAnswered(key,
+        Future.failedFuture(new ReplyException(ReplyFailure.RECIPIENT_FAILURE, 400, "bad input")));
     assertTrue(x0.failed() && x0.cause() instanceof ReplyException re && re.failureCode() == 400, String.valueOf(x0));
 
     for (int i = 1; i <= 3; i++) {
@@ -106,9 +110,7 @@ class RouterRefusedThenAnsweredReviewTest {
   @Test
   void aReplyToAForwardSentAtTheInstantOfTheRefusalDoesNotEndIt() throws Exception {
     List<String> keys = RouterTesting.keysOf("b", List.of("a", "b"), 3);
-    a.snapshot(Set.of("a", "b"), Set.of("a", "b"), Set.of());
-    a.released("b", "a,b");
-    loop.runPending();
+    joined();
 
     Future<Object> x = RouterTesting.submit(a, keys.get(0), "x", 0);
     Future<Object> y = RouterTesting.submit(a, keys.get(1), "y", 0);
