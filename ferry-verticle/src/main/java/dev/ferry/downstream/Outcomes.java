@@ -62,35 +62,59 @@ public final class Outcomes {
   }
 
   /**
-   * An "ok" value holding NaN or an infinite number (1e999 parses as Infinity) is no JSON value:
-   * the caller's input would be refused for it (400), and relayed it reached a JSON caller (the
-   * TCP bridge, another node) as the string "Infinity". Malformed, as the contract's 502 says.
+   * An "ok" value its caller may not receive as JSON is malformed, as the contract's 502 says: one
+   * holding NaN or an infinite number (1e999 parses as Infinity: the caller's input would be refused
+   * for it, 400, and relayed it reached a JSON caller, the TCP bridge or another node, as the string
+   * "Infinity"); one nested deeper than an HTTP downstream's answer can be read with (an event-bus
+   * downstream's JsonObject can be any depth, and the bridge, writing its reply frame, threw: its
+   * client's input was never answered, review Y); or one holding a value of no JSON type (a local
+   * downstream replying with the verticle's uncopying codec).
    */
   private static void requireFinite(Object value, int i) {
-    if (!finite(value, 0)) {
-      throw new DownstreamException("outcome " + i + " holds NaN or an infinite number, which JSON cannot carry");
+    String why = writable(value, MAX_OK_DEPTH);
+    if (why != null) {
+      throw new DownstreamException("outcome " + i + " " + why);
     }
   }
 
-  private static boolean finite(Object value, int depth) {
-    if (value instanceof Double d) {
-      return Double.isFinite(d);
+  /**
+   * The deepest "ok" value an HTTP downstream's answer can carry: Jackson's bound on nesting as it
+   * reads (and writes), less the answer's own levels ({"outcomes": [{"ok": ...}]}). Any JSON caller
+   * can be written a reply that deep (a bridge frame adds one level).
+   */
+  static final int MAX_OK_DEPTH =
+      com.fasterxml.jackson.core.StreamWriteConstraints.defaults().getMaxNestingDepth() - 3;
+
+  /** Why {@code value}, at {@code room} levels of nesting left, cannot be written as JSON; null if it can. */
+  private static String writable(Object value, int room) {
+    if (value == null || value instanceof String || value instanceof Integer || value instanceof Long
+        || value instanceof Boolean) {
+      return null;
     }
-    if (value instanceof Float f) {
-      return Float.isFinite(f);
+    if (value instanceof Double || value instanceof Float) {
+      return Double.isFinite(((Number) value).doubleValue()) ? null : NOT_FINITE;
     }
     java.util.Collection<?> inside = value instanceof JsonObject o ? o.getMap().values()
         : value instanceof JsonArray a ? a.getList()
         : value instanceof java.util.Map<?, ?> m ? m.values()
         : value instanceof java.util.List<?> l ? l : null;
-    if (inside == null || depth > 1000) {
-      return true; // a deeper value cannot be encoded anyway: the event bus or the bridge refuses it
+    if (inside == null) {
+      // The other leaves Vert.x's JSON encoding writes.
+      return value instanceof Number || value instanceof java.time.Instant || value instanceof byte[]
+          || value instanceof io.vertx.core.buffer.Buffer || value instanceof Enum ? null
+          : "holds a value of type " + value.getClass().getSimpleName() + ", which JSON cannot carry";
+    }
+    if (room == 0) {
+      return "is nested deeper than " + MAX_OK_DEPTH + " levels, which no JSON answer can carry";
     }
     for (Object v : inside) {
-      if (!finite(v, depth + 1)) {
-        return false;
+      String why = writable(v, room - 1);
+      if (why != null) {
+        return why;
       }
     }
-    return true;
+    return null;
   }
+
+  private static final String NOT_FINITE = "holds NaN or an infinite number, which JSON cannot carry";
 }
