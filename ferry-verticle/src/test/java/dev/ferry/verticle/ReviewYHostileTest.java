@@ -3,7 +3,15 @@ package dev.ferry.verticle;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.eventbus.Message;
 import io.vertx.core.json.JsonArray;
+import io.vertx.core.net.NetServer;
+import io.vertx.core.net.NetSocket;
+import java.util.ArrayList;
+import java.util.List;
 import io.vertx.core.json.JsonObject;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
@@ -54,5 +62,63 @@ class ReviewYHostileTest extends VerticleTestBase {
       assertTrue("err".equals(first.getString("type")) && Integer.valueOf(502).equals(first.getInteger("failureCode")),
           "an outcome JSON cannot write is a malformed answer: 502; got " + first.encode());
     }
+  }
+
+  /**
+   * An HTTP downstream working on a slow batch sends an interim {@code 102 Processing} (RFC 9110:
+   * a client must accept 1xx responses before the final one), then its {@code 200} with the
+   * batch's outcomes. Vert.x hands the 102 over as the response: its batch failed 502, and its
+   * keep-alive connection went back to the pool with the 200 still to come, so the next batch sent
+   * on it, another key's, read that 200 as its own answer: key "b"'s caller was answered with key
+   * "a"'s outcome. A raw server, so that the interim answer and the connection are the test's.
+   */
+  @Test
+  void anInterimAnswerNeverLetsAnotherBatchReadThisBatchsOutcomes() throws Exception {
+    List<NetSocket> sockets = new ArrayList<>();
+    List<Promise<Void>> requests = List.of(Promise.promise(), Promise.promise());
+    NetServer server = await(vertx.createNetServer().connectHandler(so -> {
+      Buffer[] pending = {Buffer.buffer()};
+      so.handler(bytes -> {
+        pending[0].appendBuffer(bytes);
+        String text = pending[0].toString();
+        int head = text.indexOf("\r\n\r\n");
+        if (head < 0) {
+          return;
+        }
+        int length = Integer.parseInt(text.replaceAll("(?is).*content-length: *(\\d+).*", "$1"));
+        if (pending[0].length() < head + 4 + length) {
+          return;
+        }
+        pending[0] = Buffer.buffer();
+        int k = sockets.size();
+        sockets.add(so);
+        if (k == 0) {
+          so.write("HTTP/1.1 102 Processing\r\n\r\n"); // still working on "a"'s batch
+        } else if (k == 1) {
+          // "a"'s batch answered at last, on its own connection; then "b"'s, on its own.
+          sockets.get(0).write(ok("a-outcome"));
+          so.write(ok("b-outcome"));
+        }
+        if (k < requests.size()) {
+          requests.get(k).complete();
+        }
+      });
+    }).listen(0, "127.0.0.1"));
+    deploy(new JsonObject().put("maxInFlightBatches", 1).put("downstream", new JsonObject().put("type", "http")
+        .put("url", "http://127.0.0.1:" + server.actualPort() + "/batch").put("timeoutMs", 60_000)));
+    Future<Message<Object>> a = send("a", "A");
+    await(requests.get(0).future());
+    // Whatever "a"'s caller is told (its batch may have been applied: 502, or its outcome) ...
+    Object aAnswer = await(a.transform(ar -> Future.succeededFuture(ar.succeeded() ? ar.result().body()
+        : ((io.vertx.core.eventbus.ReplyException) ar.cause()).failureCode())));
+    assertTrue(aAnswer.equals(502) || aAnswer.equals("a-outcome"), "a: " + aAnswer);
+    // ... "b"'s caller gets "b"'s outcome, never "a"'s.
+    Future<Message<Object>> b = send("b", "B");
+    assertEquals("b-outcome", body(b));
+  }
+
+  private static String ok(String value) {
+    String body = new JsonObject().put("outcomes", new JsonArray().add(new JsonObject().put("ok", value))).encode();
+    return "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + body.length() + "\r\n\r\n" + body;
   }
 }
