@@ -169,6 +169,16 @@ public final class HttpDownstream implements Downstream {
 
     private void read(HttpClientResponse response, int expected) {
       int status = response.statusCode();
+      if (status < 200) {
+        // An interim answer (102 Processing, say; Vert.x keeps only 100 and 103 to itself), handed
+        // over as if final: the final answer, this batch's outcomes, is still to come on this
+        // connection. Pooled again, the connection gave that answer to the next batch sent on it,
+        // another key's callers then got this batch's outcomes (review Y). Closed instead; the
+        // batch fails as any non-2xx answer does (it may have been applied).
+        request.connection().close();
+        fail(new DownstreamException("the downstream answered HTTP " + status + " as its answer"));
+        return;
+      }
       boolean ok = status >= 200 && status <= 299;
       String length = response.getHeader(HttpHeaders.CONTENT_LENGTH);
       if (length != null && declaredTooLong(length)) {
