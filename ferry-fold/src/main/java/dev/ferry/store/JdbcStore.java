@@ -17,6 +17,7 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Function;
 
 /**
  * The same {@link VersionedStore} as {@link PgStore}, over JDBC through Vert.x's JDBC client, made
@@ -183,7 +184,7 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
    * (vert-x3/vertx-jdbc-client#356, fixed after 5.0.7), so a bare statement on it would never be
    * committed. An explicit commit is right in both modes.
    */
-  public <T> Future<T> tx(java.util.function.Function<SqlConnection, Future<T>> work) {
+  public <T> Future<T> tx(Function<SqlConnection, Future<T>> work) {
     return pool.withTransaction(work);
   }
 
@@ -194,7 +195,7 @@ public final class JdbcStore implements VersionedStore<String, JsonObject, Objec
    * in the pool) ran no statement of {@code key}'s write, so it is refused, not unknown.
    */
   private static <T> Future<T> inTransaction(SqlConnection conn, String key,
-      java.util.function.Function<SqlConnection, Future<T>> work) {
+      Function<SqlConnection, Future<T>> work) {
     return conn.begin()
         .recover(e -> Future.failedFuture(new WriteRefusedException(key, e)))
         .compose(tx -> work.apply(conn)

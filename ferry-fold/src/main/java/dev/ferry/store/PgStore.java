@@ -4,6 +4,7 @@ import dev.ferry.Versioned;
 import dev.ferry.VersionedStore;
 import dev.ferry.WriteRefusedException;
 import io.vertx.core.Future;
+import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonObject;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;
@@ -207,7 +208,7 @@ public final class PgStore implements VersionedStore<String, JsonObject, Object>
   private static String[] eventTexts(List<?> applied) {
     String[] texts = new String[applied.size()];
     for (int i = 0; i < texts.length; i++) {
-      texts[i] = io.vertx.core.json.Json.encode(applied.get(i));
+      texts[i] = Json.encode(applied.get(i));
     }
     return texts;
   }

@@ -3,8 +3,10 @@ package dev.ferry.demo;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 
 /**
  * The main job's options, parsed and checked up front: a bad command line is reported with every
@@ -105,7 +107,7 @@ public record JobOptions(
     List<String> problems = new ArrayList<>();
     // An option given twice is refused, not read as its last value: the run would measure another
     // load than the one on the command line a reader looks at first.
-    java.util.Set<String> given = new java.util.HashSet<>();
+    Set<String> given = new HashSet<>();
 
     for (int i = 0; i < args.length; i++) {
       String arg = args[i];
