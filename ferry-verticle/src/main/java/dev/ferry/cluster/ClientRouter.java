@@ -124,12 +124,8 @@ final class ClientRouter {
   private final Loop loop;
   private final Links links;
   private final Map<String, KeyState> keys = new HashMap<>();
-  /**
-   * The nodes that refused a request (NO_HANDLERS), each with when its last refusal came (loop
-   * time): their keys wait a pause before each send, until a new view or a request sent there
-   * after that refusal is answered by its handler.
-   */
-  private final Map<String, Long> unreachable = new HashMap<>();
+  /** The nodes that refused a request (NO_HANDLERS): their keys wait a pause before each send. */
+  private final Refusals unreachable = new Refusals();
   private List<String> view = List.of();
   /** The view less the nodes that said they are leaving (see {@link #GONE}). */
   private List<String> routable = List.of();
@@ -200,7 +196,7 @@ final class ClientRouter {
         wait(ks, r);
       } else if (ks.inFlight > 0) {
         send(ks, ks.target, r); // behind the key's earlier requests, through the same node
-      } else if (owner == null || unreachable.containsKey(owner)) {
+      } else if (owner == null || unreachable.contains(owner)) {
         wait(ks, r);
         if (owner != null) {
           retryLater(ks);
@@ -260,7 +256,7 @@ final class ClientRouter {
       }
       if (!ar.succeeded() && ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS) {
         // Not delivered: sent again, before the key's later requests, once nothing is in flight.
-        unreachable.put(s.target, loop.nanoTime());
+        unreachable.refused(s.target, loop.nanoTime());
         if (re.failureCode() == GONE
             && leaving.put(s.target, loop.nanoTime() + LEAVING_FORGOTTEN_MS * 1_000_000) == null) {
           routable = routable(); // leaving: route by the view without it, before the view says so
@@ -276,10 +272,7 @@ final class ClientRouter {
           // Its handler answered a request sent after the node's last refusal: it takes requests
           // again (a ferry deployed again under its id, which the view may never show), so its
           // keys stop waiting a pause before each send. One sent before that refusal tells nothing.
-          Long refusedAt = unreachable.get(s.target);
-          if (refusedAt != null && s.sentAt > refusedAt) {
-            unreachable.remove(s.target);
-          }
+          unreachable.answered(s.target, s.sentAt);
         }
         if (Router.mayHaveApplied(ar) && r.seq > ks.mayHaveApplied) {
           // Sent after the key's requests that came back not delivered (a node's consumer can be
@@ -450,7 +443,7 @@ final class ClientRouter {
       if (owner == null) {
         return; // no node serves: wait for a view, within each request's deadline
       }
-      if (!anyway && unreachable.containsKey(owner)) {
+      if (!anyway && unreachable.contains(owner)) {
         retryLater(ks);
         return;
       }

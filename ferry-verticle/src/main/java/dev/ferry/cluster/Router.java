@@ -333,14 +333,11 @@ final class Router {
    */
   long scanned;
   /**
-   * Nodes that answered a forward with NO_HANDLERS since the last view change, each with when its
-   * last refusal came (loop time), until their handler answers a forward sent after that: a node's
-   * consumer can be missing for one forward and there for the next (a ferry deployed again under
-   * its id, a join whose registration reached this event bus late: ADR 0148), and a view change
-   * may never come to end it (review P: until then every input forwarded there waited a pause, a
-   * key's inputs one per pause).
+   * Nodes that answered a forward with NO_HANDLERS (or 410) since the last view change, until their
+   * handler answers a forward sent after that (review P: with no view change to end it, every input
+   * forwarded there waited a pause, a key's inputs one per pause).
    */
-  private final Map<String, Long> unreachable = new HashMap<>();
+  private final Refusals unreachable = new Refusals();
   private long arrivals;
   /** Forwards made here, numbered for {@link Forward#no}. */
   private long forwardsMade;
@@ -672,7 +669,7 @@ final class Router {
         answer(p, new FerryException(FerryError.CLOSED, OVERTAKEN + " (" + f.overtakenBy + "), sent on from " + self
             + " after this one, may have been applied before this one came back"));
         if (!(ar.cause() instanceof ReplyException re && re.failureCode() == RETURNED)) {
-          unreachable.put(f.target, loop.nanoTime()); // as below: a 410 says the target takes nothing more
+          unreachable.refused(f.target, loop.nanoTime()); // as below: a 410 says the target takes nothing more
         }
       } else if (notDelivered && !closed) {
         // Nothing reached a ferry: route it again, in its place among the key's inputs, once the
@@ -683,7 +680,7 @@ final class Router {
         if (ar.cause() instanceof ReplyException re && re.failureCode() == RETURNED) {
           p.handedBack = true;
         } else {
-          unreachable.put(f.target, loop.nanoTime());
+          unreachable.refused(f.target, loop.nanoTime());
         }
         p.retry = false;
         hold(p, RETRY_MS);
@@ -726,10 +723,7 @@ final class Router {
    * reads it, ADR 0148). A reply to a forward sent before the refusal tells nothing.
    */
   private void tookAfterRefusal(Forward f) {
-    Long refusedAt = unreachable.get(f.target);
-    if (refusedAt != null && f.sentAt > refusedAt) {
-      unreachable.remove(f.target);
-    }
+    unreachable.answered(f.target, f.sentAt);
   }
 
   /**
@@ -901,7 +895,7 @@ final class Router {
     held.forEach((k, q) -> heldKeys.put(k, q.size()));
     return self + " view=" + views.view() + " settled=" + views.settled() + " held=" + heldKeys + " paths=" + pathTargets
         + " handingOff=" + handingOff + " handOffsOpen=" + handOffsOpen + " releasedTo=" + releasedTo
-        + " unreachable=" + unreachable.keySet() + (left != null ? " leaving" : "") + (closed ? " closed" : "");
+        + " unreachable=" + unreachable.nodes() + (left != null ? " leaving" : "") + (closed ? " closed" : "");
   }
 
   // ---------------------------------------------------------------- inside transitions
@@ -988,7 +982,7 @@ final class Router {
       // Earlier inputs of this key are still on their way through another node: follow them (it
       // passes these on behind them), or wait for them to come back if the key is ours now or
       // that node did not take them.
-      if (owner.equals(self) || unreachable.containsKey(via)) {
+      if (owner.equals(self) || unreachable.contains(via)) {
         p.waitsForPath = true;
         hold(p);
         return;
@@ -1003,7 +997,7 @@ final class Router {
       }
       return;
     }
-    if (!p.retry && (passed(p.visited, target) || unreachable.containsKey(target) || p.hop >= MAX_HOPS || p.handedBack)) {
+    if (!p.retry && (passed(p.visited, target) || unreachable.contains(target) || p.hop >= MAX_HOPS || p.handedBack)) {
       // Views disagree (the sender owns it by this node's view, or it was passed on twice), or the
       // target just refused a forward, or handed this input back: rather than bounce it at network
       // speed, wait for the next view or a short pause, then send it on once more.
@@ -1461,7 +1455,7 @@ final class Router {
     }
     long heldMs = (loop.nanoTime() - p.heldSince) / 1_000_000;
     return "held at " + self + " for " + why + ", " + heldMs + " ms since its first hold here, view " + views.view()
-        + (unreachable.isEmpty() ? "" : ", refused by " + unreachable.keySet());
+        + (unreachable.isEmpty() ? "" : ", refused by " + unreachable.nodes());
   }
 
   private void cancelHold(Pending p) {
