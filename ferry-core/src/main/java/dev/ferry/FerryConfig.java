@@ -3,6 +3,7 @@ package dev.ferry;
 import dev.ferry.internal.ConfigCheck;
 import dev.ferry.internal.Limits;
 import io.vertx.core.json.JsonObject;
+import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -26,7 +27,7 @@ public final class FerryConfig extends FerryBounds {
   /** Reads a config from JSON ({@code maxBatchDelayMs}, {@code callTimeoutMs} and {@code drainTimeoutMs} in ms); unknown fields are errors. */
   public static FerryConfig fromJson(JsonObject json) {
     // Named here, with the way to the defaults: the reader's own NullPointerException said neither.
-    java.util.Objects.requireNonNull(json, "json is null; FerryConfig.defaults() gives the defaults");
+    Objects.requireNonNull(json, "json is null; FerryConfig.defaults() gives the defaults");
     ConfigCheck check = new ConfigCheck();
     check.unknownFields(json, Limits.FIELDS);
     Limits limits = Limits.read(json, Limits.DEFAULTS, check);

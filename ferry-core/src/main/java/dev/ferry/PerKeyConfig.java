@@ -5,6 +5,7 @@ import dev.ferry.internal.Limits;
 import io.vertx.core.json.JsonObject;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -61,7 +62,7 @@ public final class PerKeyConfig extends FerryBounds {
    */
   public static PerKeyConfig fromJson(JsonObject json) {
     // Named here, with the way to the defaults: the reader's own NullPointerException said neither.
-    java.util.Objects.requireNonNull(json, "json is null; PerKeyConfig.defaults() gives the defaults");
+    Objects.requireNonNull(json, "json is null; PerKeyConfig.defaults() gives the defaults");
     ConfigCheck check = new ConfigCheck();
     check.unknownFields(json, JSON_FIELDS);
     PerKeyConfig config = read(json, check);

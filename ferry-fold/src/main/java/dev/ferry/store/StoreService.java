@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * A downstream on the event bus that runs a {@link FoldWrite} over a store: it answers Ferry's
@@ -102,10 +103,10 @@ public final class StoreService {
     // Refused here, at the call: a null address threw later on the service's context, where the
     // returned Future was never completed, and a null type in every request's handler, which then
     // went unanswered (review Q).
-    java.util.Objects.requireNonNull(vertx, "vertx");
-    java.util.Objects.requireNonNull(address, "address");
-    java.util.Objects.requireNonNull(foldWrite, "foldWrite");
-    java.util.Objects.requireNonNull(inputType, "inputType");
+    Objects.requireNonNull(vertx, "vertx");
+    Objects.requireNonNull(address, "address");
+    Objects.requireNonNull(foldWrite, "foldWrite");
+    Objects.requireNonNull(inputType, "inputType");
     if (maxWait == null || maxWait.isNegative() || maxWait.isZero()) {
       throw new IllegalArgumentException("maxWait must be a positive duration, got " + maxWait);
     }
