@@ -38,6 +38,18 @@ public final class Deadlines {
   }
 
   /**
+   * {@code d} in whole milliseconds, rounded up: where a duration travels in ms (a config's JSON,
+   * the {@code timeout-ms} header), rounded down a delay under a millisecond read back as none and a
+   * deadline came out shorter than set, so it could be reported before it passed. For durations
+   * below {@code Long.MAX_VALUE} ms (the callers' are validated far below), so the extra
+   * millisecond cannot overflow.
+   */
+  public static long ceilMillis(Duration d) {
+    long ms = d.toMillis();
+    return d.equals(Duration.ofMillis(ms)) ? ms : ms + 1;
+  }
+
+  /**
    * A timer delay in whole milliseconds for a delay in nanoseconds: rounded up (a deadline is
    * never reported early), at least 1 (Vert.x's floor), and without overflow for the largest delays.
    */

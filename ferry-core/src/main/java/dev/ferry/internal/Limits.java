@@ -111,19 +111,8 @@ public record Limits(
     if (maxQueuedWeight != UNBOUNDED) {
       json.put("maxQueuedWeight", maxQueuedWeight);
     }
-    return json.put("maxBatchDelayMs", ceilMillis(maxBatchDelay)).put("callTimeoutMs", ceilMillis(callTimeout))
-        .put("drainTimeoutMs", ceilMillis(drainTimeout));
-  }
-
-  /**
-   * Whole milliseconds, rounded up: the JSON has no finer unit, and rounded down a delay under a
-   * millisecond was written as 0, which reads back as no delay at all (direct calls on again), and
-   * a timeout came back shorter than set. The engines' timers round up the same way. Validated
-   * durations only: at most {@link #MAX_MS} ms, so the extra millisecond cannot overflow it.
-   */
-  private static long ceilMillis(Duration d) {
-    long ms = d.toMillis();
-    return d.equals(Duration.ofMillis(ms)) ? ms : ms + 1;
+    return json.put("maxBatchDelayMs", Deadlines.ceilMillis(maxBatchDelay)).put("callTimeoutMs", Deadlines.ceilMillis(callTimeout))
+        .put("drainTimeoutMs", Deadlines.ceilMillis(drainTimeout));
   }
 
   /** A mutable draft of limits; the public config builders validate what it builds. */

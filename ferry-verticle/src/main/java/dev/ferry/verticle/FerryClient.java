@@ -2,6 +2,7 @@ package dev.ferry.verticle;
 
 import dev.ferry.FerryError;
 import dev.ferry.FerryException;
+import dev.ferry.internal.Deadlines;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -275,7 +276,7 @@ public final class FerryClient {
     /** The send timeout in force: the one set, else the default, raised to {@code timeout} + the default. */
     long sendTimeoutMs() {
       if (sendTimeout != null) {
-        return ceilMillis(sendTimeout);
+        return Deadlines.ceilMillis(sendTimeout);
       }
       long dflt = DeliveryOptions.DEFAULT_TIMEOUT;
       return timeout == null ? dflt : Math.min(VerticleConfig.MAX_MS, timeoutMs() + dflt);
@@ -283,18 +284,7 @@ public final class FerryClient {
 
     /** The {@code timeout-ms} header's value, or 0 without a timeout. */
     long timeoutMs() {
-      return timeout == null ? 0 : ceilMillis(timeout);
-    }
-
-    /**
-     * Whole ms, rounded up: the header carries no finer unit, and truncated a deadline of 1.5 ms
-     * went out as 1, so the node could answer TIMEOUT before the caller's deadline had passed (the
-     * engine's timers round up the same way). Only durations {@link #wholeMs} let through: at most
-     * {@link VerticleConfig#MAX_MS} ms, so the extra ms cannot pass it.
-     */
-    private static long ceilMillis(Duration d) {
-      long ms = d.toMillis();
-      return d.equals(Duration.ofMillis(ms)) ? ms : ms + 1;
+      return timeout == null ? 0 : Deadlines.ceilMillis(timeout);
     }
 
     /**
@@ -307,5 +297,6 @@ public final class FerryClient {
         throw new IllegalArgumentException(option + " must be at least 1 ms and at most " + VerticleConfig.MAX_MS + " ms, got " + d);
       }
       return d;
-    }  }
+    }
+  }
 }
