@@ -43,7 +43,7 @@ public final class Outcomes {
         throw new DownstreamException("outcome " + i + " is not a JSON object");
       }
       if (outcome.size() == 1 && outcome.containsKey("ok")) {
-        requireFinite(outcome.getValue("ok"), i);
+        requireWritable(outcome.getValue("ok"), i);
         continue; // the common shape, in one lookup
       }
       boolean ok = outcome.containsKey("ok");
@@ -55,7 +55,7 @@ public final class Outcomes {
         throw new DownstreamException("outcome " + i + " has an \"error\" that is not a string");
       }
       if (ok) {
-        requireFinite(outcome.getValue("ok"), i);
+        requireWritable(outcome.getValue("ok"), i);
       }
     }
     return outcomes;
@@ -70,51 +70,10 @@ public final class Outcomes {
    * client's input was never answered, review Y); or one holding a value of no JSON type (a local
    * downstream replying with the verticle's uncopying codec).
    */
-  private static void requireFinite(Object value, int i) {
-    String why = writable(value, MAX_OK_DEPTH);
+  private static void requireWritable(Object value, int i) {
+    String why = JsonWalk.whyNotWritable(value);
     if (why != null) {
-      throw new DownstreamException("outcome " + i + " " + why);
+      throw new DownstreamException("outcome " + i + " cannot be written as JSON: " + why);
     }
   }
-
-  /**
-   * The deepest "ok" value an HTTP downstream's answer can carry: Jackson's bound on nesting as it
-   * reads (and writes), less the answer's own levels ({"outcomes": [{"ok": ...}]}). Any JSON caller
-   * can be written a reply that deep (a bridge frame adds one level).
-   */
-  static final int MAX_OK_DEPTH =
-      com.fasterxml.jackson.core.StreamWriteConstraints.defaults().getMaxNestingDepth() - 3;
-
-  /** Why {@code value}, at {@code room} levels of nesting left, cannot be written as JSON; null if it can. */
-  private static String writable(Object value, int room) {
-    if (value == null || value instanceof String || value instanceof Integer || value instanceof Long
-        || value instanceof Boolean) {
-      return null;
-    }
-    if (value instanceof Double || value instanceof Float) {
-      return Double.isFinite(((Number) value).doubleValue()) ? null : NOT_FINITE;
-    }
-    java.util.Collection<?> inside = value instanceof JsonObject o ? o.getMap().values()
-        : value instanceof JsonArray a ? a.getList()
-        : value instanceof java.util.Map<?, ?> m ? m.values()
-        : value instanceof java.util.List<?> l ? l : null;
-    if (inside == null) {
-      // The other leaves Vert.x's JSON encoding writes.
-      return value instanceof Number || value instanceof java.time.Instant || value instanceof byte[]
-          || value instanceof io.vertx.core.buffer.Buffer || value instanceof Enum ? null
-          : "holds a value of type " + value.getClass().getSimpleName() + ", which JSON cannot carry";
-    }
-    if (room == 0) {
-      return "is nested deeper than " + MAX_OK_DEPTH + " levels, which no JSON answer can carry";
-    }
-    for (Object v : inside) {
-      String why = writable(v, room - 1);
-      if (why != null) {
-        return why;
-      }
-    }
-    return null;
-  }
-
-  private static final String NOT_FINITE = "holds NaN or an infinite number, which JSON cannot carry";
 }

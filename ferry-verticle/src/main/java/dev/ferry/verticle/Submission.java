@@ -2,6 +2,7 @@ package dev.ferry.verticle;
 
 import dev.ferry.FerryError;
 import dev.ferry.FerryException;
+import dev.ferry.downstream.JsonWalk;
 import io.vertx.core.Completable;
 import io.vertx.core.MultiMap;
 import io.vertx.core.json.Json;
@@ -305,7 +306,7 @@ public final class Submission implements Completable<Object> {
     if (body instanceof JsonObject || body instanceof JsonArray) {
       String why;
       try {
-        why = Nested.check(body, Nested.MAX_DEPTH);
+        why = JsonWalk.whyNotWritable(body);
       } catch (java.util.ConcurrentModificationException changing) {
         // Another thread changes it as it is walked (a caller's mistake): no input to send.
         return CHANGING;
@@ -324,99 +325,6 @@ public final class Submission implements Completable<Object> {
 
   /** How a 400 for a body JSON cannot encode begins, at arrival or when its request is written. */
   static final String UNENCODABLE = "the body cannot be encoded as JSON: ";
-
-  /** The walk of {@link #notJson} inside a JsonObject or JsonArray. */
-  private static final class Nested {
-    /**
-     * Levels a request wraps around each body: the request object, its "inputs" array, the
-     * input's {"id", "input"} object.
-     */
-    static final int REQUEST_LEVELS = 3;
-
-    /**
-     * The deepest body a request can be written with: Jackson's bound on nesting as it writes
-     * (1000 unless the application changed Jackson's defaults before Vert.x built its JSON
-     * factory, which reads them once too), less the request's own levels.
-     */
-    static final int MAX_DEPTH =
-        com.fasterxml.jackson.core.StreamWriteConstraints.defaults().getMaxNestingDepth() - REQUEST_LEVELS;
-
-    /**
-     * Why {@code value}, at {@code room} levels of nesting left, cannot be written; null if it can.
-     * Recursive, but never deeper than {@code room}: a body that holds itself ends there too. The
-     * common leaves are tested first, by final classes (one compare each): testing each value
-     * against the Map and List interfaces first made the check about ten times slower (32 ns
-     * against 3 for {"amount": 1}, 168 against 22 for an object of six values, where encoding
-     * either takes 0.5 to 1 us).
-     */
-    static String check(Object value, int room) {
-      if (value == null || value instanceof String || value instanceof Integer || value instanceof Long
-          || value instanceof Boolean) {
-        return null;
-      }
-      if (value instanceof Double d) {
-        return Double.isFinite(d) ? null : NOT_FINITE;
-      }
-      java.util.Map<?, ?> map = value instanceof JsonObject o ? o.getMap() : null;
-      java.util.List<?> list = value instanceof JsonArray a ? a.getList() : null;
-      if (map == null && list == null) {
-        if (value instanceof java.util.Map<?, ?> m) {
-          map = m;
-        } else if (value instanceof java.util.List<?> l) {
-          list = l;
-        } else {
-          return leaf(value);
-        }
-      }
-      if (room == 0) {
-        return tooDeep();
-      }
-      if (map != null) {
-        for (java.util.Map.Entry<?, ?> e : map.entrySet()) {
-          if (!(e.getKey() instanceof String)) {
-            return "it holds a field name that is not a string";
-          }
-          String why = check(e.getValue(), room - 1);
-          if (why != null) {
-            return why;
-          }
-        }
-        return null;
-      }
-      for (int i = 0, n = list.size(); i < n; i++) {
-        String why = check(list.get(i), room - 1);
-        if (why != null) {
-          return why;
-        }
-      }
-      return null;
-    }
-
-    private static final String NOT_FINITE =
-        "it holds NaN or an infinite number, which JSON cannot carry (Jackson would write a string)";
-
-    private static String tooDeep() {
-      return "it is nested deeper than " + MAX_DEPTH + " levels (Jackson's bound of " + (MAX_DEPTH + REQUEST_LEVELS)
-          + ", less the " + REQUEST_LEVELS + " of the request around it)";
-    }
-
-    /** The rarer leaves: the other types Vert.x's JSON encoding writes. */
-    private static String leaf(Object value) {
-      if (value instanceof java.math.BigInteger || value instanceof java.math.BigDecimal || value instanceof Short
-          || value instanceof Byte) {
-        return null;
-      }
-      if (value instanceof Number n) {
-        // Float, and any other Number, which the encoding writes as its doubleValue().
-        return Double.isFinite(n.doubleValue()) ? null : NOT_FINITE;
-      }
-      if (value instanceof java.time.Instant || value instanceof byte[] || value instanceof io.vertx.core.buffer.Buffer
-          || value instanceof Enum) {
-        return null; // written as strings (ISO-8601, base64, the constant's name), as Vert.x's JSON does
-      }
-      return "it holds a value of type " + value.getClass().getSimpleName() + ", which JSON cannot encode";
-    }
-  }
 
   private static long parseLong(String text, String header) throws BadInput {
     try {
