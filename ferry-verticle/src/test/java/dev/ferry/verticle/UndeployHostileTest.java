@@ -36,9 +36,10 @@ class UndeployHostileTest extends VerticleTestBase {
     String id = deploy(config(new JsonObject().put("drainTimeoutMs", 0).put("callTimeoutMs", 1_000)));
     Future<Message<Object>> inFlight = send("k", "in flight");
     EbRecorder.Call held = await(downstream.call(0)); // never answered
-    Future<Void> undeploy = vertx.undeploy(id);
+    // Watched from now: the close may have ended, and its event loops with it, before they are awaited.
+    Future<Void> undeploy = watched(vertx.undeploy(id));
     awaitDraining(); // the undeploy is under way: Vert.x no longer lists the deployment
-    Future<Void> closed = vertx.close();
+    Future<Void> closed = watched(vertx.close());
     // Vert.x does not wait for an undeploy under way by itself: the event bus closed with the call
     // in flight and its caller never got a reply. Held until the undeploy is over, it gets 502.
     assertEquals(502, code(inFlight));
@@ -59,9 +60,9 @@ class UndeployHostileTest extends VerticleTestBase {
         ((io.vertx.core.internal.VertxInternal) vertx).deploymentManager().deployment(id).deployment().contexts().iterator().next();
     io.vertx.core.Promise<Void> slowHook = io.vertx.core.Promise.promise();
     owner.addCloseHook(completion -> slowHook.future().onComplete(ar -> completion.succeed()));
-    Future<Void> undeploy = vertx.undeploy(id);
+    Future<Void> undeploy = watched(vertx.undeploy(id));
     awaitDraining();
-    Future<Void> closed = vertx.close();
+    Future<Void> closed = watched(vertx.close());
     closed.onComplete(ar -> slowHook.tryComplete());
     vertx.setTimer(500, t -> slowHook.tryComplete());
     held.echo();

@@ -146,6 +146,15 @@ abstract class VerticleTestBase {
     }
   }
 
+  /**
+   * {@code future} watched from now on, for a test that closes Vert.x before it awaits it: a
+   * future bound to a context refuses a listener added after that context's event loop has
+   * terminated (RejectedExecutionException), even when it had completed long before.
+   */
+  static <T> Future<T> watched(Future<T> future) {
+    return Future.fromCompletionStage(future.toCompletionStage());
+  }
+
   static <T> T await(Future<T> future) {
     try {
       return future.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
