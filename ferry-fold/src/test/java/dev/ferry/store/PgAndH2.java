@@ -44,7 +44,12 @@ final class PgAndH2 {
 
   /** Completes when {@code f} completes, either way, so a test can look at how it ended. */
   static <T> Future<T> settled(Future<T> f) throws Exception {
-    f.otherwiseEmpty().await(20, TimeUnit.SECONDS);
+    return settled(f, 20);
+  }
+
+  /** {@link #settled(Future)} for a call whose size, not its speed, is the point: bounded by {@code seconds}. */
+  static <T> Future<T> settled(Future<T> f, int seconds) throws Exception {
+    f.otherwiseEmpty().await(seconds, TimeUnit.SECONDS);
     return f;
   }
 }

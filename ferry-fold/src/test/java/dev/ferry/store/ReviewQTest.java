@@ -234,7 +234,8 @@ class ReviewQTest {
     JsonObject first = Accounts.deposit("big", 1).put("note", note);
     JsonObject second = Accounts.deposit("big", 2).put("note", note);
 
-    Future<FoldOutcomes<Object, Long>> done = settled(Accounts.foldWrite(store).call("big", List.of(first, second)));
+    // About 9 s on an idle machine; one CI run on a loaded one passed 20 s. The size is the point.
+    Future<FoldOutcomes<Object, Long>> done = settled(Accounts.foldWrite(store).call("big", List.of(first, second)), 180);
 
     assertTrue(done.succeeded(), () -> "the batch failed: " + done.cause());
     assertEquals(List.of(new dev.ferry.FoldOutcome.Applied<>(1L), new dev.ferry.FoldOutcome.Applied<>(3L)), done.result().list());
