@@ -43,9 +43,9 @@ public final class ClusterAccess {
    * Holds a {@code vertx.close()} that begins before {@code owner}, a deployment's context, has
    * closed: Vert.x closes that context (runs its close hooks) once the verticle's {@code stop()}
    * completed, and then ends the undeploy in the same call, without another turn of an event
-   * loop. Vert.x 5 runs its own close hooks before it undeploys the verticles and closes the event
-   * bus, and does not wait for an undeploy already under way (that deployment has left its list):
-   * without the hold, a verticle still waiting for a call in flight would lose its caller's reply
+   * loop; the hold lets go one turn of the owner's loop after that close. Vert.x 5 runs its own
+   * close hooks before it undeploys the verticles and closes the event bus, and does not wait
+   * for an undeploy already under way (that deployment has left its list): without the hold, a verticle still waiting for a call in flight would lose its caller's reply
    * with the event bus, and an undeploy released only at the end of {@code stop()} could still
    * find the event loops gone before it completed. Vert.x has no public API for this; a Vert.x
    * already closing is not held. Any thread.
@@ -53,7 +53,12 @@ public final class ClusterAccess {
   public static void holdCloseUntilClosed(Vertx vertx, Context owner) {
     Future<Void> ownerClosed = ((ContextInternal) owner).closeFuture().future();
     io.vertx.core.internal.CloseFuture closing = ((VertxInternal) vertx).closeFuture();
-    io.vertx.core.Closeable hold = completion -> ownerClosed.onComplete(ar -> completion.succeed());
+    // Let go one task later on the owner's loop: Vert.x's own listeners of that close (added after
+    // stop(), so after this one) take the deployment out and tell the undeploy's caller in the
+    // same task, and a close let go inline could shut the event loops before that caller's listener
+    // runs. The loop itself stays up while the close is held.
+    io.vertx.core.Closeable hold = completion -> ownerClosed.onComplete(ar ->
+        ((ContextInternal) owner).nettyEventLoop().execute(completion::succeed));
     if (closing.add(hold)) {
       ownerClosed.onComplete(ar -> closing.remove(hold));
     }

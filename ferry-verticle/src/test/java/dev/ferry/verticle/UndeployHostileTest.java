@@ -74,6 +74,31 @@ class UndeployHostileTest extends VerticleTestBase {
   }
 
   @Test
+  void vertxClosedWhileTheVerticleUndeploysStaysHeldWhileTheUndeployRunsOnPastTheContextClose() {
+    String id = deploy(config(new JsonObject().put("drainTimeoutMs", 0)));
+    Future<Message<Object>> inFlight = send("k", "in flight");
+    EbRecorder.Call held = await(downstream.call(0));
+    io.vertx.core.internal.ContextInternal owner = (io.vertx.core.internal.ContextInternal)
+        ((io.vertx.core.internal.VertxInternal) vertx).deploymentManager().deployment(id).deployment().contexts().iterator().next();
+    Future<Void> undeploy = watched(vertx.undeploy(id));
+    awaitDraining();
+    Future<Void> closed = watched(vertx.close());
+    // Vert.x goes on with the undeploy (takes the deployment out, answers its caller) in listeners of
+    // the context's close that it adds after stop(), so after the verticle's hold. One added now,
+    // on the owner's loop after the task that began stop(), stands for them: the close of Vert.x
+    // must not have moved on by then, or it can shut the event loops before the undeploy's caller
+    // is told (its listener's task would be refused).
+    java.util.concurrent.atomic.AtomicReference<Boolean> movedOnBefore = new java.util.concurrent.atomic.AtomicReference<>();
+    io.vertx.core.Future<Void> closeOfVertx = ((io.vertx.core.internal.VertxInternal) vertx).closeFuture().future();
+    owner.runOnContext(v -> owner.closeFuture().future().onComplete(ar -> movedOnBefore.set(closeOfVertx.isComplete())));
+    held.echo();
+    assertEquals("in flight", body(inFlight));
+    await(undeploy);
+    await(closed);
+    assertEquals(Boolean.FALSE, movedOnBefore.get(), "the close of Vert.x went on before the undeploy's own listeners ran");
+  }
+
+  @Test
   void aSecondUndeployIsRefusedAndTheFirstStillWaitsForTheCallInFlight() {
     String id = deploy(config(new JsonObject().put("drainTimeoutMs", 0)));
     Future<Message<Object>> inFlight = send("k", "in flight");
