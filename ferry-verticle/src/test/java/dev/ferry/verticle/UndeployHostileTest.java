@@ -7,7 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.eventbus.Message;
+import io.vertx.core.internal.ContextInternal;
+import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.json.JsonObject;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -37,65 +40,75 @@ class UndeployHostileTest extends VerticleTestBase {
     Future<Message<Object>> inFlight = send("k", "in flight");
     EbRecorder.Call held = await(downstream.call(0)); // never answered
     // Watched from now: the close may have ended, and its event loops with it, before they are awaited.
-    Future<Void> undeploy = watched(vertx.undeploy(id));
-    awaitDraining(); // the undeploy is under way: Vert.x no longer lists the deployment
-    Future<Void> closed = watched(vertx.close());
+    Ends ends = undeployThenClose(id);
     // Vert.x does not wait for an undeploy under way by itself: the event bus closed with the call
     // in flight and its caller never got a reply. Held until the undeploy is over, it gets 502.
     assertEquals(502, code(inFlight));
     held.abandoned();
-    await(undeploy);
-    await(closed);
+    await(ends.undeploy());
+    await(ends.closed());
   }
 
   @Test
   void vertxClosedWhileTheUndeployEndsWaitsUntilVertxHasFinishedIt() {
-    String id = deploy(config(new JsonObject().put("drainTimeoutMs", 0)));
-    Future<Message<Object>> inFlight = send("k", "in flight");
-    EbRecorder.Call held = await(downstream.call(0));
+    OneCall call = oneCallInFlight();
     // After stop() Vert.x closes the verticle's context (runs its close hooks), then completes the
     // undeploy. A hook standing in for a slow one: it lets go when the close of Vert.x completes,
     // or after half a second while that close is held.
-    io.vertx.core.internal.ContextInternal owner = (io.vertx.core.internal.ContextInternal)
-        ((io.vertx.core.internal.VertxInternal) vertx).deploymentManager().deployment(id).deployment().contexts().iterator().next();
     io.vertx.core.Promise<Void> slowHook = io.vertx.core.Promise.promise();
-    owner.addCloseHook(completion -> slowHook.future().onComplete(ar -> completion.succeed()));
-    Future<Void> undeploy = watched(vertx.undeploy(id));
-    awaitDraining();
-    Future<Void> closed = watched(vertx.close());
-    closed.onComplete(ar -> slowHook.tryComplete());
+    call.owner().addCloseHook(completion -> slowHook.future().onComplete(ar -> completion.succeed()));
+    Ends ends = undeployThenClose(call.id());
+    ends.closed().onComplete(ar -> slowHook.tryComplete());
     vertx.setTimer(500, t -> slowHook.tryComplete());
-    held.echo();
-    assertEquals("in flight", body(inFlight));
+    call.held().echo();
+    assertEquals("in flight", body(call.reply()));
     // Released at the end of stop(), the close ran on while the hook was out and shut the event
     // loops the undeploy still needed: it failed (event executor terminated) or never completed.
-    await(undeploy);
-    await(closed);
+    await(ends.undeploy());
+    await(ends.closed());
   }
 
   @Test
   void vertxClosedWhileTheVerticleUndeploysStaysHeldWhileTheUndeployRunsOnPastTheContextClose() {
-    String id = deploy(config(new JsonObject().put("drainTimeoutMs", 0)));
-    Future<Message<Object>> inFlight = send("k", "in flight");
-    EbRecorder.Call held = await(downstream.call(0));
-    io.vertx.core.internal.ContextInternal owner = (io.vertx.core.internal.ContextInternal)
-        ((io.vertx.core.internal.VertxInternal) vertx).deploymentManager().deployment(id).deployment().contexts().iterator().next();
-    Future<Void> undeploy = watched(vertx.undeploy(id));
-    awaitDraining();
-    Future<Void> closed = watched(vertx.close());
+    OneCall call = oneCallInFlight();
+    Ends ends = undeployThenClose(call.id());
     // Vert.x goes on with the undeploy (takes the deployment out, answers its caller) in listeners of
     // the context's close that it adds after stop(), so after the verticle's hold. One added now,
     // on the owner's loop after the task that began stop(), stands for them: the close of Vert.x
     // must not have moved on by then, or it can shut the event loops before the undeploy's caller
     // is told (its listener's task would be refused).
-    java.util.concurrent.atomic.AtomicReference<Boolean> movedOnBefore = new java.util.concurrent.atomic.AtomicReference<>();
-    io.vertx.core.Future<Void> closeOfVertx = ((io.vertx.core.internal.VertxInternal) vertx).closeFuture().future();
-    owner.runOnContext(v -> owner.closeFuture().future().onComplete(ar -> movedOnBefore.set(closeOfVertx.isComplete())));
-    held.echo();
-    assertEquals("in flight", body(inFlight));
-    await(undeploy);
-    await(closed);
+    AtomicReference<Boolean> movedOnBefore = new AtomicReference<>();
+    Future<Void> closeOfVertx = ((VertxInternal) vertx).closeFuture().future();
+    call.owner().runOnContext(v -> call.owner().closeFuture().future().onComplete(ar -> movedOnBefore.set(closeOfVertx.isComplete())));
+    call.held().echo();
+    assertEquals("in flight", body(call.reply()));
+    await(ends.undeploy());
+    await(ends.closed());
     assertEquals(Boolean.FALSE, movedOnBefore.get(), "the close of Vert.x went on before the undeploy's own listeners ran");
+  }
+
+  /** A deployed verticle (no drain time) with one call in flight that the downstream holds. */
+  private record OneCall(String id, Future<Message<Object>> reply, EbRecorder.Call held, ContextInternal owner) {}
+
+  private OneCall oneCallInFlight() {
+    String id = deploy(config(new JsonObject().put("drainTimeoutMs", 0)));
+    Future<Message<Object>> reply = send("k", "in flight");
+    EbRecorder.Call held = await(downstream.call(0));
+    ContextInternal owner = (ContextInternal)
+        ((VertxInternal) vertx).deploymentManager().deployment(id).deployment().contexts().iterator().next();
+    return new OneCall(id, reply, held, owner);
+  }
+
+  private record Ends(Future<Void> undeploy, Future<Void> closed) {}
+
+  /**
+   * Undeploys {@code id}, and closes Vert.x once the undeploy is under way (Vert.x no longer lists
+   * the deployment); both watched from the start.
+   */
+  private Ends undeployThenClose(String id) {
+    Future<Void> undeploy = watched(vertx.undeploy(id));
+    awaitDraining();
+    return new Ends(undeploy, watched(vertx.close()));
   }
 
   @Test
