@@ -1,0 +1,79 @@
+package dev.ferry.verticle;
+
+import static dev.ferry.verticle.HostileHttpServer.batch;
+import static dev.ferry.verticle.HostileHttpServer.ok;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.downstream.HttpDownstream;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Review AA: the HTTP downstream against a server that misbehaves on purpose (a raw socket, see
+ * {@link HostileHttpServer}). What must never happen: a batch's call completing with another
+ * batch's outcomes, or a call that never completes. A failure (502 for its callers) is acceptable.
+ */
+class ReviewAaHttpHostileTest extends VerticleTestBase {
+  private HttpDownstream down;
+
+  @AfterEach
+  void closeDownstream() {
+    if (down != null) {
+      await(down.close());
+    }
+  }
+
+  /** A downstream with one pooled connection, so that every batch would reuse the last one's. */
+  private HttpDownstream downstream(HostileHttpServer server, long maxResponseBytes) {
+    down = new HttpDownstream(vertx, server.url(), 10_000, maxResponseBytes, null, null, 1);
+    return down;
+  }
+
+  /** Calls the downstream from the test's one context, as the ferry calls it from its own. */
+  private Future<JsonArray> call(String key, Object input) {
+    Promise<JsonArray> p = Promise.promise();
+    client.runOnContext(v -> down.call(batch(key, input)).onComplete(p));
+    return p.future();
+  }
+
+  private static JsonArray oks(Object... values) {
+    JsonArray a = new JsonArray();
+    for (Object v : values) {
+      a.add(new JsonObject().put("ok", v));
+    }
+    return a;
+  }
+
+  /**
+   * Open question of earlier reviews: an answer whose Content-Length is over maxResponseBytes is
+   * failed at its head and its request reset. In Vert.x 5.0.7 a reset of an HTTP/1.1 request whose
+   * answer has begun closes the connection (Http1xClientConnection.reset: the stream is among those
+   * awaiting an answer); were it pooled again instead, the rest of the declared body would be read
+   * on it. The server holds the body back and gives it (a whole response in itself) only to a
+   * request that comes on the same connection: the next batch must come on a new one.
+   */
+  @Test
+  void anAnswerDeclaredTooLongClosesItsConnectionSoItsBodyIsNeverTheNextAnswer() {
+    String body = ok("a-body-read-as-the-next-answer");
+    HostileHttpServer server = HostileHttpServer.start(vertx, r -> {
+      if (r.index() == 0) {
+        r.socket().write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + body.length() + "\r\n\r\n");
+      } else if (r.connection() == 0) {
+        r.socket().write(body + ok("b-on-the-old-connection"));
+      } else {
+        r.socket().write(ok(r.input(0)));
+      }
+    });
+    downstream(server, 64);
+    Throwable a = failure(call("a", "A"));
+    assertTrue(a.getMessage().contains("longer than maxResponseBytes"), a.getMessage());
+    await(server.closed(0)); // the client closed it: nothing more is read on it
+    assertEquals(oks("B"), await(call("b", "B")));
+    assertEquals(1, await(server.request(1)).connection(), "the next batch came on the old connection");
+  }
+}
