@@ -133,13 +133,27 @@ public final class HttpDownstream implements Downstream {
 
     private void connected(HttpClientRequest req) {
       request = req;
-      // The exchange's outcome is its promise, settled by whoever resets the request: without a
-      // handler, Vert.x logged a reset of a request never written (nothing left to send, or the
-      // deadline passed in the pool) at SEVERE, "Stream reset: 0", for a path that is no failure.
-      req.exceptionHandler(ignored -> { });
+      // Every failure of the request fails the exchange (at once, not at the deadline): a connection
+      // closed before the batch was written, say. Also, without a handler, Vert.x logged a reset of
+      // a request never written (nothing left to send, or the deadline passed in the pool) at
+      // SEVERE, "Stream reset: 0", for a path that is no failure (review N).
+      req.exceptionHandler(e -> fail(new DownstreamException("the downstream call failed: " + e.getMessage(), e)));
       if (result.future().isComplete()) {
         req.reset(); // timed out while waiting: nothing was written, nothing will be
         return;
+      }
+      // Written on the event loop's next turn, not now: a connection handed over as the previous
+      // exchange on it ended (to a batch waiting for the pool, or to one the ferry sent from that
+      // exchange's completion) may hold more bytes than that answer in the same read: a second
+      // answer from a server that sent two. Read before this batch is written, such bytes find no
+      // request waiting and Vert.x closes the connection (this batch then fails, unsent); read
+      // after, they were this batch's answer: its callers got the other batch's outcomes (review AA).
+      Vertx.currentContext().runOnContext(v -> write());
+    }
+
+    private void write() {
+      if (result.future().isComplete()) {
+        return; // failed meanwhile (the connection closed, the deadline): fail() reset the request
       }
       Buffer sealed;
       try {
@@ -147,18 +161,18 @@ public final class HttpDownstream implements Downstream {
       } catch (RuntimeException unencodable) {
         // Thrown here it would escape into the client's callback: the exchange would stay open,
         // holding its key, until the deadline. Nothing was written: fail the batch now.
-        req.reset();
         fail(new DownstreamException("the batch cannot be encoded as JSON: " + unencodable.getMessage(), unencodable));
         return;
       }
       if (sealed == null) {
-        // Every input's deadline passed while the batch waited (or none could be encoded): send nothing.
-        req.reset();
+        // Every input's deadline passed while the batch waited (or none could be encoded): send
+        // nothing. Settled before the reset, whose exception would otherwise fail it.
         succeed(new JsonArray());
+        request.reset();
         return;
       }
       int expected = batch.sealedSize();
-      req.send(sealed).onComplete(ar -> {
+      request.send(sealed).onComplete(ar -> {
         if (ar.failed()) {
           fail(new DownstreamException("the downstream call failed: " + ar.cause().getMessage(), ar.cause()));
         } else {
@@ -175,8 +189,9 @@ public final class HttpDownstream implements Downstream {
         // connection. Pooled again, the connection gave that answer to the next batch sent on it,
         // another key's callers then got this batch's outcomes (review Y). Closed instead; the
         // batch fails as any non-2xx answer does (it may have been applied).
-        request.connection().close();
+        io.vertx.core.http.HttpConnection connection = request.connection();
         fail(new DownstreamException("the downstream answered HTTP " + status + " as its answer"));
+        connection.close(); // the reset closes it too; said here, as it is what makes this safe
         return;
       }
       boolean ok = status >= 200 && status <= 299;

@@ -76,4 +76,76 @@ class ReviewAaHttpHostileTest extends VerticleTestBase {
     assertEquals(oks("B"), await(call("b", "B")));
     assertEquals(1, await(server.request(1)).connection(), "the next batch came on the old connection");
   }
+
+  /**
+   * Open question of earlier reviews: a server that writes a second whole answer right behind the
+   * first (both in one write). The ferry sends a key's next batch as soon as its call completes,
+   * from within that completion; with one pooled connection the next batch must not read the
+   * second answer as its own.
+   */
+  @Test
+  void aSecondAnswerInTheSameWriteIsNeverTheNextBatchsAnswer() {
+    HostileHttpServer server = HostileHttpServer.start(vertx, r -> {
+      if (r.index() == 0) {
+        r.socket().write(ok(r.input(0)) + ok("a-second-answer"));
+      } else {
+        r.socket().write(ok(r.input(0)));
+      }
+    });
+    downstream(server, HttpDownstream.DEFAULT_MAX_RESPONSE_BYTES);
+    Promise<JsonArray> b = Promise.promise();
+    Promise<JsonArray> a = Promise.promise();
+    client.runOnContext(v -> down.call(batch("a", "A")).onComplete(ar -> {
+      a.handle(ar);
+      down.call(batch("b", "B")).onComplete(b); // inline, as the ferry sends what waited
+    }));
+    assertEquals(oks("A"), await(a.future()));
+    Object bAnswer = await(b.future().map(x -> (Object) x).recover(e -> Future.succeededFuture(e.getMessage())));
+    assertTrue(oks("B").equals(bAnswer) || bAnswer instanceof String, "b got " + bAnswer);
+  }
+
+  /**
+   * The same, with the next batch sent after the first call completed (its completion gone by):
+   * the second answer reaches an idle pooled connection.
+   */
+  @Test
+  void aSecondAnswerOnAnIdleConnectionIsNeverTheNextBatchsAnswer() {
+    HostileHttpServer server = HostileHttpServer.start(vertx, r -> {
+      if (r.index() == 0) {
+        r.socket().write(ok(r.input(0)) + ok("a-second-answer"));
+      } else {
+        r.socket().write(ok(r.input(0)));
+      }
+    });
+    downstream(server, HttpDownstream.DEFAULT_MAX_RESPONSE_BYTES);
+    assertEquals(oks("A"), await(call("a", "A")));
+    Object bAnswer = await(call("b", "B").map(x -> (Object) x).recover(e -> Future.succeededFuture(e.getMessage())));
+    assertTrue(oks("B").equals(bAnswer) || bAnswer instanceof String, "b got " + bAnswer);
+  }
+
+  /**
+   * The same attack seen by the ferry's callers: key "a"'s answer comes with a second one behind
+   * it while key "b"'s input waits for the one call the ferry may have out (and the one connection
+   * its pool then holds); "b"'s batch leaves as "a"'s call completes. "b"'s caller was answered
+   * with the second answer, an outcome of no input of its own.
+   */
+  @Test
+  void aSecondAnswerNeverReachesAnotherKeysCaller() {
+    HostileHttpServer server = HostileHttpServer.start(vertx, r -> {
+      if (r.index() > 0) {
+        r.socket().write(ok(r.input(0)));
+      } // the first is answered by the test, once "b" waits
+    });
+    deploy(new JsonObject().put("maxInFlightBatches", 1).put("downstream", new JsonObject().put("type", "http")
+        .put("url", server.url()).put("timeoutMs", 10_000)));
+    Future<io.vertx.core.eventbus.Message<Object>> a = send("a", "A");
+    HostileHttpServer.Request first = await(server.request(0));
+    Future<io.vertx.core.eventbus.Message<Object>> b = send("b", "B");
+    admitted(2);
+    first.socket().write(ok("A") + ok("a-second-answer"));
+    assertEquals("A", body(a));
+    Object bAnswer = await(b.map(m -> m.body()).recover(e -> Future.succeededFuture(
+        ((io.vertx.core.eventbus.ReplyException) e).failureCode())));
+    assertTrue("B".equals(bAnswer) || Integer.valueOf(502).equals(bAnswer), "b's caller got " + bAnswer);
+  }
 }
