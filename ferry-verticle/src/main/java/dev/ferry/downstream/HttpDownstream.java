@@ -9,6 +9,7 @@ import io.vertx.core.http.HttpClientAgent;
 import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpClientRequest;
 import io.vertx.core.http.HttpClientResponse;
+import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.PoolOptions;
@@ -183,15 +184,16 @@ public final class HttpDownstream implements Downstream {
 
     private void read(HttpClientResponse response, int expected) {
       int status = response.statusCode();
+      // First, so that a reset of this answer (too long, the deadline) is this exchange's failure,
+      // not a SEVERE "Stream reset" Vert.x logs for an answer with no handler.
+      response.exceptionHandler(e -> fail(new DownstreamException("the answer broke off: " + e.getMessage(), e)));
       if (status < 200) {
         // An interim answer (102 Processing, say; Vert.x keeps only 100 and 103 to itself), handed
         // over as if final: the final answer, this batch's outcomes, is still to come on this
         // connection. Pooled again, the connection gave that answer to the next batch sent on it,
-        // another key's callers then got this batch's outcomes (review Y). Closed instead; the
-        // batch fails as any non-2xx answer does (it may have been applied).
-        io.vertx.core.http.HttpConnection connection = request.connection();
-        fail(new DownstreamException("the downstream answered HTTP " + status + " as its answer"));
-        connection.close(); // the reset closes it too; said here, as it is what makes this safe
+        // another key's callers then got this batch's outcomes (review Y). The batch fails as any
+        // non-2xx answer does (it may have been applied).
+        failAndClose(new DownstreamException("the downstream answered HTTP " + status + " as its answer"));
         return;
       }
       boolean ok = status >= 200 && status <= 299;
@@ -209,19 +211,40 @@ public final class HttpDownstream implements Downstream {
           body.appendBuffer(chunk);
         }
       });
-      response.exceptionHandler(e -> fail(new DownstreamException("the answer broke off: " + e.getMessage(), e)));
       response.endHandler(v -> {
         if (!ok) {
           // Status only: a body may quote payloads back.
-          fail(new DownstreamException("the downstream answered HTTP " + status));
+          DownstreamException answered = new DownstreamException("the downstream answered HTTP " + status);
+          if (status == 304) {
+            // Bodyless by HTTP's rule, whatever its Content-Length says: a body sent anyway is
+            // still on the connection, and pooled it was the next batch's answer (review AA).
+            failAndClose(answered);
+          } else {
+            fail(answered);
+          }
           return;
         }
         try {
           succeed(Outcomes.validate(body, expected));
         } catch (DownstreamException e) {
-          fail(e);
+          // A 2xx that is not this batch's outcomes (204 and its ignored body among them) says the
+          // server and the client may disagree on which answer is which: one sent twice, read by
+          // this batch, leaves this batch's own answer to come. Pooled, the connection gave it to
+          // the next batch: its callers got this batch's outcomes (review AA).
+          failAndClose(e);
         }
       });
+    }
+
+    /**
+     * Fails the batch and closes its connection, for an answer after which the connection cannot
+     * be trusted to begin the next answer where the next request's does (ADR 0163). The reset in
+     * {@link #fail} closes it only while the answer is still being read.
+     */
+    private void failAndClose(DownstreamException cause) {
+      HttpConnection connection = request.connection();
+      fail(cause);
+      connection.close();
     }
 
     private boolean declaredTooLong(String length) {

@@ -35,9 +35,9 @@ class ReviewAaHttpHostileTest extends VerticleTestBase {
   }
 
   /** Calls the downstream from the test's one context, as the ferry calls it from its own. */
-  private Future<JsonArray> call(String key, Object input) {
+  private Future<JsonArray> call(String key, Object... inputs) {
     Promise<JsonArray> p = Promise.promise();
-    client.runOnContext(v -> down.call(batch(key, input)).onComplete(p));
+    client.runOnContext(v -> down.call(batch(key, inputs)).onComplete(p));
     return p.future();
   }
 
@@ -147,5 +147,59 @@ class ReviewAaHttpHostileTest extends VerticleTestBase {
     Object bAnswer = await(b.map(m -> m.body()).recover(e -> Future.succeededFuture(
         ((io.vertx.core.eventbus.ReplyException) e).failureCode())));
     assertTrue("B".equals(bAnswer) || Integer.valueOf(502).equals(bAnswer), "b's caller got " + bAnswer);
+  }
+
+  /**
+   * A second answer that arrives only once the next batch is on the wire is that batch's answer to
+   * any HTTP/1.1 client (ADR 0162). Here it holds one outcome for two inputs, so that batch fails;
+   * its own answer then follows on the connection. Pooled again, the connection gave that answer
+   * to the batch after: key "c"'s call completed with key "b"'s outcomes.
+   */
+  @Test
+  void anAnswerThatIsNotTheBatchsClosesItsConnectionSoTheAnswerBehindItIsNeverTheNextBatchs() {
+    HostileHttpServer server = HostileHttpServer.start(vertx, r -> {
+      if (r.index() == 0) {
+        r.socket().write(ok("A"));
+      } else if (r.connection() == 0 && r.index() == 1) {
+        r.socket().write(ok("a-second-answer")); // "b"'s own answer is held back ...
+      } else if (r.connection() == 0) {
+        r.socket().write(ok("B1", "B2") + ok(r.input(0), r.input(1))); // ... until a request follows
+      } else {
+        r.socket().write(ok(r.input(0), r.input(1)));
+      }
+    });
+    downstream(server, HttpDownstream.DEFAULT_MAX_RESPONSE_BYTES);
+    assertEquals(oks("A"), await(call("a", "A")));
+    Throwable b = failure(call("b", "B1", "B2"));
+    assertTrue(b.getMessage().contains("1 outcomes for 2 inputs"), b.getMessage());
+    Object c = await(call("c", "C1", "C2").map(x -> (Object) x).recover(e -> Future.succeededFuture(e.getMessage())));
+    assertEquals(oks("C1", "C2"), c, "c's call completed with another batch's answer (or failed)");
+  }
+
+  /**
+   * 204 and 304 answers have no body by HTTP's rule, whatever their Content-Length says, and
+   * neither is outcomes: the batch fails. A body sent anyway (here a whole answer in itself, sent
+   * once a next request comes on the connection) was read as the next batch's answer.
+   */
+  @Test
+  void aBodylessAnswerClosesItsConnectionSoABodySentAnywayIsNeverTheNextAnswer() {
+    for (int status : new int[] {204, 304}) {
+      String body = ok("a-body-read-as-the-next-answer");
+      HostileHttpServer server = HostileHttpServer.start(vertx, r -> {
+        if (r.index() == 0) {
+          r.socket().write("HTTP/1.1 " + status + " X\r\nContent-Length: " + body.length() + "\r\n\r\n");
+        } else if (r.connection() == 0) {
+          r.socket().write(body + ok(r.input(0)));
+        } else {
+          r.socket().write(ok(r.input(0)));
+        }
+      });
+      downstream(server, HttpDownstream.DEFAULT_MAX_RESPONSE_BYTES);
+      failure(call("a", "A"));
+      assertEquals(oks("B"), await(call("b", "B")), status + ": the next batch read another answer");
+      assertEquals(1, await(server.request(1)).connection(), status + ": the next batch came on the old connection");
+      await(down.close());
+      down = null;
+    }
   }
 }
