@@ -82,10 +82,10 @@ final class HostileHttpServer {
     return p.future();
   }
 
-  /** How many requests have arrived so far (a snapshot taken on the server's loop). */
-  Future<Integer> count() {
-    Promise<Integer> p = Promise.promise();
-    onServer(() -> p.complete(requests.size()));
+  /** The first input of each request that has arrived so far, in arrival order. */
+  Future<List<Object>> firstInputs() {
+    Promise<List<Object>> p = Promise.promise();
+    onServer(() -> p.complete(requests.stream().map(r -> r.input(0)).toList()));
     return p.future();
   }
 
