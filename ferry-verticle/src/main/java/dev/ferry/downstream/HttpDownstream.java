@@ -38,6 +38,11 @@ import java.util.Set;
  *       arrived (or at once, from its {@code Content-Length}); it is never held whole.
  * </ul>
  *
+ * <p>HTTP/1.1 pairs answers with requests by order alone, so a connection that may hold an answer
+ * nobody read is never pooled again: one whose answer was cut short, a 1xx, a 304, or a 2xx that is
+ * not the batch's outcomes is closed (ADR 0163), and a batch is written only once what its
+ * connection had already received is read (ADR 0162).
+ *
  * <p>Calls are made on the ferry's event loop; the client answers on the context that made the
  * call, so every exchange's state below is touched from that one thread.
  */
