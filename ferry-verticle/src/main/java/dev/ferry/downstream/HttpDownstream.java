@@ -12,6 +12,7 @@ import io.vertx.core.http.HttpClientResponse;
 import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.HttpVersion;
 import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
 import io.vertx.core.json.JsonArray;
@@ -249,7 +250,11 @@ public final class HttpDownstream implements Downstream {
     private void failAndClose(DownstreamException cause) {
       HttpConnection connection = request.connection();
       fail(cause);
-      connection.close();
+      // Only HTTP/1.x pairs answers by order. An HTTP/2 answer has its own stream, which the reset
+      // in fail() ends; closing the shared connection failed every other batch in flight on it.
+      if (request.version() != HttpVersion.HTTP_2) {
+        connection.close();
+      }
     }
 
     private boolean declaredTooLong(String length) {
