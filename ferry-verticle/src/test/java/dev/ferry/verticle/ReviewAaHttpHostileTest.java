@@ -315,4 +315,26 @@ class ReviewAaHttpHostileTest extends VerticleTestBase {
     assertEquals(oks("held"), await(inFlight));
     assertEquals(List.of("HTTP_2", "HTTP_2"), versions);
   }
+
+  /**
+   * A redirect, 307 and 308 included (which tell a client to send the same POST again elsewhere),
+   * fails the batch and is never followed: followed, the batch would be sent twice, and guarantee
+   * 7 says an input is sent at most once. Here the redirect points back at the server itself, so
+   * a batch sent again would be seen.
+   */
+  @Test
+  void aRedirectIsAFailureAndTheBatchIsNeverSentAgain() {
+    int[] codes = {301, 302, 303, 307, 308};
+    HostileHttpServer[] self = new HostileHttpServer[1];
+    self[0] = HostileHttpServer.start(vertx, r -> r.socket().write(HostileHttpServer.response(codes[r.index() % codes.length],
+        "Location: " + self[0].url() + "\r\n", "")));
+    downstream(self[0], HttpDownstream.DEFAULT_MAX_RESPONSE_BYTES);
+    List<Object> sent = new java.util.ArrayList<>();
+    for (int code : codes) {
+      Throwable t = failure(call("k", "to-" + code));
+      assertTrue(t.getMessage().contains("HTTP " + code), t.getMessage());
+      sent.add("to-" + code);
+    }
+    assertEquals(sent, await(self[0].firstInputs()));
+  }
 }
