@@ -61,7 +61,7 @@ public final class HttpDownstream implements Downstream {
   private final Set<Exchange> open = new HashSet<>();
 
   /**
-   * @param options the client's options (TLS, say); keep-alive is always on
+   * @param options the client's options (TLS, say); keep-alive is always on, pipelining always off
    * @param headers sent with every request, besides {@code Content-Type: application/json}
    * @param poolSize most connections to the downstream; batches beyond it wait for a connection
    */
@@ -80,7 +80,10 @@ public final class HttpDownstream implements Downstream {
       headers.forEach(this.headers::add);
     }
     this.headers.set(HttpHeaders.CONTENT_TYPE, "application/json");
-    HttpClientOptions o = new HttpClientOptions(options == null ? new HttpClientOptions() : options).setKeepAlive(true);
+    // Never pipelined: a batch written behind another before that one's answer came would read any
+    // extra answer the server sent as its own (ADR 0162 needs the connection idle between batches).
+    HttpClientOptions o = new HttpClientOptions(options == null ? new HttpClientOptions() : options)
+        .setKeepAlive(true).setPipelining(false);
     this.client = vertx.createHttpClient(o, new PoolOptions().setHttp1MaxSize(poolSize));
   }
 

@@ -337,4 +337,31 @@ class ReviewAaHttpHostileTest extends VerticleTestBase {
     }
     assertEquals(sent, await(self[0].firstInputs()));
   }
+
+  /**
+   * HTTP/1.1 pipelining (client options a library user may pass) writes a batch behind another on
+   * one connection before the first is answered: a second answer to the first then has a request
+   * waiting and is read as its answer, however it arrives (ADR 0162's defence needs the connection
+   * idle). The server answers "a" twice, and "b", once "b" is written behind "a". Not pipelined,
+   * "b" waits for the one connection, "a" gets no answer and both fail at the deadline.
+   */
+  @Test
+  void pipeliningAskedForInTheOptionsNeverLetsABatchReadAnothersAnswer() {
+    HostileHttpServer server = HostileHttpServer.start(vertx, r -> {
+      if (r.index() == 1 && r.connection() == 0) {
+        r.socket().write(ok("A") + ok("a-second-answer") + ok(r.input(0)));
+      } else if (r.index() == 1) {
+        r.socket().write(ok(r.input(0)));
+      }
+    });
+    down = new HttpDownstream(vertx, server.url(), 1_000, HttpDownstream.DEFAULT_MAX_RESPONSE_BYTES,
+        new io.vertx.core.http.HttpClientOptions().setPipelining(true), null, 1);
+    Future<JsonArray> a = call("a", "A");
+    await(server.request(0));
+    Future<JsonArray> b = call("b", "B");
+    Object aAnswer = await(a.map(x -> (Object) x).recover(e -> Future.succeededFuture(e.getMessage())));
+    assertTrue(oks("A").equals(aAnswer) || aAnswer instanceof String, "a got " + aAnswer);
+    Object bAnswer = await(b.map(x -> (Object) x).recover(e -> Future.succeededFuture(e.getMessage())));
+    assertTrue(oks("B").equals(bAnswer) || bAnswer instanceof String, "b got " + bAnswer);
+  }
 }
