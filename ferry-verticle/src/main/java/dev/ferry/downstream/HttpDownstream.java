@@ -40,9 +40,9 @@ import java.util.Set;
  * </ul>
  *
  * <p>HTTP/1.1 pairs answers with requests by order alone, so a connection that may hold an answer
- * nobody read is never pooled again: one whose answer was cut short, a 1xx, a 304, or a 2xx that is
- * not the batch's outcomes is closed (ADR 0163), and a batch is written only once what its
- * connection had already received is read (ADR 0162).
+ * nobody read, or one still to come, is never pooled again: one whose answer was cut short, a 1xx,
+ * a 304, a 5xx, or a 2xx that is not the batch's outcomes is closed (ADR 0163), and a batch is
+ * written only once what its connection had already received is read (ADR 0162).
  *
  * <p>Calls are made on the ferry's event loop; the client answers on the context that made the
  * call, so every exchange's state below is touched from that one thread.
@@ -224,9 +224,12 @@ public final class HttpDownstream implements Downstream {
         if (!ok) {
           // Status only: a body may quote payloads back.
           DownstreamException answered = new DownstreamException("the downstream answered HTTP " + status);
-          if (status == 304) {
-            // Bodyless by HTTP's rule, whatever its Content-Length says: a body sent anyway is
-            // still on the connection, and pooled it was the next batch's answer (review AA).
+          if (status == 304 || status >= 500) {
+            // A 304 is bodyless by HTTP's rule, whatever its Content-Length says: a body sent
+            // anyway is still on the connection. A 5xx may be a gateway's that gave up on its
+            // backend, whose late answer, this batch's outcomes, a broken gateway still forwards
+            // on the connection. Pooled, either was the next batch's answer (review AA). A 4xx
+            // (or 3xx) is the server's own last word on the request: the connection is kept.
             failAndClose(answered);
           } else {
             fail(answered);

@@ -364,4 +364,31 @@ class ReviewAaHttpHostileTest extends VerticleTestBase {
     Object bAnswer = await(b.map(x -> (Object) x).recover(e -> Future.succeededFuture(e.getMessage())));
     assertTrue(oks("B").equals(bAnswer) || bAnswer instanceof String, "b got " + bAnswer);
   }
+
+  /**
+   * A gateway that gives up on its backend answers 502, 503 or 504 and keeps the connection; a
+   * broken one then forwards the backend's late answer on it. That answer is the first batch's
+   * outcomes: pooled, the connection gave it to the next batch, another key's callers. The server
+   * here sends the late answer once a next request comes on the connection.
+   */
+  @Test
+  void aServerErrorClosesItsConnectionSoALateAnswerBehindItIsNeverTheNextBatchs() {
+    for (int status : new int[] {500, 502, 503, 504}) {
+      HostileHttpServer server = HostileHttpServer.start(vertx, r -> {
+        if (r.index() == 0) {
+          r.socket().write(HostileHttpServer.response(status, "", ""));
+        } else if (r.connection() == 0) {
+          r.socket().write(ok("a-late-answer") + ok(r.input(0)));
+        } else {
+          r.socket().write(ok(r.input(0)));
+        }
+      });
+      downstream(server, HttpDownstream.DEFAULT_MAX_RESPONSE_BYTES);
+      Throwable a = failure(call("a", "A"));
+      assertTrue(a.getMessage().contains("HTTP " + status), a.getMessage());
+      assertEquals(oks("B"), await(call("b", "B")), status + ": the next batch read another answer");
+      await(down.close());
+      down = null;
+    }
+  }
 }
