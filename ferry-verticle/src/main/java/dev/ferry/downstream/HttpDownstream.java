@@ -202,7 +202,7 @@ public final class HttpDownstream implements Downstream {
         // connection. Pooled again, the connection gave that answer to the next batch sent on it,
         // another key's callers then got this batch's outcomes (review Y). The batch fails as any
         // non-2xx answer does (it may have been applied).
-        failAndClose(new DownstreamException("the downstream answered HTTP " + status + " as its answer"));
+        failAndClose(response, new DownstreamException("the downstream answered HTTP " + status + " as its answer"));
         return;
       }
       boolean ok = status >= 200 && status <= 299;
@@ -230,7 +230,7 @@ public final class HttpDownstream implements Downstream {
             // backend, whose late answer, this batch's outcomes, a broken gateway still forwards
             // on the connection. Pooled, either was the next batch's answer (review AA). A 4xx
             // (or 3xx) is the server's own last word on the request: the connection is kept.
-            failAndClose(answered);
+            failAndClose(response, answered);
           } else {
             fail(answered);
           }
@@ -243,7 +243,7 @@ public final class HttpDownstream implements Downstream {
           // server and the client may disagree on which answer is which: one sent twice, read by
           // this batch, leaves this batch's own answer to come. Pooled, the connection gave it to
           // the next batch: its callers got this batch's outcomes (review AA).
-          failAndClose(e);
+          failAndClose(response, e);
         }
       });
     }
@@ -253,12 +253,13 @@ public final class HttpDownstream implements Downstream {
      * be trusted to begin the next answer where the next request's does (ADR 0163). The reset in
      * {@link #fail} closes it only while the answer is still being read.
      */
-    private void failAndClose(DownstreamException cause) {
+    private void failAndClose(HttpClientResponse response, DownstreamException cause) {
       HttpConnection connection = request.connection();
       fail(cause);
       // Only HTTP/1.x pairs answers by order. An HTTP/2 answer has its own stream, which the reset
       // in fail() ends; closing the shared connection failed every other batch in flight on it.
-      if (request.version() != HttpVersion.HTTP_2) {
+      // The version the answer came in, not the one configured: a server may refuse the upgrade.
+      if (response.version() != HttpVersion.HTTP_2) {
         connection.close();
       }
     }

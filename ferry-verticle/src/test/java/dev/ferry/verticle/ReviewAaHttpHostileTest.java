@@ -391,4 +391,27 @@ class ReviewAaHttpHostileTest extends VerticleTestBase {
       down = null;
     }
   }
+
+  /**
+   * HTTP/2 asked for in the options, the client offers an upgrade on its first request; a server
+   * that ignores it answers in HTTP/1.1 on a connection then used as such. The connection is
+   * closed after a wrong answer as any HTTP/1.1 one is: by the version the answer came in, not the
+   * one configured.
+   */
+  @Test
+  void http2AskedForButAnsweredInHttp11StillClosesAfterAWrongAnswer() {
+    HostileHttpServer server = HostileHttpServer.start(vertx, r -> {
+      if (r.index() == 0) {
+        r.socket().write(HostileHttpServer.response(503, "", ""));
+      } else if (r.connection() == 0) {
+        r.socket().write(ok("a-late-answer") + ok(r.input(0)));
+      } else {
+        r.socket().write(ok(r.input(0)));
+      }
+    });
+    down = new HttpDownstream(vertx, server.url(), 10_000, HttpDownstream.DEFAULT_MAX_RESPONSE_BYTES,
+        new io.vertx.core.http.HttpClientOptions().setProtocolVersion(io.vertx.core.http.HttpVersion.HTTP_2), null, 1);
+    failure(call("a", "A"));
+    assertEquals(oks("B"), await(call("b", "B")), "the next batch read another answer");
+  }
 }
