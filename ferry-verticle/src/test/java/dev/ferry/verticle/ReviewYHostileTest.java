@@ -1,17 +1,13 @@
 package dev.ferry.verticle;
 
+import static dev.ferry.verticle.HostileHttpServer.ok;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
-import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.json.JsonArray;
-import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetSocket;
-import java.util.ArrayList;
-import java.util.List;
 import io.vertx.core.json.JsonObject;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
@@ -74,40 +70,21 @@ class ReviewYHostileTest extends VerticleTestBase {
    */
   @Test
   void anInterimAnswerNeverLetsAnotherBatchReadThisBatchsOutcomes() throws Exception {
-    List<NetSocket> sockets = new ArrayList<>();
-    List<Promise<Void>> requests = List.of(Promise.promise(), Promise.promise());
-    NetServer server = await(vertx.createNetServer().connectHandler(so -> {
-      Buffer[] pending = {Buffer.buffer()};
-      so.handler(bytes -> {
-        pending[0].appendBuffer(bytes);
-        String text = pending[0].toString();
-        int head = text.indexOf("\r\n\r\n");
-        if (head < 0) {
-          return;
-        }
-        int length = Integer.parseInt(text.replaceAll("(?is).*content-length: *(\\d+).*", "$1"));
-        if (pending[0].length() < head + 4 + length) {
-          return;
-        }
-        pending[0] = Buffer.buffer();
-        int k = sockets.size();
-        sockets.add(so);
-        if (k == 0) {
-          so.write("HTTP/1.1 102 Processing\r\n\r\n"); // still working on "a"'s batch
-        } else if (k == 1) {
-          // "a"'s batch answered at last, on its own connection; then "b"'s, on its own.
-          sockets.get(0).write(ok("a-outcome"));
-          so.write(ok("b-outcome"));
-        }
-        if (k < requests.size()) {
-          requests.get(k).complete();
-        }
-      });
-    }).listen(0, "127.0.0.1"));
+    NetSocket[] first = new NetSocket[1];
+    HostileHttpServer server = HostileHttpServer.start(vertx, r -> {
+      if (r.index() == 0) {
+        first[0] = r.socket();
+        r.socket().write("HTTP/1.1 102 Processing\r\n\r\n"); // still working on "a"'s batch
+      } else if (r.index() == 1) {
+        // "a"'s batch answered at last, on its own connection; then "b"'s, on its own.
+        first[0].write(ok("a-outcome"));
+        r.socket().write(ok("b-outcome"));
+      }
+    });
     deploy(new JsonObject().put("maxInFlightBatches", 1).put("downstream", new JsonObject().put("type", "http")
-        .put("url", "http://127.0.0.1:" + server.actualPort() + "/batch").put("timeoutMs", 60_000)));
+        .put("url", server.url()).put("timeoutMs", 60_000)));
     Future<Message<Object>> a = send("a", "A");
-    await(requests.get(0).future());
+    await(server.request(0));
     // Whatever "a"'s caller is told (its batch may have been applied: 502, or its outcome) ...
     Object aAnswer = await(a.transform(ar -> Future.succeededFuture(ar.succeeded() ? ar.result().body()
         : ((io.vertx.core.eventbus.ReplyException) ar.cause()).failureCode())));
@@ -115,10 +92,5 @@ class ReviewYHostileTest extends VerticleTestBase {
     // ... "b"'s caller gets "b"'s outcome, never "a"'s.
     Future<Message<Object>> b = send("b", "B");
     assertEquals("b-outcome", body(b));
-  }
-
-  private static String ok(String value) {
-    String body = new JsonObject().put("outcomes", new JsonArray().add(new JsonObject().put("ok", value))).encode();
-    return "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + body.length() + "\r\n\r\n" + body;
   }
 }
