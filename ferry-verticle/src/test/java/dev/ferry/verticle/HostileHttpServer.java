@@ -156,7 +156,7 @@ final class HostileHttpServer {
     return response(200, "Content-Type: application/json\r\n", outcomes(oks));
   }
 
-  /** A one-input batch for the downstream alone, with no deadline. */
+  /** A batch of {@code inputs} (ids null, no deadline), for a test that calls the downstream alone. */
   static OutgoingBatch batch(String key, Object... inputs) {
     return new OutgoingBatch() {
       private int size;

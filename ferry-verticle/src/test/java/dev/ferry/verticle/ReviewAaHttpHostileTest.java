@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Review AA: the HTTP downstream against a server that misbehaves on purpose (a raw socket, see
  * {@link HostileHttpServer}). What must never happen: a batch's call completing with another
- * batch's outcomes, or a call that never completes. A failure (502 for its callers) is acceptable.
+ * batch's outcomes, a call that never completes, or a batch sent twice. A failure (502 for its
+ * callers: the batch may have been applied) is acceptable.
  */
 class ReviewAaHttpHostileTest extends VerticleTestBase {
   private HttpDownstream down;
