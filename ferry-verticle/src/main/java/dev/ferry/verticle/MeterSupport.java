@@ -6,6 +6,7 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServer;
 import io.vertx.ext.healthchecks.HealthChecks;
 import io.vertx.ext.web.Router;
@@ -75,8 +76,12 @@ final class MeterSupport {
   /** {@code /metrics} (Prometheus text) and {@code /health} over HTTP. */
   static Future<HttpServer> listen(Vertx vertx, OpsConfig.Endpoint at, Object scraped, HealthChecks health) {
     Router router = Router.router(vertx);
-    router.get("/metrics").handler(PrometheusScrapingHandler.create((PrometheusMeterRegistry) scraped));
-    router.get("/health").handler(HealthCheckHandler.createWithHealthChecks(health));
+    // HEAD as GET (RFC 9110 9.3.2): uptime checkers and load balancers probe with it, and a 405
+    // would read as a node down. Vert.x leaves the body out of a HEAD answer.
+    router.route("/metrics").method(HttpMethod.GET).method(HttpMethod.HEAD)
+        .handler(PrometheusScrapingHandler.create((PrometheusMeterRegistry) scraped));
+    router.route("/health").method(HttpMethod.GET).method(HttpMethod.HEAD)
+        .handler(HealthCheckHandler.createWithHealthChecks(health));
     return vertx.createHttpServer().requestHandler(router).listen(at.port(), at.host());
   }
 }

@@ -83,7 +83,9 @@ public record OpsConfig(String healthAddress, Endpoint monitoring, Bridge bridge
     Integer port = typed.readInt(json, "port");
     prefixed(check, field, typed);
     check.require(host == null || !host.isEmpty(), field + ".host", "\"\"", "must be a non-empty string");
-    if (!json.containsKey("port")) {
+    // A null port is as absent (a template whose variable was unset), not port 0: that would bind
+    // a port the system chooses, where no scraper or client configured for the intended one looks.
+    if (json.getValue("port") == null) {
       check.violation(field + ".port: missing (required: 0-65535)");
     } else {
       check.require(port == null || (port >= 0 && port <= 65535), field + ".port", port, "must be 0-65535");
