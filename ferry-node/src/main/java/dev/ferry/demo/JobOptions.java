@@ -108,6 +108,7 @@ public record JobOptions(
     // An option given twice is refused, not read as its last value: the run would measure another
     // load than the one on the command line a reader looks at first.
     Set<String> given = new HashSet<>();
+    boolean noReport = false;
 
     for (int i = 0; i < args.length; i++) {
       String arg = args[i];
@@ -120,6 +121,7 @@ public record JobOptions(
       }
       if (arg.equals("--no-report")) {
         report = null;
+        noReport = true;
         continue;
       }
       if (arg.equals("--no-compare")) {
@@ -141,7 +143,10 @@ public record JobOptions(
         problems.add(name + ": given twice");
       }
       if (value == null) {
-        if (i + 1 >= args.length) {
+        // The next option is not this one's value: "--report --no-compare" (the file name
+        // forgotten) wrote a report named "--no-compare" and ran the runs it turned off.
+        // "--report=--odd" still takes such a value on purpose; "-3" is a value (a number).
+        if (i + 1 >= args.length || args[i + 1].startsWith("--")) {
           problems.add(name + ": missing value");
           continue;
         }
@@ -151,7 +156,7 @@ public record JobOptions(
         case "--duration" -> duration = duration(name, value, problems);
         case "--warmup" -> warmup = duration(name, value, problems);
         case "--store" -> store = store(value, problems);
-        case "--report" -> report = value.isBlank() ? badReport(problems) : writable(value, problems);
+        case "--report" -> report = value.isBlank() ? badReport(problems) : writable("--report " + value, value, problems, "");
         case "--hot" -> hot = number(name, value, problems);
         case "--quiet" -> quiet = number(name, value, problems);
         case "--rate" -> rate = number(name, value, problems);
@@ -162,6 +167,15 @@ public record JobOptions(
       }
     }
 
+    if (noReport && given.contains("--report")) {
+      // Whichever came last won, silently: a report asked for was not written, or the reverse.
+      problems.add("--report and --no-report: give one");
+    } else if (report != null && !given.contains("--report")) {
+      // The default is checked as a given path is: run where target is a file or read-only, the
+      // job ran every run and then died writing it.
+      report = writable("report " + DEFAULT_REPORT + " (the default report)", DEFAULT_REPORT.toString(), problems,
+          " (give --report FILE or --no-report)");
+    }
     if (duration != null && (duration.toMillis() < 100 || duration.compareTo(MAX_DURATION) > 0)) {
       problems.add("--duration " + format(duration) + ": must be between 100ms and 10m");
     }
@@ -227,12 +241,12 @@ public record JobOptions(
    * without touching the file system, so that a path that cannot be written is refused before
    * the runs rather than after them. Null (reported) otherwise.
    */
-  private static Path writable(String value, List<String> problems) {
+  private static Path writable(String named, String value, List<String> problems, String hint) {
     Path file;
     try {
       file = Path.of(value);
     } catch (java.nio.file.InvalidPathException e) {
-      problems.add("--report " + value + ": cannot be written: " + e.getReason());
+      problems.add(named + ": cannot be written: " + e.getReason());
       return null;
     }
     Path absolute = file.toAbsolutePath();
@@ -253,7 +267,7 @@ public record JobOptions(
       }
     }
     if (why != null) {
-      problems.add("--report " + value + ": cannot be written: " + why);
+      problems.add(named + ": cannot be written: " + why + hint);
       return null;
     }
     return file;
@@ -267,8 +281,20 @@ public record JobOptions(
   private static final java.util.regex.Pattern DURATION =
       java.util.regex.Pattern.compile("[+-]?(\\d+(\\.\\d*)?|\\.\\d+)(ms|s|m)?");
 
-  /** 250ms, 15s, 2m, or a bare number of seconds; null (already reported) when malformed. */
+  /** 250ms, 15s, 2m, or a bare number of seconds; null (already reported) when malformed or under 1ms. */
   static Duration duration(String name, String value, List<String> problems) {
+    Duration d = parseDuration(name, value, problems);
+    // Rounded to whole ms: a positive value under half a ms came out as zero, which for --warmup
+    // means "no warm-up", not a short one.
+    if (d != null && d.isZero() && DURATION.matcher(value.trim().toLowerCase(Locale.ROOT)).matches()
+        && value.replaceAll("[^1-9]", "").length() > 0) {
+      problems.add(name + " " + value + ": under 1ms (give 0 for none, or at least 1ms)");
+      return null;
+    }
+    return d;
+  }
+
+  private static Duration parseDuration(String name, String value, List<String> problems) {
     String v = value.trim().toLowerCase(Locale.ROOT);
     try {
       // Plain decimal numbers only: Java's number syntax would also take "1d" or "5f" (a type
