@@ -85,16 +85,48 @@ public final class MainJob {
       System.exit(2);
       return;
     }
+    // SIGTERM or Ctrl-C mid-run: the embedded server's own hook stops it and deletes its folder,
+    // and the run then fails on its lost connections. Without a word of the stop, what the user
+    // read was that failure, a database error, as if the database had broken down.
+    java.util.concurrent.atomic.AtomicBoolean finished = new java.util.concurrent.atomic.AtomicBoolean();
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      if (!finished.get()) {
+        System.err.println();
+        System.err.println(STOPPED);
+        System.err.flush();
+      }
+    }, "ferry-main-job-stopped"));
     int code;
     try {
       code = run(options, System.out).ok() ? 0 : 1;
     } catch (Exception e) {
-      System.err.println();
-      System.err.println("the main job failed: " + e);
-      e.printStackTrace();
-      code = 1;
+      if (shuttingDown()) {
+        // The stop's consequence, not a failure of its own: the hook said what happened.
+        code = 1;
+      } else {
+        System.err.println();
+        System.err.println("the main job failed: " + e);
+        e.printStackTrace();
+        code = 1;
+      }
     }
+    finished.set(true);
     System.exit(code);
+  }
+
+  static final String STOPPED = "the main job was stopped before it finished (SIGTERM or Ctrl-C): no table and no"
+      + " report; the embedded database server, if any, is stopped and its data folder deleted";
+
+  /** Whether the JVM is stopping: it takes no new shutdown hook from then on. */
+  private static boolean shuttingDown() {
+    Thread probe = new Thread(() -> {});
+    try {
+      Runtime.getRuntime().addShutdownHook(probe);
+      Runtime.getRuntime().removeShutdownHook(probe);
+      return false;
+    } catch (IllegalStateException stopping) {
+      return true;
+    }
   }
 
   /**
