@@ -81,8 +81,11 @@ final class HtmlReport {
   /** The page for {@code data}. */
   static String page(JsonObject data) {
     String dir = WEBJAR + uplotVersion() + "/";
-    // A JSON block inside <script> must not close the element early.
-    String json = data.encode().replace("</", "<\\/");
+    // No "<" at all in the JSON block inside <script>: "</" would close the element early, and
+    // "<!--" followed by "<script" puts the parser in a state where the block's own </script> no
+    // longer closes it, and the rest of the page (the drawing script too) became data. JSON reads
+    // the escape back as the same character.
+    String json = data.encode().replace("<", "\\u003c");
     return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
         + "<title>" + escape(data.getString("title")) + "</title>\n"
         + "<!-- charts drawn with uPlot " + uplotVersion() + ", inlined; its licence:\n"
@@ -159,7 +162,7 @@ final class HtmlReport {
       "  data.warmups.forEach(function (warm) {",
       "    var w = document.createElement('p');",
       "    w.textContent = 'Warm-up (not in the table), ' + warm.label.replace(/^warm-up, /, '') + ': ' + warm.inputs.toLocaleString('en')",
-      "      + ' inputs, ' + warm.throughput.toLocaleString('en') + ' inputs/s, quiet p99 ' + warm.quietP99 + ' ms.';",
+      "      + ' inputs, ' + warm.throughput.toLocaleString('en') + ' inputs/s, quiet p99 ' + (warm.quietP99 === null ? '-' : warm.quietP99) + ' ms.';",
       "    document.getElementById('summary').appendChild(w);",
       "  });",
       "  var charts = [",

@@ -119,7 +119,7 @@ class HtmlReportChromiumTest {
   }
 
   /** Loads {@code file} in headless Chromium and returns the DOM after its scripts ran. */
-  private static String dumpDom(Path file, Path dir) throws IOException, InterruptedException {
+  static String dumpDom(Path file, Path dir) throws IOException, InterruptedException {
     String chromium = chromium();
     Path profile = Files.createDirectory(dir.resolve("chromium-profile"));
     Path out = dir.resolve("dom.html");
@@ -164,7 +164,7 @@ class HtmlReportChromiumTest {
     return null;
   }
 
-  private static String unescape(String html) {
+  static String unescape(String html) {
     return html.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&amp;", "&");
   }
 
