@@ -81,4 +81,21 @@ class ReviewABMainJobOptionsTest {
     assertTrue(text.contains("target/main-job.html (the default report): cannot be written"), text);
     assertTrue(!text.contains("Ferry main job:"), "the job started: " + text);
   }
+
+  /**
+   * The usage text gave only a lower bound for the counts ("--hot N ... >= 1"), while the job
+   * refuses more than 10,000 hot accounts, and so on: each line now gives the range the job
+   * checks, which this test takes from the job's own refusal.
+   */
+  @Test
+  void theUsageTextGivesEachRangeTheJobChecks() {
+    for (String option : new String[] {"--hot", "--quiet", "--rate", "--quiet-rate", "--import-window"}) {
+      JobOptions.BadOptions e = assertThrows(JobOptions.BadOptions.class, () -> JobOptions.parse(option, "-99999999"));
+      java.util.regex.Matcher m = java.util.regex.Pattern.compile("must be between (\\d+) and (\\d+)").matcher(e.getMessage());
+      assertTrue(m.find(), e.getMessage());
+      String range = m.group(1) + " to " + m.group(2);
+      String line = JobOptions.USAGE.lines().filter(l -> l.trim().startsWith(option + " ")).findFirst().orElseThrow();
+      assertTrue(line.contains(range), option + ": the usage says \"" + line.trim() + "\", the job checks " + range);
+    }
+  }
 }
