@@ -117,6 +117,7 @@ public final class Operations {
     started.add(healthConsumer.completion());
     if (settings.ops().monitoring() != null) {
       started.add(MeterSupport.listen(vertx, settings.ops().monitoring(), scraped, health)
+          .recover(e -> Future.failedFuture(cannotListen("monitoring", settings.ops().monitoring(), e)))
           .onSuccess(server -> {
             stops.add(server::close);
             monitoringPort = server.actualPort();
@@ -134,9 +135,19 @@ public final class Operations {
           settings.drainTimeoutMs() + 2 * settings.perKey().callTimeout().toMillis());
       entry = bridge.entry();
       this.bridge = bridge;
-      started.add(bridge.listen().onSuccess(stops::add));
+      started.add(bridge.listen()
+          .recover(e -> Future.failedFuture(cannotListen("bridge", settings.ops().bridge().endpoint(), e)))
+          .onSuccess(stops::add));
     }
     return Future.all(started).mapEmpty();
+  }
+
+  /**
+   * A listen failure that names its field: Netty's "Address already in use" or "Failed to resolve"
+   * alone did not say whether the monitoring endpoint or the bridge was to blame.
+   */
+  private static IllegalStateException cannotListen(String field, OpsConfig.Endpoint at, Throwable cause) {
+    return new IllegalStateException(field + " (" + at.host() + ":" + at.port() + "): cannot listen: " + cause, cause);
   }
 
   /** The port the monitoring endpoint listens on (the one the system chose for port 0), or -1 without one. */

@@ -62,4 +62,29 @@ class ReviewABOpsTest extends VerticleTestBase {
       client.close();
     }
   }
+
+  /**
+   * An endpoint that cannot listen (its port taken by another process, a host that does not
+   * resolve) failed the deployment with Netty's words alone, "Address already in use" or "Failed
+   * to resolve 'x'": with monitoring and a bridge configured, the operator could not tell which
+   * field to fix. The failure now names the field, host and port, with the cause kept.
+   */
+  @Test
+  void anEndpointThatCannotListenIsNamed() throws Exception {
+    try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      int port = taken.getLocalPort();
+      int free = TestPorts.free();
+      Throwable monitoring = failure(vertx.deployVerticle("dev.ferry.verticle.FerryVerticle",
+          new io.vertx.core.DeploymentOptions().setConfig(config(new JsonObject()
+              .put("monitoring", new JsonObject().put("port", port))
+              .put("bridge", new JsonObject().put("port", free))))));
+      assertTrue(monitoring.getMessage().contains("monitoring (127.0.0.1:" + port + "): cannot listen"),
+          String.valueOf(monitoring));
+      Throwable bridge = failure(vertx.deployVerticle("dev.ferry.verticle.FerryVerticle",
+          new io.vertx.core.DeploymentOptions().setConfig(config(new JsonObject()
+              .put("monitoring", new JsonObject().put("port", free))
+              .put("bridge", new JsonObject().put("port", port))))));
+      assertTrue(bridge.getMessage().contains("bridge (127.0.0.1:" + port + "): cannot listen"), String.valueOf(bridge));
+    }
+  }
 }
