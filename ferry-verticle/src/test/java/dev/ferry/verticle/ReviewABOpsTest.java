@@ -87,4 +87,21 @@ class ReviewABOpsTest extends VerticleTestBase {
       assertTrue(bridge.getMessage().contains("bridge (127.0.0.1:" + port + "): cannot listen"), String.valueOf(bridge));
     }
   }
+
+  /**
+   * A port or frame bound too large for an int was refused with the int's range ("must be from
+   * -2147483648 to 2147483647"), not the field's: the message named a rule the field does not
+   * have, and a negative port looked allowed. The field's own rule now, whatever the size.
+   */
+  @Test
+  void aHugeValueIsRefusedWithTheFieldsOwnRule() {
+    JsonObject json = config(new JsonObject()
+        .put("monitoring", new JsonObject().put("port", 10_000_000_000L))
+        .put("bridge", new JsonObject().put("port", -10_000_000_000L).put("maxFrameBytes", 1e10)));
+    String m = assertThrows(InvalidConfigException.class, () -> VerticleConfig.read(json)).getMessage();
+    assertTrue(m.contains("monitoring.port = 10000000000: must be 0-65535"), m);
+    assertTrue(m.contains("bridge.port = -10000000000: must be 0-65535"), m);
+    assertTrue(m.contains("bridge.maxFrameBytes = 10000000000: must be 4096 to 1073741824"), m);
+    assertTrue(!m.contains("2147483647"), m);
+  }
 }
