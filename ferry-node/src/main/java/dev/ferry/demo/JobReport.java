@@ -127,8 +127,9 @@ public record JobReport(
           f.accountsChecked(), runs.stream().anyMatch(r -> r.accountsUnverifiable() > 0)
               ? ", less those with a 502 reply, which may or may not be written" : "");
     }
-    out.printf(Locale.ROOT, "targets (Ferry run): quiet p99 / quiet p50 = %.1f (at most 3 on an idle machine); quiet p50 / store round trip = %.1f against the round trip measured alone, %.1f against the one under the same load (at most 2)%n",
-        quietTailRatio(), quietToRoundTripRatio(), quietToLoadedRoundTripRatio());
+    // Without quiet traffic (--quiet 0) there is no quiet latency: "-", as in the table, not NaN.
+    out.printf(Locale.ROOT, "targets (Ferry run): quiet p99 / quiet p50 = %s (at most 3 on an idle machine); quiet p50 / store round trip = %s against the round trip measured alone, %s against the one under the same load (at most 2)%n",
+        ratio(quietTailRatio()), ratio(quietToRoundTripRatio()), ratio(quietToLoadedRoundTripRatio()));
   }
 
   private void row(PrintStream out, String label, Function<RunReport, String> value) {
@@ -137,6 +138,10 @@ public record JobReport(
       line.append(String.format(Locale.ROOT, " %14s", value.apply(r)));
     }
     out.println(line);
+  }
+
+  private static String ratio(double v) {
+    return Double.isFinite(v) ? String.format(Locale.ROOT, "%.1f", v) : "-";
   }
 
   private static String batch(double v) {
