@@ -114,7 +114,7 @@ final class EbRecorder {
    * bus says so: Vert.x removes a request's reply handler when its send timeout fires, before the
    * sender hears of the failure and can send the key's next call. Timing it from here cannot work:
    * Vert.x arms the send timeout a moment before the call goes out, and a loaded machine may
-   * stretch that moment past the time between the timeout and the next call (1 run in 19 beside
+   * stretch that moment past the time between the timeout and the next call (1 run in 50 beside
    * busy loops saw "two calls in flight" when the ferry had done nothing wrong).
    */
   EbRecorder givenUpCallsAreOver() {
