@@ -158,6 +158,14 @@ final class HostileHttpServer {
 
   /** A batch of {@code inputs} (ids null, no deadline), for a test that calls the downstream alone. */
   static OutgoingBatch batch(String key, Object... inputs) {
+    return batchUntil(key, Long.MAX_VALUE, inputs);
+  }
+
+  /**
+   * A batch of {@code inputs} (ids null) that all expire at {@code deadline} (System.nanoTime()):
+   * sealed after it, nothing is left to send.
+   */
+  static OutgoingBatch batchUntil(String key, long deadline, Object... inputs) {
     return new OutgoingBatch() {
       private int size;
 
@@ -168,11 +176,14 @@ final class HostileHttpServer {
 
       @Override
       public long earliestDeadline() {
-        return Long.MAX_VALUE;
+        return deadline;
       }
 
       @Override
       public JsonObject seal() {
+        if (deadline != Long.MAX_VALUE && System.nanoTime() >= deadline) {
+          return null;
+        }
         JsonArray a = new JsonArray();
         for (Object input : inputs) {
           a.add(new JsonObject().put("id", null).put("input", input));

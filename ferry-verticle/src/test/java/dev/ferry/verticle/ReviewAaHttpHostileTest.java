@@ -31,6 +31,40 @@ class ReviewAaHttpHostileTest extends VerticleTestBase {
   }
 
   /** A downstream with one pooled connection, so that every batch would reuse the last one's. */
+  /**
+   * A server that answers the first request with {@code first}, and then writes {@code behind}
+   * ahead of each answer on that first connection: bytes a client that pooled it would read as the
+   * next batch's answer. Requests on later connections get their plain outcomes.
+   */
+  private HostileHttpServer leftBehind(String first, String behind) {
+    return HostileHttpServer.start(vertx, r -> {
+      if (r.index() == 0) {
+        r.socket().write(first);
+      } else if (r.connection() == 0) {
+        r.socket().write(behind + ok(r.input(0)));
+      } else {
+        r.socket().write(ok(r.input(0)));
+      }
+    });
+  }
+
+  /** A server that writes its first answer twice, back to back in one write. */
+  private HostileHttpServer answersTheFirstTwice() {
+    return HostileHttpServer.start(vertx, r -> {
+      if (r.index() == 0) {
+        r.socket().write(ok(r.input(0)) + ok("a-second-answer"));
+      } else {
+        r.socket().write(ok(r.input(0)));
+      }
+    });
+  }
+
+  /** Closes this round's downstream, for a test that tries one status after another. */
+  private void endRound() {
+    await(down.close());
+    down = null;
+  }
+
   private HttpDownstream downstream(HostileHttpServer server, long maxResponseBytes) {
     down = new HttpDownstream(vertx, server.url(), 10_000, maxResponseBytes, null, null, 1);
     return down;
@@ -97,13 +131,7 @@ class ReviewAaHttpHostileTest extends VerticleTestBase {
    */
   @Test
   void aSecondAnswerInTheSameWriteIsNeverTheNextBatchsAnswer() {
-    HostileHttpServer server = HostileHttpServer.start(vertx, r -> {
-      if (r.index() == 0) {
-        r.socket().write(ok(r.input(0)) + ok("a-second-answer"));
-      } else {
-        r.socket().write(ok(r.input(0)));
-      }
-    });
+    HostileHttpServer server = answersTheFirstTwice();
     downstream(server, HttpDownstream.DEFAULT_MAX_RESPONSE_BYTES);
     Promise<JsonArray> b = Promise.promise();
     Promise<JsonArray> a = Promise.promise();
@@ -122,13 +150,7 @@ class ReviewAaHttpHostileTest extends VerticleTestBase {
    */
   @Test
   void aSecondAnswerOnAnIdleConnectionIsNeverTheNextBatchsAnswer() {
-    HostileHttpServer server = HostileHttpServer.start(vertx, r -> {
-      if (r.index() == 0) {
-        r.socket().write(ok(r.input(0)) + ok("a-second-answer"));
-      } else {
-        r.socket().write(ok(r.input(0)));
-      }
-    });
+    HostileHttpServer server = answersTheFirstTwice();
     downstream(server, HttpDownstream.DEFAULT_MAX_RESPONSE_BYTES);
     assertEquals(oks("A"), await(call("a", "A")));
     Object bAnswer = await(call("b", "B").map(x -> (Object) x).recover(e -> Future.succeededFuture(e.getMessage())));
@@ -197,21 +219,12 @@ class ReviewAaHttpHostileTest extends VerticleTestBase {
   void aBodylessAnswerClosesItsConnectionSoABodySentAnywayIsNeverTheNextAnswer() {
     for (int status : new int[] {204, 304}) {
       String body = ok("a-body-read-as-the-next-answer");
-      HostileHttpServer server = HostileHttpServer.start(vertx, r -> {
-        if (r.index() == 0) {
-          r.socket().write("HTTP/1.1 " + status + " X\r\nContent-Length: " + body.length() + "\r\n\r\n");
-        } else if (r.connection() == 0) {
-          r.socket().write(body + ok(r.input(0)));
-        } else {
-          r.socket().write(ok(r.input(0)));
-        }
-      });
+      HostileHttpServer server = leftBehind("HTTP/1.1 " + status + " X\r\nContent-Length: " + body.length() + "\r\n\r\n", body);
       downstream(server, HttpDownstream.DEFAULT_MAX_RESPONSE_BYTES);
       failure(call("a", "A"));
       assertEquals(oks("B"), await(call("b", "B")), status + ": the next batch read another answer");
       assertEquals(1, await(server.request(1)).connection(), status + ": the next batch came on the old connection");
-      await(down.close());
-      down = null;
+      endRound();
     }
   }
 
@@ -375,21 +388,12 @@ class ReviewAaHttpHostileTest extends VerticleTestBase {
   @Test
   void aServerErrorClosesItsConnectionSoALateAnswerBehindItIsNeverTheNextBatchs() {
     for (int status : new int[] {500, 502, 503, 504}) {
-      HostileHttpServer server = HostileHttpServer.start(vertx, r -> {
-        if (r.index() == 0) {
-          r.socket().write(HostileHttpServer.response(status, "", ""));
-        } else if (r.connection() == 0) {
-          r.socket().write(ok("a-late-answer") + ok(r.input(0)));
-        } else {
-          r.socket().write(ok(r.input(0)));
-        }
-      });
+      HostileHttpServer server = leftBehind(HostileHttpServer.response(status, "", ""), ok("a-late-answer"));
       downstream(server, HttpDownstream.DEFAULT_MAX_RESPONSE_BYTES);
       Throwable a = failure(call("a", "A"));
       assertTrue(a.getMessage().contains("HTTP " + status), a.getMessage());
       assertEquals(oks("B"), await(call("b", "B")), status + ": the next batch read another answer");
-      await(down.close());
-      down = null;
+      endRound();
     }
   }
 
@@ -401,15 +405,7 @@ class ReviewAaHttpHostileTest extends VerticleTestBase {
    */
   @Test
   void http2AskedForButAnsweredInHttp11StillClosesAfterAWrongAnswer() {
-    HostileHttpServer server = HostileHttpServer.start(vertx, r -> {
-      if (r.index() == 0) {
-        r.socket().write(HostileHttpServer.response(503, "", ""));
-      } else if (r.connection() == 0) {
-        r.socket().write(ok("a-late-answer") + ok(r.input(0)));
-      } else {
-        r.socket().write(ok(r.input(0)));
-      }
-    });
+    HostileHttpServer server = leftBehind(HostileHttpServer.response(503, "", ""), ok("a-late-answer"));
     down = new HttpDownstream(vertx, server.url(), 10_000, HttpDownstream.DEFAULT_MAX_RESPONSE_BYTES,
         new io.vertx.core.http.HttpClientOptions().setProtocolVersion(io.vertx.core.http.HttpVersion.HTTP_2), null, 1);
     failure(call("a", "A"));

@@ -3,7 +3,6 @@ package dev.ferry.verticle;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.ferry.downstream.HttpDownstream;
-import dev.ferry.downstream.OutgoingBatch;
 import io.vertx.core.Future;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.json.JsonArray;
@@ -57,52 +56,20 @@ class ReviewNHttpDownstreamTest extends VerticleTestBase {
         .listen(0, "127.0.0.1"));
     // A pool of one connection, so that the second batch waits behind the first.
     HttpDownstream down = new HttpDownstream(vertx, "http://127.0.0.1:" + server.actualPort() + "/batch", 10_000, 1);
-    Future<JsonArray> holding = down.call(batchOf("hold", "h", Long.MAX_VALUE));
+    Future<JsonArray> holding = down.call(HostileHttpServer.batchUntil("hold", Long.MAX_VALUE, "h"));
     await(Future.future(p -> vertx.setPeriodic(5, t -> { if (held.size() == 1) { vertx.cancelTimer(t); p.complete(); } })));
     // Its deadline has passed by the time the connection is free: nothing is to be written.
-    Future<JsonArray> late = down.call(batchOf("late", "expired", System.nanoTime()));
+    Future<JsonArray> late = down.call(HostileHttpServer.batchUntil("late", System.nanoTime(), "expired"));
     vertx.runOnContext(v -> held.forEach(Runnable::run));
     assertEquals(new JsonArray().add(new JsonObject().put("ok", "h")), await(holding));
     assertEquals(new JsonArray(), await(late));
     // A third batch after both is served: the pool's one connection was not lost either.
-    Future<JsonArray> next = down.call(batchOf("next", "n", Long.MAX_VALUE));
+    Future<JsonArray> next = down.call(HostileHttpServer.batchUntil("next", Long.MAX_VALUE, "n"));
     await(Future.future(p -> vertx.setPeriodic(5, t -> { if (held.size() == 2) { vertx.cancelTimer(t); p.complete(); } })));
     vertx.runOnContext(v -> held.get(1).run());
     assertEquals(new JsonArray().add(new JsonObject().put("ok", "n")), await(next));
     assertEquals(2, requests.size());
     await(down.close());
     assertEquals(List.of(), severe);
-  }
-
-  /** A one-input batch whose input expires at {@code deadline} (System.nanoTime()). */
-  private static OutgoingBatch batchOf(String key, String input, long deadline) {
-    return new OutgoingBatch() {
-      private int size;
-
-      @Override
-      public String key() {
-        return key;
-      }
-
-      @Override
-      public long earliestDeadline() {
-        return deadline;
-      }
-
-      @Override
-      public JsonObject seal() {
-        if (System.nanoTime() >= deadline) {
-          return null;
-        }
-        size = 1;
-        return new JsonObject().put("key", key).put("inputs", new JsonArray()
-            .add(new JsonObject().put("id", null).put("input", input)));
-      }
-
-      @Override
-      public int sealedSize() {
-        return size;
-      }
-    };
   }
 }
