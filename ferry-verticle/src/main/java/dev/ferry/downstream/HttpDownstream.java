@@ -18,6 +18,7 @@ import io.vertx.core.http.RequestOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Objects;
@@ -50,6 +51,8 @@ import java.util.Set;
 public final class HttpDownstream implements Downstream {
   /** The default bound on one answer's body: 4 MiB. */
   public static final long DEFAULT_MAX_RESPONSE_BYTES = 4L << 20;
+  /** Connections a batch may ask for again, each after one closed before it was written. */
+  private static final int MAX_ASKS = 3;
 
   private final Vertx vertx;
   private final String url;
@@ -59,6 +62,19 @@ public final class HttpDownstream implements Downstream {
   private final HttpClientAgent client;
   /** Exchanges not yet complete; touched on the ferry's event loop only. */
   private final Set<Exchange> open = new HashSet<>();
+  /**
+   * Each HTTP/1.x connection's exchange that wrote on it and is not settled yet; on the ferry's
+   * event loop only. Vert.x gives a connection back to the pool when its answer's last byte is parsed,
+   * which may be before that answer's handlers ran (head and end in one read): the next batch must
+   * not be written before then, as that answer may still close the connection (review AC).
+   */
+  private final Map<HttpConnection, Exchange> holder = new HashMap<>();
+  /**
+   * Connections {@code failAndClose} closed: Vert.x may still hand one to a batch waiting for the
+   * pool (its close takes effect later), which must then ask for another rather than be written
+   * on it and fail (review AC). Weak: a closed connection leaves it with its last reference.
+   */
+  private final Set<HttpConnection> closedHere = java.util.Collections.newSetFromMap(new java.util.WeakHashMap<>());
 
   /**
    * @param options the client's options (TLS, say); keep-alive is always on, pipelining always off
@@ -111,12 +127,23 @@ public final class HttpDownstream implements Downstream {
     return "http:" + url;
   }
 
+  /** An exchange given a connection, with the request it got on it, until the last one on it settled. */
+  private record Waiting(Exchange exchange, HttpClientRequest request) {}
+
   /** One batch's exchange: connection, request, answer, each bounded by the one deadline. */
   private final class Exchange {
     private final OutgoingBatch batch;
     private final Promise<JsonArray> result = Promise.promise();
     private final long timer;
     private HttpClientRequest request;
+    /** Exchanges given this one's HTTP/1.x connection before this one settled, each with its request then. */
+    private final java.util.List<Waiting> waiting = new ArrayList<>(1);
+    /** The HTTP/1.x connection this exchange wrote on, while it is {@link #holder}'s entry. */
+    private HttpConnection held;
+    /** Whether {@link #write} began sending: from then on a failure may follow a batch applied. */
+    private boolean written;
+    /** Connections asked for after the first, each because one closed before the batch was written. */
+    private int asked;
     private Buffer body;
     private long received;
 
@@ -128,6 +155,12 @@ public final class HttpDownstream implements Downstream {
 
     Future<JsonArray> start() {
       open.add(this);
+      ask();
+      return result.future();
+    }
+
+    /** Asks the pool for a connection (again after one closed before this batch was written). */
+    private void ask() {
       // The pool wait is part of the deadline: past it, the client gives up the wait by itself.
       RequestOptions options = new RequestOptions().setMethod(HttpMethod.POST).setAbsoluteURI(url)
           .setHeaders(headers).setConnectTimeout(timeoutMs);
@@ -138,16 +171,30 @@ public final class HttpDownstream implements Downstream {
           connected(ar.result());
         }
       });
-      return result.future();
     }
 
     private void connected(HttpClientRequest req) {
       request = req;
-      // Every failure of the request fails the exchange (at once, not at the deadline): a connection
-      // closed before the batch was written, say. Also, without a handler, Vert.x logged a reset of
-      // a request never written (nothing left to send, or the deadline passed in the pool) at
-      // SEVERE, "Stream reset: 0", for a path that is no failure (review N).
-      req.exceptionHandler(e -> fail(new DownstreamException("the downstream call failed: " + e.getMessage(), e)));
+      // Every failure of the request fails the exchange (at once, not at the deadline). Also,
+      // without a handler, Vert.x logged a reset of a request never written (nothing left to send,
+      // or the deadline passed in the pool) at SEVERE, "Stream reset: 0", for a path that is no
+      // failure (review N).
+      req.exceptionHandler(e -> {
+        if (req != request) {
+          return; // a connection given up for another: its late news is not this batch's
+        }
+        if (!written && !result.future().isComplete() && asked < MAX_ASKS) {
+          // Closed before a byte of this batch was written: most often the connection of another
+          // batch's wrong answer (a 5xx, a 2xx that is not its outcomes), closed by that batch in
+          // the very task the pool handed it to this one. Nothing was sent, so asking again keeps
+          // at most once; failing would have failed a batch that never reached the server (review
+          // AC). Bounded, so a server that closes every connection at once is not dialled until
+          // the deadline.
+          askAgain(req);
+          return;
+        }
+        fail(new DownstreamException("the downstream call failed: " + e.getMessage(), e));
+      });
       if (result.future().isComplete()) {
         req.reset(); // timed out while waiting: nothing was written, nothing will be
         return;
@@ -158,12 +205,41 @@ public final class HttpDownstream implements Downstream {
       // answer from a server that sent two. Read before this batch is written, such bytes find no
       // request waiting and Vert.x closes the connection (this batch then fails, unsent); read
       // after, they were this batch's answer: its callers got the other batch's outcomes (review AA).
-      Vertx.currentContext().runOnContext(v -> write());
+      Exchange before = holder.get(req.connection()); // never an HTTP/2 connection's
+      if (before == null) {
+        Vertx.currentContext().runOnContext(v -> write(req));
+      } else {
+        before.waiting.add(new Waiting(this, req)); // written once that one settled
+      }
     }
 
-    private void write() {
+    /** Gives up {@code req}, whose connection closed before it was written, for another. */
+    private void askAgain(HttpClientRequest req) {
+      asked++;
+      request = null;
+      ask();
+    }
+
+    private void write(HttpClientRequest req) {
       if (result.future().isComplete()) {
         return; // failed meanwhile (the connection closed, the deadline): fail() reset the request
+      }
+      if (req != request) {
+        return; // its connection closed before this turn: the batch asked for another
+      }
+      if (closedHere.contains(req.connection())) {
+        if (asked < MAX_ASKS) {
+          askAgain(req);
+          req.reset(); // frees the closing connection of it; its news is no longer this batch's
+        } else {
+          fail(new DownstreamException("the downstream call failed: its connection was closed before the batch was written"));
+        }
+        return;
+      }
+      written = true;
+      if (req.version() != HttpVersion.HTTP_2) {
+        held = req.connection(); // HTTP/2 streams have their own answers: nobody waits for them
+        holder.put(held, this);
       }
       Buffer sealed;
       try {
@@ -260,6 +336,7 @@ public final class HttpDownstream implements Downstream {
       // in fail() ends; closing the shared connection failed every other batch in flight on it.
       // The version the answer came in, not the one configured: a server may refuse the upgrade.
       if (response.version() != HttpVersion.HTTP_2) {
+        closedHere.add(connection);
         connection.close();
       }
     }
@@ -283,7 +360,24 @@ public final class HttpDownstream implements Downstream {
       if (result.tryComplete(outcomes)) {
         vertx.cancelTimer(timer);
         open.remove(this);
+        settled();
       }
+    }
+
+    /** Lets go of the connection: the exchange given it meanwhile may write, or ask again. */
+    private void settled() {
+      if (held == null) {
+        return;
+      }
+      holder.remove(held, this);
+      held = null;
+      // The next turn: failAndClose closes the connection after fail() returned. A waiter that
+      // settled or asked for another connection meanwhile ignores it (its request differs); one
+      // whose connection this exchange closed asks for another (write() sees it closed here).
+      for (Waiting w : waiting) {
+        vertx.runOnContext(v -> w.exchange().write(w.request()));
+      }
+      waiting.clear();
     }
 
     /** Completes the call failed once; an exchange still open is reset, which frees its connection. */
@@ -293,6 +387,7 @@ public final class HttpDownstream implements Downstream {
       }
       vertx.cancelTimer(timer);
       open.remove(this);
+      settled();
       body = null;
       if (request != null) {
         request.reset();
