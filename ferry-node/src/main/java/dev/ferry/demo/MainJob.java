@@ -85,6 +85,14 @@ public final class MainJob {
       System.exit(2);
       return;
     }
+    System.exit(runSayingHow(() -> run(options, System.out).ok()));
+  }
+
+  /**
+   * Runs the job and returns its exit code: 0 when {@code job} says it went well, 1 otherwise,
+   * saying on stderr why it failed, or (from a shutdown hook) that it was stopped.
+   */
+  static int runSayingHow(java.util.concurrent.Callable<Boolean> job) {
     // SIGTERM or Ctrl-C mid-run: the embedded server's own hook stops it and deletes its folder,
     // and the run then fails on its lost connections. Without a word of the stop, what the user
     // read was that failure, a database error, as if the database had broken down.
@@ -98,8 +106,10 @@ public final class MainJob {
     }, "ferry-main-job-stopped"));
     int code;
     try {
-      code = run(options, System.out).ok() ? 0 : 1;
-    } catch (Exception e) {
+      code = job.call() ? 0 : 1;
+    } catch (Exception | Error e) {
+      // An Error too (an OutOfMemoryError, say): left uncaught, the JVM ended with the job not
+      // finished, and the hook said it was stopped by SIGTERM or Ctrl-C (review AC).
       if (shuttingDown()) {
         // The stop's consequence, not a failure of its own: the hook said what happened.
         code = 1;
@@ -111,7 +121,7 @@ public final class MainJob {
       }
     }
     finished.set(true);
-    System.exit(code);
+    return code;
   }
 
   static final String STOPPED = "the main job was stopped before it finished (SIGTERM or Ctrl-C): no table and no"
