@@ -54,7 +54,8 @@ class ReviewAcHttpDownstreamTest extends VerticleTestBase {
    * new connection and its own outcomes, not a failure for a batch it never was. Vert.x hands the
    * connection back when the answer's last byte is parsed, before the first batch's handlers ran
    * and closed it: the second batch got a connection about to close and failed with "Connection
-   * was closed", written (a 5xx) or not (a 2xx that is not the outcomes).
+   * was closed", its write begun on the closing connection (a 5xx) or not (a 2xx that is not the
+   * outcomes); the server never received it.
    */
   @Test
   void aBatchWaitingInThePoolIsNotFailedByTheConnectionAWrongAnswerClosed() {
