@@ -191,6 +191,9 @@ public final class HttpDownstream implements Downstream {
           // AC). Bounded, so a server that closes every connection at once is not dialled until
           // the deadline.
           askAgain(req);
+          // Not left allocated on its connection: were that one still open, its pool slot would
+          // stay taken by a request nobody writes.
+          req.reset();
           return;
         }
         fail(new DownstreamException("the downstream call failed: " + e.getMessage(), e));
