@@ -90,4 +90,38 @@ class ReviewAcHttpDownstreamTest extends VerticleTestBase {
     }
     assertEquals("", failed.toString());
   }
+
+  /**
+   * A storm of 5xx on a small pool: every batch ends with its own answer, its outcomes or its own
+   * 503, never a failure for a connection another batch's 503 closed, and none is sent twice.
+   */
+  @Test
+  void aServerErrorStormFailsOnlyTheBatchesItAnswered() {
+    HostileHttpServer server = HostileHttpServer.start(vertx, r -> r.socket().write(
+        r.input(0).toString().endsWith("5") || r.index() % 2 == 0
+            ? HostileHttpServer.response(503, "", "") : ok(r.input(0))));
+    down = new HttpDownstream(vertx, server.url(), 10_000, HttpDownstream.DEFAULT_MAX_RESPONSE_BYTES, null, null, 2);
+    int n = 40;
+    java.util.List<Promise<JsonArray>> calls = new java.util.ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      calls.add(Promise.promise());
+    }
+    client.runOnContext(v -> {
+      for (int i = 0; i < n; i++) {
+        down.call(batch("k" + i, "i" + i)).onComplete(calls.get(i));
+      }
+    });
+    await(Future.join(calls.stream().map(Promise::future).toList()).otherwiseEmpty());
+    StringBuilder wrong = new StringBuilder();
+    for (int i = 0; i < n; i++) {
+      Future<JsonArray> f = calls.get(i).future();
+      if (f.succeeded() ? !f.result().equals(oks("i" + i)) : !f.cause().getMessage().contains("HTTP 503")) {
+        wrong.append("i").append(i).append(": ").append(f.succeeded() ? f.result() : f.cause()).append('\n');
+      }
+    }
+    assertEquals("", wrong.toString());
+    java.util.List<Object> sent = await(server.firstInputs());
+    assertEquals(new java.util.HashSet<>(sent).size(), sent.size(), "a batch sent twice: " + sent);
+    assertEquals(n, sent.size(), "a batch never sent: " + sent);
+  }
 }
