@@ -286,8 +286,8 @@ public record JobOptions(
     Duration d = parseDuration(name, value, problems);
     // Rounded to whole ms: a positive value under half a ms came out as zero, which for --warmup
     // means "no warm-up", not a short one.
-    if (d != null && d.isZero() && DURATION.matcher(value.trim().toLowerCase(Locale.ROOT)).matches()
-        && value.replaceAll("[^1-9]", "").length() > 0) {
+    // (parsed, so well formed: a non-zero digit in it means a positive value)
+    if (d != null && d.isZero() && value.chars().anyMatch(c -> c >= '1' && c <= '9')) {
       problems.add(name + " " + value + ": under 1ms (give 0 for none, or at least 1ms)");
       return null;
     }

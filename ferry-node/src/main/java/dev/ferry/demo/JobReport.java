@@ -89,8 +89,8 @@ public record JobReport(
     row(out, "one-input store call p50 ms", r -> ms(r.storeP50Ms()));
     row(out, "one-input store call p99 ms", r -> ms(r.storeP99Ms()));
     row(out, "calls to the store", r -> String.format(Locale.ROOT, "%,d", r.calls()));
-    row(out, "mean batch, busy keys", r -> batch(r.busyMeanBatch()));
-    row(out, "mean batch, quiet keys", r -> batch(r.quietMeanBatch()));
+    row(out, "mean batch, busy keys", r -> oneDecimal(r.busyMeanBatch()));
+    row(out, "mean batch, quiet keys", r -> oneDecimal(r.quietMeanBatch()));
     // A run that answered nothing has no length (first submission to last reply): no figure.
     row(out, "CPU, cores (JVM + database)", r -> r.seconds() <= 0 ? "-" : String.format(Locale.ROOT, "%.2f + %.2f",
         r.jvmCpuSeconds() / r.seconds(), r.serverCpuSeconds() / r.seconds()));
@@ -129,7 +129,7 @@ public record JobReport(
     }
     // Without quiet traffic (--quiet 0) there is no quiet latency: "-", as in the table, not NaN.
     out.printf(Locale.ROOT, "targets (Ferry run): quiet p99 / quiet p50 = %s (at most 3 on an idle machine); quiet p50 / store round trip = %s against the round trip measured alone, %s against the one under the same load (at most 2)%n",
-        ratio(quietTailRatio()), ratio(quietToRoundTripRatio()), ratio(quietToLoadedRoundTripRatio()));
+        oneDecimal(quietTailRatio()), oneDecimal(quietToRoundTripRatio()), oneDecimal(quietToLoadedRoundTripRatio()));
   }
 
   private void row(PrintStream out, String label, Function<RunReport, String> value) {
@@ -140,12 +140,9 @@ public record JobReport(
     out.println(line);
   }
 
-  private static String ratio(double v) {
+  /** One decimal, or "-" where there is no figure (no input of that kind: NaN, or a ratio over 0). */
+  private static String oneDecimal(double v) {
     return Double.isFinite(v) ? String.format(Locale.ROOT, "%.1f", v) : "-";
-  }
-
-  private static String batch(double v) {
-    return Double.isNaN(v) ? "-" : String.format(Locale.ROOT, "%.1f", v);
   }
 
   static String ms(double v) {

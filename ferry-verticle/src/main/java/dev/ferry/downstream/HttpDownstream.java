@@ -183,20 +183,15 @@ public final class HttpDownstream implements Downstream {
         if (req != request) {
           return; // a connection given up for another: its late news is not this batch's
         }
-        if (!written && !result.future().isComplete() && asked < MAX_ASKS) {
+        DownstreamException failed = new DownstreamException("the downstream call failed: " + e.getMessage(), e);
+        if (!written && !result.future().isComplete()) {
           // Closed before a byte of this batch was written: most often the connection of another
           // batch's wrong answer (a 5xx, a 2xx that is not its outcomes), closed by that batch in
-          // the very task the pool handed it to this one. Nothing was sent, so asking again keeps
-          // at most once; failing would have failed a batch that never reached the server (review
-          // AC). Bounded, so a server that closes every connection at once is not dialled until
-          // the deadline.
-          askAgain(req);
-          // Not left allocated on its connection: were that one still open, its pool slot would
-          // stay taken by a request nobody writes.
-          req.reset();
-          return;
+          // the very task the pool handed it to this one.
+          askAgain(req, failed);
+        } else {
+          fail(failed);
         }
-        fail(new DownstreamException("the downstream call failed: " + e.getMessage(), e));
       });
       if (result.future().isComplete()) {
         req.reset(); // timed out while waiting: nothing was written, nothing will be
@@ -216,10 +211,23 @@ public final class HttpDownstream implements Downstream {
       }
     }
 
-    /** Gives up {@code req}, whose connection closed before it was written, for another. */
-    private void askAgain(HttpClientRequest req) {
+    /**
+     * Gives up {@code req}, whose connection closed before this batch was written, for another;
+     * fails the batch with {@code otherwise} once it asked {@link #MAX_ASKS} times. Nothing was
+     * sent, so asking again keeps at most once, where failing would have failed a batch that never
+     * reached the server (review AC). Bounded, so a server that closes every connection at once is
+     * not dialled until the deadline.
+     */
+    private void askAgain(HttpClientRequest req, DownstreamException otherwise) {
+      if (asked >= MAX_ASKS) {
+        fail(otherwise);
+        return;
+      }
       asked++;
-      request = null;
+      request = null; // req's news (its reset's among them) is no longer this batch's
+      // Not left allocated on its connection: were that one still open, its pool slot would stay
+      // taken by a request nobody writes.
+      req.reset();
       ask();
     }
 
@@ -231,12 +239,7 @@ public final class HttpDownstream implements Downstream {
         return; // its connection closed before this turn: the batch asked for another
       }
       if (closedHere.contains(req.connection())) {
-        if (asked < MAX_ASKS) {
-          askAgain(req);
-          req.reset(); // frees the closing connection of it; its news is no longer this batch's
-        } else {
-          fail(new DownstreamException("the downstream call failed: its connection was closed before the batch was written"));
-        }
+        askAgain(req, new DownstreamException("the downstream call failed: its connection was closed before the batch was written"));
         return;
       }
       written = true;
