@@ -225,9 +225,13 @@ public final class HttpDownstream implements Downstream {
       }
       asked++;
       request = null; // req's news (its reset's among them) is no longer this batch's
-      // Not left allocated on its connection: were that one still open, its pool slot would stay
-      // taken by a request nobody writes.
-      req.reset();
+      if (!closedHere.contains(req.connection())) {
+        // Not left allocated on its connection: were that one still open, its pool slot would
+        // stay taken by a request nobody writes. One this downstream is closing keeps req until
+        // it is gone: freed now, the pool handed the closing connection straight back, to this
+        // batch or another, each then asking again, until one ran out of asks (a CI run).
+        req.reset();
+      }
       ask();
     }
 
