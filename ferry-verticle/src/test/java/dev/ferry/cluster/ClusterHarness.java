@@ -81,7 +81,9 @@ final class ClusterHarness implements AutoCloseable {
   }
 
   String deploy(Vertx vertx, JsonObject config) {
-    return await(vertx.deployVerticle("dev.ferry.verticle.FerryVerticle", new DeploymentOptions().setConfig(config)));
+    // A hang guard: the deploy is a handful of Hazelcast writes, which wait while partitions
+    // migrate after a join; one took over 30 s in a CI run on a loaded 2-core machine.
+    return await(vertx.deployVerticle("dev.ferry.verticle.FerryVerticle", new DeploymentOptions().setConfig(config)), 120);
   }
 
   /** Ferry config whose downstream is {@code down}, plus {@code extra}. */
@@ -213,9 +215,28 @@ final class ClusterHarness implements AutoCloseable {
       return future.toCompletionStage().toCompletableFuture().get(seconds, TimeUnit.SECONDS);
     } catch (java.util.concurrent.ExecutionException e) {
       throw new AssertionError("future failed: " + e.getCause(), e.getCause());
+    } catch (java.util.concurrent.TimeoutException e) {
+      // What each thread was doing says why (a stuck Hazelcast call, a busy worker pool, a loop).
+      System.err.println("future not complete in " + seconds + " s; threads:\n" + threadDump());
+      throw new AssertionError("future not complete in time: " + e, e);
     } catch (Exception e) {
       throw new AssertionError("future not complete in time: " + e, e);
     }
+  }
+
+  static String threadDump() {
+    StringBuilder out = new StringBuilder();
+    for (java.lang.management.ThreadInfo t : java.lang.management.ManagementFactory.getThreadMXBean().dumpAllThreads(true, true)) {
+      out.append('"').append(t.getThreadName()).append("\" ").append(t.getThreadState());
+      if (t.getLockName() != null) {
+        out.append(" on ").append(t.getLockName());
+      }
+      out.append('\n');
+      for (StackTraceElement e : t.getStackTrace()) {
+        out.append("    at ").append(e).append('\n');
+      }
+    }
+    return out.toString();
   }
 
   @Override
