@@ -92,8 +92,10 @@ public final class PerKeyConfig extends FerryBounds {
     }
     Limits limits = Limits.read(json, dispatch == Dispatch.ADAPTIVE ? ADAPTIVE_DEFAULTS : FIXED_DEFAULTS, check);
     Boolean direct = check.readBoolean(json, "directIdleKeys");
-    Integer pinned = check.readInt(json, "pinnedLimit");
-    PerKeyConfig config = new PerKeyConfig(limits, direct == null || direct, dispatch, pinned == null ? 0 : pinned);
+    // Past an int the value cannot be held, so it is refused here with the rule check() names
+    // (not the int's range), and 0 stands in.
+    Long pinned = check.readWhole(json, "pinnedLimit", Integer.MIN_VALUE, Integer.MAX_VALUE, pinnedRule(limits));
+    PerKeyConfig config = new PerKeyConfig(limits, direct == null || direct, dispatch, pinned == null ? 0 : pinned.intValue());
     config.check(check);
     return check.ok() ? config : null;
   }
@@ -111,7 +113,11 @@ public final class PerKeyConfig extends FerryBounds {
     // negative maxInFlightBatches, a pinned limit never set was named beside it as violated.
     check.require(pinnedLimit == 0 || (pinnedLimit >= 1
         && (limits.maxInFlightBatches() < 1 || pinnedLimit <= limits.maxInFlightBatches())), "pinnedLimit", pinnedLimit,
-        "must be >= 1 and <= maxInFlightBatches (" + limits.maxInFlightBatches() + "), or 0/absent to learn the limit");
+        pinnedRule(limits));
+  }
+
+  private static String pinnedRule(Limits limits) {
+    return "must be >= 1 and <= maxInFlightBatches (" + limits.maxInFlightBatches() + "), or 0/absent to learn the limit";
   }
 
   public JsonObject toJson() {

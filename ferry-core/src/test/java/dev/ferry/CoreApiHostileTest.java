@@ -410,9 +410,9 @@ class CoreApiHostileTest {
             .put("maxBatchWeight", 1e19)));
     List<String> v = e.violations();
     assertEquals(List.of(
-        "maxBatchSize = -3000000000: must be from -2147483648 to 2147483647",
-        "maxBatchWeight = 1.0E19: must be from -9223372036854775808 to 9223372036854775807",
-        "maxQueuedWeight = 100000000000000000000: must be from -9223372036854775808 to 9223372036854775807"),
+        "maxBatchSize = -3000000000: must be >= 1 and <= 2147483647",
+        "maxBatchWeight = 1.0E19: must be >= 1 and <= 9223372036854775807",
+        "maxQueuedWeight = 100000000000000000000: must be >= 1 and <= 9223372036854775807"),
         v.stream().sorted().toList());
   }
 

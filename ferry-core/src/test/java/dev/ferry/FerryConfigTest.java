@@ -86,7 +86,8 @@ class FerryConfigTest {
   @Test
   void aWholeNumberFieldTakesEveryValueOfItsTypeAndRefusesTheFirstBeyondNamingTheField() {
     // The edges of the range themselves are read as the numbers they are (then judged by the
-    // field's own rule); one past them is refused with the type's range, never wrapped or clamped.
+    // field's own rule); one past them is refused, never wrapped or clamped, with the field's rule
+    // and the top its type sets (review AD: it named the type's range, a rule the field does not have).
     FerryConfig top = FerryConfig.fromJson(new JsonObject()
         .put("maxQueueing", Integer.MAX_VALUE).put("maxQueuedWeight", Long.MAX_VALUE));
     assertEquals(Integer.MAX_VALUE, top.maxQueueing());
@@ -97,8 +98,8 @@ class FerryConfigTest {
     InvalidConfigException beyond = assertThrows(InvalidConfigException.class, () -> FerryConfig.fromJson(
         new JsonObject().put("maxQueueing", 1L + Integer.MAX_VALUE).put("maxQueuedWeight", 0x1p63)));
     assertEquals(List.of(
-        "maxQueuedWeight = 9.223372036854776E18: must be from -9223372036854775808 to 9223372036854775807",
-        "maxQueueing = 2147483648: must be from -2147483648 to 2147483647"),
+        "maxQueuedWeight = 9.223372036854776E18: must be >= 1 and <= 9223372036854775807",
+        "maxQueueing = 2147483648: must be >= 1 and <= 2147483647"),
         beyond.violations().stream().sorted().toList());
   }
 

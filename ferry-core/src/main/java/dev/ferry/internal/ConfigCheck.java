@@ -58,16 +58,48 @@ public final class ConfigCheck {
     if (whole != null) {
       return whole;
     }
-    if (value instanceof Number n) {
-      double d = n.doubleValue();
-      if ((d == Math.rint(d) && !Double.isInfinite(d)) || value instanceof java.math.BigInteger) {
-        // Whole, but out of a long's range: saying "not a whole number" would mislead.
-        violations.add(field + " = " + describe(value) + ": must be from " + Long.MIN_VALUE + " to " + Long.MAX_VALUE);
-        return null;
-      }
+    if (wholePastLong(value)) {
+      // Whole, but out of a long's range: saying "not a whole number" would mislead.
+      violations.add(field + " = " + describe(value) + ": must be from " + Long.MIN_VALUE + " to " + Long.MAX_VALUE);
+      return null;
     }
     violations.add(field + " = " + describe(value) + ": must be a whole number");
     return null;
+  }
+
+  /**
+   * A whole number field whose type holds {@code min} to {@code max}, or {@code null} when absent
+   * or null. A whole number past them, past a long's too, is recorded with the field's own
+   * {@code rule} and the value as given, and null returned (the default stands in, so the field's
+   * check does not name it twice): the type's range is no rule the operator can act on, and its
+   * negative half read as allowed for a field that must be >= 1. A value within them is returned
+   * for the field's own check; one that is no whole number is recorded as {@link #readLong} does.
+   */
+  public Long readWhole(JsonObject json, String field, long min, long max, String rule) {
+    Object value = json.getValue(field);
+    if (value == null) {
+      return null;
+    }
+    Long whole = wholeNumber(value);
+    if (whole != null && whole >= min && whole <= max) {
+      return whole;
+    }
+    // A whole number is shown as one (5000.0 as 5000, as the field is read); past a long, as given.
+    if (whole != null) {
+      violations.add(field + " = " + whole + ": " + rule);
+    } else {
+      violations.add(field + " = " + describe(value) + ": " + (wholePastLong(value) ? rule : "must be a whole number"));
+    }
+    return null;
+  }
+
+  /** Whether {@code value} is a whole number too large (or too small) for a long. */
+  private static boolean wholePastLong(Object value) {
+    if (!(value instanceof Number n) || wholeNumber(value) != null) {
+      return false;
+    }
+    double d = n.doubleValue();
+    return value instanceof java.math.BigInteger || (d == Math.rint(d) && !Double.isInfinite(d));
   }
 
   /**
@@ -85,20 +117,6 @@ public final class ConfigCheck {
       }
     }
     return null;
-  }
-
-  /** Like {@link #readLong} for a field that must fit an {@code int}. */
-  public Integer readInt(JsonObject json, String field) {
-    Long value = readLong(json, field);
-    if (value == null) {
-      return null;
-    }
-    if (value < Integer.MIN_VALUE || value > Integer.MAX_VALUE) {
-      // Below the range too: "at most" alone would name the wrong bound for a huge negative value.
-      violations.add(field + " = " + value + ": must be from " + Integer.MIN_VALUE + " to " + Integer.MAX_VALUE);
-      return null;
-    }
-    return value.intValue();
   }
 
   /** A boolean field, or {@code null} when absent or null; a wrong type is recorded. */

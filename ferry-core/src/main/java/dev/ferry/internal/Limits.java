@@ -69,19 +69,19 @@ public record Limits(
 
   /** Reads the shared fields from {@code json} over {@code base}; wrong types are recorded. */
   public static Limits read(JsonObject json, Limits base, ConfigCheck check) {
-    Integer size = check.readInt(json, "maxBatchSize");
-    Long batchWeight = check.readLong(json, "maxBatchWeight");
-    Integer inFlight = check.readInt(json, "maxInFlightBatches");
-    Integer queueing = check.readInt(json, "maxQueueing");
-    Long queuedWeight = check.readLong(json, "maxQueuedWeight");
+    Long size = readAtLeastOne(json, "maxBatchSize", Integer.MAX_VALUE, check);
+    Long batchWeight = readAtLeastOne(json, "maxBatchWeight", Long.MAX_VALUE, check);
+    Long inFlight = readAtLeastOne(json, "maxInFlightBatches", Integer.MAX_VALUE, check);
+    Long queueing = readAtLeastOne(json, "maxQueueing", Integer.MAX_VALUE, check);
+    Long queuedWeight = readAtLeastOne(json, "maxQueuedWeight", Long.MAX_VALUE, check);
     Long delayMs = readMs(json, "maxBatchDelayMs", 0, check);
     Long callTimeoutMs = readMs(json, "callTimeoutMs", 1, check);
     Long drainTimeoutMs = readMs(json, "drainTimeoutMs", 0, check);
     return new Limits(
-        size != null ? size : base.maxBatchSize,
+        size != null ? size.intValue() : base.maxBatchSize,
         batchWeight != null ? batchWeight : base.maxBatchWeight,
-        inFlight != null ? inFlight : base.maxInFlightBatches,
-        queueing != null ? queueing : base.maxQueueing,
+        inFlight != null ? inFlight.intValue() : base.maxInFlightBatches,
+        queueing != null ? queueing.intValue() : base.maxQueueing,
         queuedWeight != null ? queuedWeight : base.maxQueuedWeight,
         delayMs != null ? Duration.ofMillis(delayMs) : base.maxBatchDelay,
         callTimeoutMs != null ? Duration.ofMillis(callTimeoutMs) : base.callTimeout,
@@ -89,16 +89,22 @@ public record Limits(
   }
 
   /**
-   * A millisecond field, checked here under its JSON name; an out-of-range value is recorded and
-   * null returned, so the default stands in and the rule is not reported twice.
+   * A field whose rule is >= 1 and whose type tops it at {@code max}: a value within the type is
+   * judged by {@link #check} ("must be >= 1"); one past it, on either side, is refused naming the
+   * field's whole rule, its top included (3000000000 is >= 1, yet no maxBatchSize).
+   */
+  private static Long readAtLeastOne(JsonObject json, String field, long max, ConfigCheck check) {
+    long min = max == Integer.MAX_VALUE ? Integer.MIN_VALUE : Long.MIN_VALUE;
+    return check.readWhole(json, field, min, max, "must be >= 1 and <= " + max);
+  }
+
+  /**
+   * A millisecond field, checked here under its JSON name; an out-of-range value (past a long's
+   * range too: 1e30) is recorded with the field's rule and null returned, so the default stands in
+   * and the rule is not reported twice.
    */
   private static Long readMs(JsonObject json, String field, long min, ConfigCheck check) {
-    Long ms = check.readLong(json, field);
-    if (ms != null && (ms < min || ms > MAX_MS)) {
-      check.violation(field + " = " + ms + ": must be >= " + min + " and <= " + MAX_MS);
-      return null;
-    }
-    return ms;
+    return check.readWhole(json, field, min, MAX_MS, "must be >= " + min + " and <= " + MAX_MS);
   }
 
   /** Writes the fields under their JSON names; unbounded weights are left out. */
