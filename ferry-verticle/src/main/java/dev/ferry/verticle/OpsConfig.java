@@ -51,15 +51,14 @@ public record OpsConfig(String healthAddress, Endpoint monitoring, Bridge bridge
       ConfigCheck typed = new ConfigCheck();
       Boolean metrics = typed.readBoolean(b, "permitMetrics");
       Boolean healthToo = typed.readBoolean(b, "permitHealth");
-      // Read as a long: past an int, readInt names the int's range, not the field's rule.
-      Long maxFrame = typed.readLong(b, "maxFrameBytes");
-      prefixed(check, "bridge", typed);
-      check.require(maxFrame == null || (maxFrame >= BridgeFrameLimit.MIN_MAX_FRAME_BYTES
-          && maxFrame <= BridgeFrameLimit.MAX_MAX_FRAME_BYTES), "bridge.maxFrameBytes", maxFrame,
+      // Whatever its size (past a long too: 1e30), a value out of range names the field's rule,
+      // not a type's range; refused, it reads as null and the default stands in.
+      Long maxFrame = typed.readWhole(b, "maxFrameBytes", BridgeFrameLimit.MIN_MAX_FRAME_BYTES,
+          BridgeFrameLimit.MAX_MAX_FRAME_BYTES,
           "must be " + BridgeFrameLimit.MIN_MAX_FRAME_BYTES + " to " + BridgeFrameLimit.MAX_MAX_FRAME_BYTES);
+      prefixed(check, "bridge", typed);
       bridge = new Bridge(at, Boolean.TRUE.equals(metrics), Boolean.TRUE.equals(healthToo),
-          maxFrame == null || maxFrame < BridgeFrameLimit.MIN_MAX_FRAME_BYTES
-              || maxFrame > BridgeFrameLimit.MAX_MAX_FRAME_BYTES ? BridgeFrameLimit.DEFAULT_MAX_FRAME_BYTES : maxFrame.intValue());
+          maxFrame == null ? BridgeFrameLimit.DEFAULT_MAX_FRAME_BYTES : maxFrame.intValue());
       // Vert.x lets servers of one instance share a host and port (port 0 excepted) and hands each
       // connection to one of them in turn: the HTTP endpoint would get half the bridge's clients,
       // and the bridge half the scrapes.
@@ -82,18 +81,16 @@ public record OpsConfig(String healthAddress, Endpoint monitoring, Bridge bridge
   private static Endpoint endpoint(ConfigCheck check, String field, JsonObject json) {
     ConfigCheck typed = new ConfigCheck();
     String host = typed.readString(json, "host");
-    Long port = typed.readLong(json, "port"); // a long: past an int, readInt would name the int's range
+    // Any size (past a long too: 1e30) out of range names the port's rule, not a type's range.
+    Long port = typed.readWhole(json, "port", 0, 65535, "must be 0-65535");
     prefixed(check, field, typed);
     check.require(host == null || !host.isEmpty(), field + ".host", "\"\"", "must be a non-empty string");
     // A null port is as absent (a template whose variable was unset), not port 0: that would bind
     // a port the system chooses, where no scraper or client configured for the intended one looks.
     if (json.getValue("port") == null) {
       check.violation(field + ".port: missing (required: 0-65535)");
-    } else {
-      check.require(port == null || (port >= 0 && port <= 65535), field + ".port", port, "must be 0-65535");
     }
-    return new Endpoint(host == null || host.isEmpty() ? LOOPBACK : host,
-        port == null || port < 0 || port > 65535 ? 0 : port.intValue());
+    return new Endpoint(host == null || host.isEmpty() ? LOOPBACK : host, port == null ? 0 : port.intValue());
   }
 
   private static void checkFields(ConfigCheck check, String field, JsonObject json, Set<String> known) {
