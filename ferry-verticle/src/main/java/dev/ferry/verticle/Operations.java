@@ -87,9 +87,21 @@ public final class Operations {
     String name = settings.address();
     if (ferry instanceof Probe.Observable observable) {
       Runnable stopObserving = observable.observe(new Probe() {
+        // A failed call counts when its callers are failed: at its end, or at callTimeoutMs for a
+        // call still in flight then, which may end only at the downstream's own, longer timeout
+        // (or never). Counted at its end, a downstream that hangs read UP meanwhile (ADR 0164).
+        @Override
+        public void batchFailed(Object key, List<?> inputs, Throwable cause) {
+          failuresInARow = streak(failuresInARow, true);
+        }
+
+        // A call's end only ends the streak when it went well: a failed one was counted above,
+        // at its timeout or as it ended.
         @Override
         public void batchFinished(long latencyNanos, boolean failed) {
-          failuresInARow = streak(failuresInARow, failed);
+          if (!failed) {
+            failuresInARow = streak(failuresInARow, false);
+          }
         }
       });
       stops.add(() -> {

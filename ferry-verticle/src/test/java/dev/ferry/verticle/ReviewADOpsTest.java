@@ -5,7 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.ferry.InvalidConfigException;
+import io.vertx.core.Future;
+import io.vertx.core.eventbus.Message;
 import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -33,5 +36,44 @@ class ReviewADOpsTest extends VerticleTestBase {
         "monitoring.port = 1.0E30: must be 0-65535"),
         e.violations().stream().sorted().toList(), e.getMessage());
     assertFalse(e.getMessage().contains("must be from"), e.getMessage());
+  }
+
+  /**
+   * Against a downstream that hangs, a call failed its callers at callTimeoutMs but counted toward
+   * {@code degraded} only when it ended, at the HTTP downstream's own timeout (here a minute): the
+   * node read UP all that while, every input answered 502. Now the five calls count as their
+   * callers fail, and once more when they end does not count them twice.
+   */
+  @Test
+  void aCallPastItsTimeoutCountsTowardDegradedAtItsTimeout() {
+    HostileHttpServer server = HostileHttpServer.start(vertx, r -> { }); // never answers
+    int n = Operations.DEGRADED_AFTER;
+    deploy(new JsonObject()
+        .put("downstream", new JsonObject().put("type", "http").put("url", server.url()).put("timeoutMs", 60_000))
+        .put("callTimeoutMs", 200)
+        .put("pinnedLimit", n)); // n calls at once: n connections, each hung
+    assertEquals("UP", health().getString("status"));
+    List<Future<Message<Object>>> sent = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      sent.add(send("k" + i, i));
+    }
+    for (Future<Message<Object>> reply : sent) {
+      assertEquals(502, code(reply)); // at callTimeoutMs; the calls are still in flight
+    }
+    JsonObject hung = health();
+    assertEquals("DOWN", hung.getString("status"), hung.encode());
+    assertEquals(n, data(hung).getInteger("failedBatchesInARow", -1), hung.encode());
+    // The calls end (their connections closed): failed, counted already.
+    for (int i = 0; i < n; i++) {
+      await(server.request(i)).socket().close();
+    }
+    metricsUntil(m -> m.getLong("inFlightBatches") == 0);
+    JsonObject ended = health();
+    assertEquals("DOWN", ended.getString("status"), ended.encode());
+    assertEquals(n, data(ended).getInteger("failedBatchesInARow", -1), ended.encode());
+  }
+
+  private static JsonObject data(JsonObject health) {
+    return health.getJsonArray("checks").getJsonObject(0).getJsonObject("data");
   }
 }
