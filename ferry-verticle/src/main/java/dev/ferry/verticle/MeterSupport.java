@@ -8,12 +8,14 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
 import io.vertx.ext.healthchecks.HealthChecks;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.healthchecks.HealthCheckHandler;
 import io.vertx.micrometer.PrometheusScrapingHandler;
 import io.vertx.micrometer.backends.BackendRegistries;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Everything of {@link Operations} that touches Micrometer, Prometheus or Vert.x Web, kept apart
@@ -21,6 +23,16 @@ import java.util.List;
  * {@link OptionalJars} has found them. Runs on the verticle's context, like Operations.
  */
 final class MeterSupport {
+  /**
+   * How long a monitoring connection may go without a byte either way before the server closes
+   * it: without it a client that connects and never sends (or never closes a kept-alive
+   * connection) held its connection for ever. Above the usual scrape intervals (15 s to 1 min), so
+   * a scraper's kept-alive connection lives from one scrape to the next.
+   */
+  static final long IDLE_TIMEOUT_MS = 120_000;
+  /** {@link #IDLE_TIMEOUT_MS}, lowered by tests that watch an idle connection closed. */
+  static volatile long idleTimeoutMs = IDLE_TIMEOUT_MS;
+
   private MeterSupport() {}
 
   /**
@@ -82,6 +94,8 @@ final class MeterSupport {
         .handler(PrometheusScrapingHandler.create((PrometheusMeterRegistry) scraped));
     router.route("/health").method(HttpMethod.GET).method(HttpMethod.HEAD)
         .handler(HealthCheckHandler.createWithHealthChecks(health));
-    return vertx.createHttpServer().requestHandler(router).listen(at.port(), at.host());
+    HttpServerOptions options = new HttpServerOptions()
+        .setIdleTimeout((int) idleTimeoutMs).setIdleTimeoutUnit(TimeUnit.MILLISECONDS);
+    return vertx.createHttpServer(options).requestHandler(router).listen(at.port(), at.host());
   }
 }

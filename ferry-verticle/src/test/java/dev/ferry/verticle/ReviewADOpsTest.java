@@ -73,6 +73,29 @@ class ReviewADOpsTest extends VerticleTestBase {
     assertEquals(n, data(ended).getInteger("failedBatchesInARow", -1), ended.encode());
   }
 
+  /**
+   * The monitoring server had no idle timeout: a client that connected and never sent a byte held
+   * its connection (and a file descriptor) for ever, and so did as many more as it opened. The
+   * server now closes a connection idle for {@link MeterSupport#IDLE_TIMEOUT_MS}, lowered here;
+   * the test waits for the close (a read that ends), bounded at 10 s, not for a time. (The other
+   * tests' GETs show that clients that ask are answered, at the real timeout: at this one a slow
+   * health check may outlast it.)
+   */
+  @Test
+  void theMonitoringServerClosesAConnectionThatSendsNothing() throws Exception {
+    MeterSupport.idleTimeoutMs = 300;
+    try {
+      int port = TestPorts.free();
+      deploy(config(new JsonObject().put("monitoring", new JsonObject().put("port", port))));
+      try (java.net.Socket silent = new java.net.Socket("127.0.0.1", port)) {
+        silent.setSoTimeout(10_000);
+        assertEquals(-1, silent.getInputStream().read(), "the server closed the idle connection");
+      }
+    } finally {
+      MeterSupport.idleTimeoutMs = MeterSupport.IDLE_TIMEOUT_MS;
+    }
+  }
+
   private static JsonObject data(JsonObject health) {
     return health.getJsonArray("checks").getJsonObject(0).getJsonObject("data");
   }
