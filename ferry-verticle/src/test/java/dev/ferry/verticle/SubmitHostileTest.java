@@ -290,9 +290,9 @@ class SubmitHostileTest extends VerticleTestBase {
     assertEquals(10, options.getMaxBatchSize());
     assertEquals(2000, options.getCallTimeoutMs());
     assertEquals(json, options.toJson());
-    // Not an int: kept as given, and validation names it.
+    // Not an int: kept as given, and validation names it with the field's rule (review AD).
     assertTrue(assertThrows(dev.ferry.InvalidConfigException.class, options::validate).getMessage()
-        .contains("maxInFlightBatches = 10000000000: must be from "));
+        .contains("maxInFlightBatches = 10000000000: must be >= 1 and <= 2147483647"));
   }
 
   @Test
