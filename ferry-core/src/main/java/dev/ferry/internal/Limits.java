@@ -69,11 +69,11 @@ public record Limits(
 
   /** Reads the shared fields from {@code json} over {@code base}; wrong types are recorded. */
   public static Limits read(JsonObject json, Limits base, ConfigCheck check) {
-    Long size = readAtLeastOne(json, "maxBatchSize", Integer.MAX_VALUE, check);
-    Long batchWeight = readAtLeastOne(json, "maxBatchWeight", Long.MAX_VALUE, check);
-    Long inFlight = readAtLeastOne(json, "maxInFlightBatches", Integer.MAX_VALUE, check);
-    Long queueing = readAtLeastOne(json, "maxQueueing", Integer.MAX_VALUE, check);
-    Long queuedWeight = readAtLeastOne(json, "maxQueuedWeight", Long.MAX_VALUE, check);
+    Long size = readAtLeastOne(json, "maxBatchSize", Integer.MIN_VALUE, Integer.MAX_VALUE, check);
+    Long batchWeight = readAtLeastOne(json, "maxBatchWeight", Long.MIN_VALUE, Long.MAX_VALUE, check);
+    Long inFlight = readAtLeastOne(json, "maxInFlightBatches", Integer.MIN_VALUE, Integer.MAX_VALUE, check);
+    Long queueing = readAtLeastOne(json, "maxQueueing", Integer.MIN_VALUE, Integer.MAX_VALUE, check);
+    Long queuedWeight = readAtLeastOne(json, "maxQueuedWeight", Long.MIN_VALUE, Long.MAX_VALUE, check);
     Long delayMs = readMs(json, "maxBatchDelayMs", 0, check);
     Long callTimeoutMs = readMs(json, "callTimeoutMs", 1, check);
     Long drainTimeoutMs = readMs(json, "drainTimeoutMs", 0, check);
@@ -89,12 +89,12 @@ public record Limits(
   }
 
   /**
-   * A field whose rule is >= 1 and whose type tops it at {@code max}: a value within the type is
-   * judged by {@link #check} ("must be >= 1"); one past it, on either side, is refused naming the
-   * field's whole rule, its top included (3000000000 is >= 1, yet no maxBatchSize).
+   * A field whose rule is >= 1 and whose type holds {@code min} to {@code max}: a value within the
+   * type is judged by {@link #check} ("must be >= 1"); one past it, on either side, is refused
+   * naming the field's whole rule, the top its type sets included (3000000000 is >= 1, yet no
+   * maxBatchSize).
    */
-  private static Long readAtLeastOne(JsonObject json, String field, long max, ConfigCheck check) {
-    long min = max == Integer.MAX_VALUE ? Integer.MIN_VALUE : Long.MIN_VALUE;
+  private static Long readAtLeastOne(JsonObject json, String field, long min, long max, ConfigCheck check) {
     return check.readWhole(json, field, min, max, "must be >= 1 and <= " + max);
   }
 
