@@ -1,7 +1,6 @@
 package dev.ferry.verticle;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -61,11 +60,28 @@ class ReviewNLogTest extends VerticleTestBase {
     Future<Message<Object>> first = send("k", "first");
     assertEquals(502, code(first));
     await(arrived.future());
+    // Two inputs wait behind the held call and leave as one batch once it is over: by its size,
+    // that batch's log line (if any) is told apart from the first one's.
+    Future<Message<Object>> second = send("k", "second");
+    Future<Message<Object>> third = send("k", "third");
+    admitted(3);
     vertx.runOnContext(v -> held.get(0).run());
     // The key's next call leaves only once the first one is over: by its answer, that one ended.
-    assertEquals("second", body(send("k", "second")));
-    assertEquals(1, metrics().getLong("failedBatches"), "the first batch counts as failed");
-    assertEquals(1, warnings.size(), "the batch whose callers got 502 is logged once: " + warnings);
-    assertTrue(warnings.get(0).contains("batch of 1 input(s) for key \"k\" failed"), warnings.get(0));
+    // That call has the same callTimeoutMs of 100 ms, real time, and a loaded machine can stretch
+    // an HTTP round trip past it: then both callers get 502 and their batch is logged in
+    // turn, which is right. Slowness may add that line; it cannot add one for the first batch.
+    Throwable late = await(second.transform(ar -> Future.succeededFuture(ar.failed() ? ar.cause() : null)));
+    if (late == null) {
+      assertEquals("second", body(second));
+      assertEquals("third", body(third));
+    } else {
+      assertEquals(502, ((io.vertx.core.eventbus.ReplyException) late).failureCode(), late.toString());
+      assertEquals(502, code(third));
+    }
+    long failedBatches = late == null ? 1 : 2;
+    assertEquals(failedBatches, metrics().getLong("failedBatches"), "the first batch counts as failed");
+    List<String> ofTheFirst = warnings.stream().filter(w -> w.contains("batch of 1 input(s) for key \"k\" failed")).toList();
+    assertEquals(1, ofTheFirst.size(), "the batch whose callers got 502 is logged once: " + warnings);
+    assertEquals(failedBatches, warnings.size(), "nothing else is logged: " + warnings);
   }
 }

@@ -23,13 +23,18 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * Shared plumbing for the verticle's integration tests: a real Vert.x (from vertx-junit5), a
  * recording event-bus downstream, and a client that sends every request from one fixed context so
  * that requests reach the ferry in the order the test sends them. The test thread waits on
- * futures with a bound ({@link #await}); nothing sleeps.
+ * futures with a bound ({@link #await}); nothing sleeps. Every bound here only guards against a
+ * hang, so each is generous ({@link #HANG_GUARD_SECONDS}): CI runs the suite on a loaded 2-core
+ * machine, where a deploy or an HTTP round trip has taken seconds, and a bound met only on a quick
+ * machine turned a slow run red without any defect (review AE).
  */
 @ExtendWith(VertxExtension.class)
 abstract class VerticleTestBase {
   static final String SUBMIT = "ferry.submit";
   static final String METRICS = "ferry.metrics";
   static final String DOWN = "test.downstream";
+  /** How long a test waits for what must happen before calling it a hang. */
+  static final long HANG_GUARD_SECONDS = 60;
 
   Vertx vertx;
   Context client;
@@ -90,7 +95,7 @@ abstract class VerticleTestBase {
    * from another thread, which no single barrier orders. Each round is a real round trip.
    */
   JsonObject metricsUntil(java.util.function.Predicate<JsonObject> condition) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
     JsonObject m = metrics();
     while (!condition.test(m)) {
       if (System.nanoTime() > deadline) {
@@ -110,7 +115,7 @@ abstract class VerticleTestBase {
 
   /** Asks for health until the node says it is draining (the undeploy reached the verticle). */
   void awaitDraining() {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
     while (!health().encode().contains("\"draining\"")) {
       if (System.nanoTime() > deadline) {
         fail("the node never reported draining");
@@ -130,11 +135,11 @@ abstract class VerticleTestBase {
    */
   String httpGet(int port, String path) {
     io.vertx.core.http.HttpClient client = vertx.createHttpClient();
-    // Each stage bounded below await's 10 s, so that a hang says where it stopped (a CI run once
+    // Each stage bounded below await's bound, so that a hang says where it stopped (a CI run once
     // waited 10 s for the second GET of /health, never reproduced in ten runs since).
     io.vertx.core.http.RequestOptions options = new io.vertx.core.http.RequestOptions()
         .setMethod(io.vertx.core.http.HttpMethod.GET).setHost("127.0.0.1").setPort(port).setURI(path)
-        .setConnectTimeout(4_000).setIdleTimeout(4_000);
+        .setConnectTimeout(20_000).setIdleTimeout(20_000);
     try {
       return await(client.request(options)
           .recover(e -> Future.failedFuture(new AssertionError("GET " + path + ": no connection: " + e, e)))
@@ -157,7 +162,7 @@ abstract class VerticleTestBase {
 
   static <T> T await(Future<T> future) {
     try {
-      return future.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+      return future.toCompletionStage().toCompletableFuture().get(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
     } catch (java.util.concurrent.ExecutionException e) {
       throw new AssertionError("future failed: " + e.getCause(), e.getCause());
     } catch (Exception e) {
@@ -167,7 +172,7 @@ abstract class VerticleTestBase {
 
   static Throwable failure(Future<?> future) {
     try {
-      Object value = future.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+      Object value = future.toCompletionStage().toCompletableFuture().get(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
       return fail("expected a failure, got " + value);
     } catch (java.util.concurrent.ExecutionException e) {
       return e.getCause();
