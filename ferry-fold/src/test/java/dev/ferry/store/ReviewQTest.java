@@ -288,7 +288,7 @@ class ReviewQTest {
       // Not refused at once: it must fail, or else answer every request.
       Future<StoreService> settled = started.otherwiseEmpty().map(started.result());
       try {
-        settled.await(10, TimeUnit.SECONDS);
+        settled.await(PgAndH2.HANG_GUARD_SECONDS, TimeUnit.SECONDS);
       } catch (java.util.concurrent.TimeoutException hung) {
         throw new AssertionError(what + ": its Future never completed", hung);
       }
@@ -298,7 +298,7 @@ class ReviewQTest {
       JsonObject request = new JsonObject().put("key", "q").put("inputs", new io.vertx.core.json.JsonArray()
           .add(new JsonObject().put("id", 1).put("input", Accounts.deposit("q", 1))));
       Future<Object> reply = settled(db.vertx.eventBus().request(n == 2 ? "q.null.type" : "q.null.fold", request,
-          new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(5_000)).map(m -> m.body()));
+          new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(60_000)).map(m -> m.body()));
       io.vertx.core.eventbus.ReplyException e = assertInstanceOf(io.vertx.core.eventbus.ReplyException.class, reply.cause(),
           what + ": " + reply);
       assertEquals(io.vertx.core.eventbus.ReplyFailure.RECIPIENT_FAILURE, e.failureType(), what + ": never answered: " + e);

@@ -43,6 +43,12 @@ import org.junit.jupiter.api.TestInstance;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class StoreHostileTest {
+  /**
+   * The send timeout of a request whose point is that the service answers it at all: a request it
+   * leaves unanswered fails at this bound, as TIMEOUT. Far above what any answer takes on a loaded
+   * machine, and below the awaits' bound, so that a slow answer can never pass for none.
+   */
+  private static final long ANSWER_BOUND_MS = 60_000;
   private PgAndH2 db;
   private Vertx vertx;
   private Pool pg;
@@ -509,7 +515,7 @@ class StoreHostileTest {
     JsonObject request = new JsonObject().put("key", "b").put("inputs", new io.vertx.core.json.JsonArray()
         .add(new JsonObject().put("id", 1).put("input", Accounts.deposit("b", 1))));
     Future<Object> reply = settled(vertx.eventBus().request(address, request,
-        new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(10_000)).map(m -> m.body()));
+        new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(ANSWER_BOUND_MS)).map(m -> m.body()));
     ReplyException e = assertInstanceOf(ReplyException.class, reply.cause());
     assertEquals(io.vertx.core.eventbus.ReplyFailure.RECIPIENT_FAILURE, e.failureType(), e.toString());
     assertEquals(502, e.failureCode());
@@ -542,7 +548,7 @@ class StoreHostileTest {
     try {
       vertx.eventBus().request(address, request, new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(60_000));
       Future<Object> behind = settled(vertx.eventBus().request(address, request,
-          new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(15_000)).map(m -> m.body()));
+          new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(ANSWER_BOUND_MS)).map(m -> m.body()));
       ReplyException e = assertInstanceOf(ReplyException.class, behind.cause());
       assertEquals(503, e.failureCode(), e.failureType() + ": " + e.getMessage());
     } finally {
@@ -606,7 +612,7 @@ class StoreHostileTest {
 
         // Without an answer the request would fail only at its send timeout, as TIMEOUT.
         Future<Object> reply = settled(vertx.eventBus().request(address, request,
-            new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(10_000)).map(m -> m.body()));
+            new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(ANSWER_BOUND_MS)).map(m -> m.body()));
 
         String name = thrown.getClass().getName();
         ReplyException e = assertInstanceOf(ReplyException.class, reply.cause(), name);
@@ -618,7 +624,7 @@ class StoreHostileTest {
         await(service.stop());
       }
       // Reported by the context once the reply was sent: waited for, not assumed done.
-      assertInstanceOf(StackOverflowError.class, firstReported.get(10, TimeUnit.SECONDS));
+      assertInstanceOf(StackOverflowError.class, firstReported.get(PgAndH2.HANG_GUARD_SECONDS, TimeUnit.SECONDS));
       assertEquals(1, reported.size(), String.valueOf(reported));
     } finally {
       vertx.exceptionHandler(null);
@@ -671,7 +677,7 @@ class StoreHostileTest {
           .add(new JsonObject().put("id", 2).put("input", Accounts.deposit("typed", 3))));
 
       Object reply = await(vertx.eventBus().request(address, request,
-          new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(10_000).setCodecName(codec)).map(m -> m.body()));
+          new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(ANSWER_BOUND_MS).setCodecName(codec)).map(m -> m.body()));
 
       io.vertx.core.json.JsonArray outcomes = ((JsonObject) reply).getJsonArray("outcomes");
       assertEquals(new JsonObject().put("error", "expected an input of type JsonObject, got JsonArray"), outcomes.getJsonObject(0));
