@@ -33,12 +33,12 @@ class FoldReviewDTest {
     vertx = Vertx.vertx();
     pool = JdbcStore.h2Pool(vertx, "jdbc:h2:mem:review-d-" + System.nanoTime() + ";DB_CLOSE_DELAY=-1", 4);
     store = JdbcStore.withEvents(pool, "accounts", "account_events");
-    store.createTables().await(10, TimeUnit.SECONDS);
+    store.createTables().await(120, TimeUnit.SECONDS);
   }
 
   @AfterEach
   void stop() throws Exception {
-    vertx.close().await(10, TimeUnit.SECONDS);
+    vertx.close().await(120, TimeUnit.SECONDS);
   }
 
   /**
@@ -60,23 +60,23 @@ class FoldReviewDTest {
     // Started on a context of the test's: the service's context, so stop() runs its steps at once.
     Context context = vertx.getOrCreateContext();
     StoreService service = on(context, () -> StoreService.start(vertx, ADDRESS, Accounts.foldWrite(held), Object.class))
-        .await(10, TimeUnit.SECONDS);
+        .await(120, TimeUnit.SECONDS);
     Future<Message<JsonObject>> first = vertx.eventBus().request(ADDRESS, request("k", Accounts.deposit("k", 10)));
-    writeStarted.future().await(10, TimeUnit.SECONDS);
+    writeStarted.future().await(120, TimeUnit.SECONDS);
 
     List<Future<Void>> stopped = new ArrayList<>();
     boolean overAtOnce = on(context, () -> {
       Future<Void> f = service.stop().andThen(ar -> log.add("stopped"));
       stopped.add(f);
       return Future.succeededFuture(f.isComplete());
-    }).await(10, TimeUnit.SECONDS);
+    }).await(120, TimeUnit.SECONDS);
     release.complete();
-    stopped.get(0).await(10, TimeUnit.SECONDS);
+    stopped.get(0).await(120, TimeUnit.SECONDS);
 
     assertFalse(overAtOnce, "stop() completed while the write it let finish was still running");
     assertEquals(List.of("write over", "stopped"), List.copyOf(log),
         "closing the pool once stop() completed would fail a write still running");
-    assertEquals(new JsonObject().put("ok", 10L), first.await(10, TimeUnit.SECONDS).body().getJsonArray("outcomes").getJsonObject(0));
+    assertEquals(new JsonObject().put("ok", 10L), first.await(120, TimeUnit.SECONDS).body().getJsonArray("outcomes").getJsonObject(0));
   }
 
   private static <T> Future<T> on(Context context, Supplier<Future<T>> action) {

@@ -12,14 +12,14 @@ class FoldWriteJdbcStoreTest extends FoldWriteStoreContract {
   protected StoreFixture start(Vertx vertx) throws Exception {
     pool = JdbcStore.h2Pool(vertx, "jdbc:h2:mem:foldwrite-contract;DB_CLOSE_DELAY=-1", 8);
     JdbcStore store = JdbcStore.withEvents(pool, "accounts", "account_events");
-    store.createTables().await(20, TimeUnit.SECONDS);
+    store.createTables().await(120, TimeUnit.SECONDS);
     return new JdbcFixture(store);
   }
 
   @Override
   protected void stop() throws Exception {
     if (pool != null) {
-      pool.close().await(10, TimeUnit.SECONDS);
+      pool.close().await(120, TimeUnit.SECONDS);
     }
   }
 }

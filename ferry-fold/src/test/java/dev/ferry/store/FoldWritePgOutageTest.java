@@ -41,14 +41,27 @@ class FoldWritePgOutageTest {
     PgServer server = PgServer.start(data, 0);
     int port = server.port();
     Pool pool = server.pool(vertx, 4);
-    PgStore store = PgStore.withEvents(pool, "accounts", "account_events");
-    store.createTables().await(20, TimeUnit.SECONDS);
+    PgStore pg = PgStore.withEvents(pool, "accounts", "account_events");
+    pg.createTables().await(120, TimeUnit.SECONDS);
+    // Once 50 are acknowledged, the writes that come next wait until the server has stopped: the
+    // stop then lands while batches are in flight however the machine schedules this thread. Left
+    // to run, the event loop could finish every deposit before a descheduled test thread got to
+    // the stop, and no caller would fail.
+    Promise<Void> stoppedServer = Promise.promise();
+    AtomicInteger acks = new AtomicInteger();
+    java.util.concurrent.atomic.AtomicReference<io.vertx.core.Context> loop = new java.util.concurrent.atomic.AtomicReference<>();
+    HookedStore<String, JsonObject, Object> store = new HookedStore<>((dev.ferry.VersionedStore<String, JsonObject, Object>) pg)
+        .onWrite((key, expected, write) -> {
+          if (acks.get() < 50) {
+            return write.get();
+          }
+          return stoppedServer.future().compose(v -> write.get());
+        });
     Ferry<Object, Long> ferry = Accounts.ferry(vertx, PerKeyConfig.builder().maxBatchSize(8).build(), store);
 
     // All submitted at once: in batches of 8 they need dozens of round trips per account, so the
     // stop, as soon as 50 are acknowledged, lands while most are waiting or in flight.
     Promise<Void> enoughAcked = Promise.promise();
-    AtomicInteger acks = new AtomicInteger();
     List<JsonObject> ops = new ArrayList<>();
     List<Future<Long>> replies = new ArrayList<>();
     for (int i = 0; i < DEPOSITS; i++) {
@@ -58,13 +71,15 @@ class FoldWritePgOutageTest {
       replies.add(reply);
       reply.onSuccess(r -> {
         if (acks.incrementAndGet() == 50) {
+          loop.set(Vertx.currentContext()); // the ferry's, where its writes start
           enoughAcked.tryComplete();
         }
       });
     }
-    enoughAcked.future().await(20, TimeUnit.SECONDS);
+    enoughAcked.future().await(120, TimeUnit.SECONDS);
     server.close();
-    Future.join(new ArrayList<>(replies)).otherwiseEmpty().await(40, TimeUnit.SECONDS);
+    loop.get().runOnContext(v -> stoppedServer.complete());
+    Future.join(new ArrayList<>(replies)).otherwiseEmpty().await(180, TimeUnit.SECONDS);
 
     int failed = 0;
     for (Future<Long> reply : replies) {
@@ -79,13 +94,13 @@ class FoldWritePgOutageTest {
     // Back up on the same data: every acknowledged deposit is in its account's log, in order, and
     // each state is the fold of its log. A deposit whose commit raced the stop may be there
     // without having been acknowledged: the caller saw FAILED for a write whose outcome was unknown.
-    pool.close().await(10, TimeUnit.SECONDS);
+    pool.close().await(120, TimeUnit.SECONDS);
     try (PgServer again = PgServer.start(data, port)) {
       Pool pool2 = again.pool(vertx, 2);
       PgStore reopened = PgStore.withEvents(pool2, "accounts", "account_events");
       for (int a = 0; a < ACCOUNTS; a++) {
         String key = "o" + a;
-        List<Object> log = reopened.events(key).await(10, TimeUnit.SECONDS);
+        List<Object> log = reopened.events(key).await(120, TimeUnit.SECONDS);
         List<Object> acked = new ArrayList<>();
         for (int i = 0; i < DEPOSITS; i++) {
           if (Accounts.accountOf(ops.get(i)).equals(key) && replies.get(i).succeeded()) {
@@ -97,10 +112,10 @@ class FoldWritePgOutageTest {
         for (Object op : log) {
           state = ((FoldDecision.Accepted<JsonObject, Long>) Accounts.apply(state, op)).state();
         }
-        Versioned<JsonObject> stored = reopened.read(key).await(10, TimeUnit.SECONDS);
+        Versioned<JsonObject> stored = reopened.read(key).await(120, TimeUnit.SECONDS);
         assertEquals(log.isEmpty() ? null : state, stored.state(), "state of " + key);
       }
-      pool2.close().await(10, TimeUnit.SECONDS);
+      pool2.close().await(120, TimeUnit.SECONDS);
     }
   }
 }

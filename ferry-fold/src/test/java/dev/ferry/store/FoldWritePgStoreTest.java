@@ -14,14 +14,14 @@ class FoldWritePgStoreTest extends FoldWriteStoreContract {
     server = PgServer.start();
     pool = server.pool(vertx, 8);
     PgStore store = PgStore.withEvents(pool, "accounts", "account_events");
-    store.createTables().await(20, TimeUnit.SECONDS);
+    store.createTables().await(120, TimeUnit.SECONDS);
     return new PgFixture(store);
   }
 
   @Override
   protected void stop() throws Exception {
     if (pool != null) {
-      pool.close().await(10, TimeUnit.SECONDS);
+      pool.close().await(120, TimeUnit.SECONDS);
     }
     if (server != null) {
       server.close();

@@ -56,7 +56,7 @@ abstract class FoldWriteStoreContract {
   @AfterAll
   void stopAll() throws Exception {
     stop();
-    vertx.close().await(10, TimeUnit.SECONDS);
+    vertx.close().await(120, TimeUnit.SECONDS);
   }
 
   @BeforeEach
@@ -65,7 +65,7 @@ abstract class FoldWriteStoreContract {
   }
 
   static <T> T await(Future<T> f) throws Exception {
-    return f.await(20, TimeUnit.SECONDS);
+    return f.await(120, TimeUnit.SECONDS);
   }
 
   private HookedStore<String, JsonObject, Object> hooked() {

@@ -28,9 +28,9 @@ class FoldWriteStoreServiceTest {
   void start(Vertx vertx) throws Exception {
     Pool pool = JdbcStore.h2Pool(vertx, "jdbc:h2:mem:service-" + System.nanoTime() + ";DB_CLOSE_DELAY=-1", 2);
     store = JdbcStore.withEvents(pool, "accounts", "account_events");
-    store.createTables().await(10, TimeUnit.SECONDS);
+    store.createTables().await(120, TimeUnit.SECONDS);
     hooked = new HookedStore<>(store);
-    StoreService.start(vertx, ADDRESS, Accounts.foldWrite(hooked), Object.class).await(10, TimeUnit.SECONDS);
+    StoreService.start(vertx, ADDRESS, Accounts.foldWrite(hooked), Object.class).await(120, TimeUnit.SECONDS);
   }
 
   private static JsonObject request(String key, Object... inputs) {

@@ -40,25 +40,25 @@ class JdbcStoreBeginRefusedTest {
 
   @AfterEach
   void stop() throws Exception {
-    h2.close().await(10, TimeUnit.SECONDS);
-    vertx.close().await(10, TimeUnit.SECONDS);
+    h2.close().await(120, TimeUnit.SECONDS);
+    vertx.close().await(120, TimeUnit.SECONDS);
   }
 
   @Test
   void aTransactionThatCouldNotBeginIsReportedAsNotWritten() throws Exception {
     AtomicBoolean beginFails = new AtomicBoolean();
     JdbcStore store = JdbcStore.of(beginRefusing(h2, beginFails), "begin_refused");
-    store.createTables().await(20, TimeUnit.SECONDS);
-    assertTrue(store.write("a", new JsonObject().put("n", 1), 0, List.of()).await(20, TimeUnit.SECONDS));
+    store.createTables().await(120, TimeUnit.SECONDS);
+    assertTrue(store.write("a", new JsonObject().put("n", 1), 0, List.of()).await(120, TimeUnit.SECONDS));
 
     beginFails.set(true);
     Future<Boolean> write = store.write("a", new JsonObject().put("n", 2), 1, List.of());
-    write.otherwiseEmpty().await(20, TimeUnit.SECONDS);
+    write.otherwiseEmpty().await(120, TimeUnit.SECONDS);
 
     assertFalse(write.cause() instanceof WriteOutcomeUnknownException, "a refused begin: " + write.cause());
     assertInstanceOf(WriteRefusedException.class, write.cause());
     beginFails.set(false);
-    assertEquals(1, store.read("a").await(20, TimeUnit.SECONDS).version(), "nothing was written");
+    assertEquals(1, store.read("a").await(120, TimeUnit.SECONDS).version(), "nothing was written");
   }
 
   /** {@code pool}, whose connections fail {@code begin()} while {@code beginFails} is set. */

@@ -75,7 +75,7 @@ final class RandomRun {
     for (JsonObject op : ops) {
       replies.add(ferry.submit(op));
     }
-    Future.join(new ArrayList<>(replies)).otherwiseEmpty().await(40, TimeUnit.SECONDS);
+    Future.join(new ArrayList<>(replies)).otherwiseEmpty().await(180, TimeUnit.SECONDS);
 
     Map<String, JsonObject> model = new LinkedHashMap<>();
     Map<String, List<Object>> acknowledged = new LinkedHashMap<>();
@@ -112,10 +112,10 @@ final class RandomRun {
 
     for (Map.Entry<String, JsonObject> account : model.entrySet()) {
       String key = account.getKey();
-      Versioned<JsonObject> stored = fixture.store().read(key).await(10, TimeUnit.SECONDS);
+      Versioned<JsonObject> stored = fixture.store().read(key).await(120, TimeUnit.SECONDS);
       List<Object> acks = acknowledged.getOrDefault(key, List.of());
       assertEquals(acks.isEmpty() ? null : account.getValue(), stored.state(), "state of " + key);
-      assertEquals(acks, fixture.events(key).await(10, TimeUnit.SECONDS), "events of " + key);
+      assertEquals(acks, fixture.events(key).await(120, TimeUnit.SECONDS), "events of " + key);
     }
   }
 

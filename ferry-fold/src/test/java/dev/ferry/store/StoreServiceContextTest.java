@@ -17,7 +17,7 @@ class StoreServiceContextTest {
 
   @AfterEach
   void close() throws Exception {
-    vertx.close().await(10, TimeUnit.SECONDS);
+    vertx.close().await(120, TimeUnit.SECONDS);
   }
 
   /**
@@ -41,7 +41,7 @@ class StoreServiceContextTest {
         return null;
       });
     });
-    assertTrue(ran.await(10, TimeUnit.SECONDS), "the action ran");
+    assertTrue(ran.await(120, TimeUnit.SECONDS), "the action ran");
     assertSame(loop.get(), ranOn.get(), "ran on " + ranOn.get() + ", not on the context's event loop");
   }
 }

@@ -65,7 +65,7 @@ class TimedOutBatchTest {
     vertx = Vertx.vertx();
     Pool pool = JdbcStore.h2Pool(vertx, "jdbc:h2:mem:timed-out-" + System.nanoTime() + ";DB_CLOSE_DELAY=-1", 4);
     JdbcStore store = JdbcStore.withEvents(pool, "accounts", "account_events");
-    store.createTables().await(10, TimeUnit.SECONDS);
+    store.createTables().await(120, TimeUnit.SECONDS);
     hooked = new HookedStore<>(store)
         .onRead((key, read) -> {
           log.add("read " + key);
@@ -96,7 +96,7 @@ class TimedOutBatchTest {
   @AfterEach
   void stop() throws Exception {
     releaseFirstWrite.tryComplete();
-    vertx.close().await(10, TimeUnit.SECONDS);
+    vertx.close().await(120, TimeUnit.SECONDS);
   }
 
   @Test
@@ -114,21 +114,21 @@ class TimedOutBatchTest {
         op -> op instanceof JsonObject o ? Accounts.accountOf(o) : null, null, null, foldWrite, foldWrite::extract);
 
     Future<Long> first = ferry.submit(Accounts.deposit("k", 10));
-    firstWriteHeld.future().await(10, TimeUnit.SECONDS);
-    clock.advance(Duration.ofMillis(100)).await(10, TimeUnit.SECONDS);
+    firstWriteHeld.future().await(120, TimeUnit.SECONDS);
+    clock.advance(Duration.ofMillis(100)).await(120, TimeUnit.SECONDS);
     assertFailed(failure(first));
     laterReadsOfKMs = 150;
     Future<Long> second = ferry.submit(Accounts.deposit("k", 5));
     Future<Long> probe = ferry.submit(Accounts.deposit("probe", 1));
 
-    assertEquals(15L, second.await(10, TimeUnit.SECONDS), "the later batch applies after the earlier one: " + log);
-    probe.await(10, TimeUnit.SECONDS);
+    assertEquals(15L, second.await(120, TimeUnit.SECONDS), "the later batch applies after the earlier one: " + log);
+    probe.await(120, TimeUnit.SECONDS);
     assertOneWriterAtATime();
   }
 
   @Test
   void throughStoreServiceTheKeysNextBatchWaitsForTheTimedOutWrite() throws Exception {
-    StoreService.start(vertx, ADDRESS, Accounts.foldWrite(hooked), Object.class).await(10, TimeUnit.SECONDS);
+    StoreService.start(vertx, ADDRESS, Accounts.foldWrite(hooked), Object.class).await(120, TimeUnit.SECONDS);
     nextBatchWaitsForTheTimedOutWrite();
   }
 
@@ -137,7 +137,7 @@ class TimedOutBatchTest {
     // Keys spread over four contexts (this thread is not Vert.x's: four event loops); a key stays
     // on one, so its batches still run one at a time.
     StoreService.start(vertx, ADDRESS, Accounts.foldWrite(hooked), Object.class, Duration.ofSeconds(30), 4)
-        .await(10, TimeUnit.SECONDS);
+        .await(120, TimeUnit.SECONDS);
     nextBatchWaitsForTheTimedOutWrite();
   }
 
@@ -152,8 +152,8 @@ class TimedOutBatchTest {
     Future<Message<JsonObject>> second = vertx.eventBus().request(ADDRESS, request("k", Accounts.deposit("k", 5)));
     Future<Message<JsonObject>> probe = vertx.eventBus().request(ADDRESS, request("probe", Accounts.deposit("probe", 1)));
 
-    JsonArray outcomes = second.await(10, TimeUnit.SECONDS).body().getJsonArray("outcomes");
-    probe.await(10, TimeUnit.SECONDS);
+    JsonArray outcomes = second.await(120, TimeUnit.SECONDS).body().getJsonArray("outcomes");
+    probe.await(120, TimeUnit.SECONDS);
     assertOneWriterAtATime();
     assertEquals(new JsonObject().put("ok", 15L), outcomes.getJsonObject(0),
         "the later batch must apply after the earlier one, which its caller gave up on: " + log);
@@ -163,18 +163,18 @@ class TimedOutBatchTest {
   void stoppingTheServiceAnswersTheBatchesWaitingForTheirKeyAndLetsTheRunningOneFinish() throws Exception {
     probeReleases = false;
     StoreService service = StoreService.start(vertx, ADDRESS, Accounts.foldWrite(hooked), Object.class)
-        .await(10, TimeUnit.SECONDS);
+        .await(120, TimeUnit.SECONDS);
     Future<Message<JsonObject>> first = vertx.eventBus().request(ADDRESS, request("k", Accounts.deposit("k", 10)));
     Future<Message<JsonObject>> waiting = vertx.eventBus().request(ADDRESS, request("k", Accounts.deposit("k", 5)));
     Future<Message<JsonObject>> probe = vertx.eventBus().request(ADDRESS, request("probe", Accounts.deposit("probe", 1)));
-    probe.await(10, TimeUnit.SECONDS); // answered after both k batches arrived
+    probe.await(120, TimeUnit.SECONDS); // answered after both k batches arrived
     Future<Void> stopped = service.stop(); // while the first batch is still writing
     releaseFirstWrite.complete();
-    stopped.await(10, TimeUnit.SECONDS); // once it is over (ADR 0156)
+    stopped.await(120, TimeUnit.SECONDS); // once it is over (ADR 0156)
 
     ReplyException refused = assertInstanceOf(ReplyException.class, failure(waiting));
     assertEquals(503, refused.failureCode(), refused.getMessage());
-    assertEquals(new JsonObject().put("ok", 10L), first.await(10, TimeUnit.SECONDS).body().getJsonArray("outcomes").getJsonObject(0));
+    assertEquals(new JsonObject().put("ok", 10L), first.await(120, TimeUnit.SECONDS).body().getJsonArray("outcomes").getJsonObject(0));
     assertEquals(1, List.copyOf(log).stream().filter(e -> e.equals("read k")).count(), "the waiting batch was run: " + log);
   }
 
@@ -182,15 +182,15 @@ class TimedOutBatchTest {
   void aBatchThatWaitedBehindItsKeyPastMaxWaitIsAnswered503AndNeverWritten() throws Exception {
     probeReleases = false;
     StoreService.start(vertx, ADDRESS, Accounts.foldWrite(hooked), Object.class, Duration.ofMillis(1), 1)
-        .await(10, TimeUnit.SECONDS);
+        .await(120, TimeUnit.SECONDS);
     Future<Message<JsonObject>> first = vertx.eventBus().request(ADDRESS, request("k", Accounts.deposit("k", 10)));
     Future<Message<JsonObject>> waiting = vertx.eventBus().request(ADDRESS, request("k", Accounts.deposit("k", 5)));
-    vertx.eventBus().request(ADDRESS, request("probe", Accounts.deposit("probe", 1))).await(10, TimeUnit.SECONDS);
+    vertx.eventBus().request(ADDRESS, request("probe", Accounts.deposit("probe", 1))).await(120, TimeUnit.SECONDS);
     // The waiting batch has arrived (the probe, sent after it, was answered); the first write ends
     // 50 ms later at the earliest, so the batch waited more than its 1 ms by then.
     vertx.setTimer(50, t -> releaseFirstWrite.tryComplete());
 
-    assertEquals(new JsonObject().put("ok", 10L), first.await(10, TimeUnit.SECONDS).body().getJsonArray("outcomes").getJsonObject(0));
+    assertEquals(new JsonObject().put("ok", 10L), first.await(120, TimeUnit.SECONDS).body().getJsonArray("outcomes").getJsonObject(0));
     ReplyException refused = assertInstanceOf(ReplyException.class, failure(waiting));
     assertEquals(503, refused.failureCode(), refused.getMessage());
     assertTrue(refused.getMessage().startsWith("batch not written"), refused.getMessage());
@@ -310,7 +310,7 @@ class TimedOutBatchTest {
 
   /** How {@code f} failed, once it did. */
   private static Throwable failure(Future<?> f) throws Exception {
-    f.otherwiseEmpty().await(10, TimeUnit.SECONDS);
+    f.otherwiseEmpty().await(120, TimeUnit.SECONDS);
     assertTrue(f.failed(), "succeeded: " + f.result());
     return f.cause();
   }
