@@ -171,7 +171,7 @@ class ReviewAaHttpHostileTest extends VerticleTestBase {
       } // the first is answered by the test, once "b" waits
     });
     deploy(new JsonObject().put("maxInFlightBatches", 1).put("downstream", new JsonObject().put("type", "http")
-        .put("url", server.url()).put("timeoutMs", 10_000)));
+        .put("url", server.url()).put("timeoutMs", 600_000)));
     Future<io.vertx.core.eventbus.Message<Object>> a = send("a", "A");
     HostileHttpServer.Request first = await(server.request(0));
     Future<io.vertx.core.eventbus.Message<Object>> b = send("b", "B");
