@@ -260,13 +260,23 @@ class ClusterForwardingTest {
     try {
       // The first input occupies the key's call at the owner for 4 s; the second, entering at
       // node 0 with 100 ms to live, must time out at the owner (504) while that call still runs,
-      // not wait for it (no bound on the machine's speed: only the order of the two answers).
+      // not wait for it. No bound on the machine's speed: the second is sent once the first's call
+      // has reached the downstream (a 50 ms sleep guessed that before), and what is asserted is the
+      // order in which the two answers reached node 0, not what the test's thread saw when it woke.
+      List<String> answered = new java.util.concurrent.CopyOnWriteArrayList<>();
       Future<Message<Object>> first = cluster.send(0, cluster.entry(0), key, "first");
-      ClusterHarness.sleep(50);
-      ReplyException late = failure(cluster.send(0, cluster.entry(0), key, "second", "timeout-ms", "100"));
+      first.onComplete(ar -> answered.add("first"));
+      long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+      while (!downstream.inFlight(key)) {
+        assertTrue(System.nanoTime() < deadline, "the first call never reached the downstream");
+        ClusterHarness.sleep(5);
+      }
+      Future<Message<Object>> second = cluster.send(0, cluster.entry(0), key, "second", "timeout-ms", "100");
+      second.onComplete(ar -> answered.add("second"));
+      ReplyException late = failure(second);
       assertEquals(504, late.failureCode(), late.getMessage());
-      assertTrue(!first.isComplete(), "the 504 came only after the key's call: the deadline did not travel");
       assertEquals("first", await(first).body());
+      assertEquals(List.of("second", "first"), answered, "the 504 came only after the key's call: the deadline did not travel");
     } finally {
       downstream.slow(-1, 0);
     }

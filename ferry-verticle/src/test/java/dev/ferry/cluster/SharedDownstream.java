@@ -119,6 +119,11 @@ final class SharedDownstream {
     return this;
   }
 
+  /** Whether a call of {@code key} has reached this downstream and is not answered yet. */
+  synchronized boolean inFlight(String key) {
+    return open.containsKey(key);
+  }
+
   synchronized List<Call> calls() {
     return List.copyOf(calls);
   }
