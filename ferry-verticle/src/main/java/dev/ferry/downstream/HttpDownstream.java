@@ -45,12 +45,29 @@ import java.util.Set;
  * a 304, a 5xx, or a 2xx that is not the batch's outcomes is closed (ADR 0163), and a batch is
  * written only once what its connection had already received is read (ADR 0162).
  *
+ * <p>A connection idle for {@code keepAliveTimeoutMs} (or for a second less than a server's
+ * advertised {@code Keep-Alive: timeout}, if shorter) is closed rather than written on: a server
+ * closes idle connections on its own timer, and a batch written as that close crossed it failed
+ * after it was written, 502 "may have been applied", though the server never read it (ADR 0165).
+ *
  * <p>Calls are made on the ferry's event loop; the client answers on the context that made the
  * call, so every exchange's state below is touched from that one thread.
  */
 public final class HttpDownstream implements Downstream {
   /** The default bound on one answer's body: 4 MiB. */
   public static final long DEFAULT_MAX_RESPONSE_BYTES = 4L << 20;
+  /**
+   * The default {@code keepAliveTimeoutMs}: 4 s, under the shortest idle timeout common servers
+   * apply by default without always saying so (Node.js and uvicorn 5 s; Tomcat 20 s, Jetty 30 s,
+   * AWS ALB 60 s, nginx 75 s), as undici, Node's own client, does (ADR 0165).
+   */
+  public static final long DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 4_000;
+  /**
+   * Taken off a server's advertised {@code Keep-Alive: timeout=N}: its timer started when it wrote
+   * its answer, before the client read it, and a batch written at N - 1 s still has to reach it.
+   * Whole seconds both, so a hint of 1 s leaves no idle reuse at all.
+   */
+  static final long HINT_MARGIN_MS = 1_000;
   /** Connections a batch may ask for again, each after one closed before it was written. */
   private static final int MAX_ASKS = 3;
 
@@ -58,6 +75,8 @@ public final class HttpDownstream implements Downstream {
   private final String url;
   private final long timeoutMs;
   private final long maxResponseBytes;
+  /** The longest a pooled HTTP/1.x connection may have been idle and still be written on. */
+  private final long keepAliveTimeoutMs;
   private final MultiMap headers;
   private final HttpClientAgent client;
   /** Exchanges not yet complete; touched on the ferry's event loop only. */
@@ -75,6 +94,13 @@ public final class HttpDownstream implements Downstream {
    * on it and fail (review AC). Weak: a closed connection leaves it with its last reference.
    */
   private final Set<HttpConnection> closedHere = java.util.Collections.newSetFromMap(new java.util.WeakHashMap<>());
+  /**
+   * Each HTTP/1.x connection's last exchange end ({@link System#nanoTime()}) and how long it may
+   * then stay idle and be reused (ms); on the ferry's event loop only. Kept here rather than left
+   * to Vert.x, whose keep-alive timeout is in whole seconds and adopts a server's advertised one
+   * as it is, with no margin for the close crossing the next request (review AF). Weak, as above.
+   */
+  private final Map<HttpConnection, Idle> idle = new java.util.WeakHashMap<>();
 
   /**
    * @param options the client's options (TLS, say); keep-alive is always on, pipelining always off
@@ -83,13 +109,28 @@ public final class HttpDownstream implements Downstream {
    */
   public HttpDownstream(Vertx vertx, String url, long timeoutMs, long maxResponseBytes,
       HttpClientOptions options, Map<String, String> headers, int poolSize) {
+    this(vertx, url, timeoutMs, maxResponseBytes, options, headers, poolSize, DEFAULT_KEEP_ALIVE_TIMEOUT_MS);
+  }
+
+  /**
+   * @param options the client's options (TLS, say); keep-alive is always on, pipelining always off,
+   *     and the keep-alive timeout is {@code keepAliveTimeoutMs}'s
+   * @param headers sent with every request, besides {@code Content-Type: application/json}
+   * @param poolSize most connections to the downstream; batches beyond it wait for a connection
+   * @param keepAliveTimeoutMs the longest a pooled connection may have been idle and still carry a
+   *     batch; one idle longer is closed and another used (a server's advertised {@code Keep-Alive:
+   *     timeout}, less a second, lowers it)
+   */
+  public HttpDownstream(Vertx vertx, String url, long timeoutMs, long maxResponseBytes,
+      HttpClientOptions options, Map<String, String> headers, int poolSize, long keepAliveTimeoutMs) {
     this.vertx = Objects.requireNonNull(vertx, "vertx");
     this.url = Objects.requireNonNull(url, "url");
-    if (timeoutMs < 1 || poolSize < 1 || maxResponseBytes < 1) {
-      throw new IllegalArgumentException("timeoutMs, maxResponseBytes and poolSize must be >= 1, got "
-          + timeoutMs + ", " + maxResponseBytes + ", " + poolSize);
+    if (timeoutMs < 1 || poolSize < 1 || maxResponseBytes < 1 || keepAliveTimeoutMs < 1) {
+      throw new IllegalArgumentException("timeoutMs, maxResponseBytes, poolSize and keepAliveTimeoutMs must be >= 1, got "
+          + timeoutMs + ", " + maxResponseBytes + ", " + poolSize + ", " + keepAliveTimeoutMs);
     }
     this.timeoutMs = timeoutMs;
+    this.keepAliveTimeoutMs = keepAliveTimeoutMs;
     this.maxResponseBytes = maxResponseBytes;
     this.headers = MultiMap.caseInsensitiveMultiMap();
     if (headers != null) {
@@ -98,8 +139,12 @@ public final class HttpDownstream implements Downstream {
     this.headers.set(HttpHeaders.CONTENT_TYPE, "application/json");
     // Never pipelined: a batch written behind another before that one's answer came would read any
     // extra answer the server sent as its own (ADR 0162 needs the connection idle between batches).
+    // Vert.x's keep-alive timeout is whole seconds (0: never): rounded up, it only lets the pool
+    // close idle connections about when this downstream stops using them. The bound itself is
+    // write()'s, in ms (a server's advertised timeout replaces Vert.x's, longer or not).
+    int seconds = (int) Math.min(Integer.MAX_VALUE, (keepAliveTimeoutMs + 999) / 1000);
     HttpClientOptions o = new HttpClientOptions(options == null ? new HttpClientOptions() : options)
-        .setKeepAlive(true).setPipelining(false);
+        .setKeepAlive(true).setPipelining(false).setKeepAliveTimeout(seconds);
     this.client = vertx.createHttpClient(o, new PoolOptions().setHttp1MaxSize(poolSize));
   }
 
@@ -130,6 +175,40 @@ public final class HttpDownstream implements Downstream {
   /** An exchange given a connection, with the request it got on it, until the last one on it settled. */
   private record Waiting(Exchange exchange, HttpClientRequest request) {}
 
+  /** A connection idle since {@code since} (nanoTime), reusable while idle less than {@code limitMs}. */
+  private record Idle(long since, long limitMs) {
+    boolean expired(long now) {
+      return now - since >= java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(limitMs);
+    }
+  }
+
+  /**
+   * The seconds of a {@code Keep-Alive: timeout=N} header, or -1 if it names none (or one past any
+   * use). Read here too: Vert.x keeps its reading to itself (and its parser, in 5.0.7, refuses
+   * the digit 9: {@code timeout=9} is ignored there).
+   */
+  static long keepAliveHint(String header) {
+    if (header == null) {
+      return -1;
+    }
+    for (String part : header.split(",")) {
+      String p = part.trim();
+      if (p.regionMatches(true, 0, "timeout=", 0, 8)) {
+        String n = p.substring(8).trim();
+        if (!n.isEmpty() && n.length() <= 9 && n.chars().allMatch(c -> c >= '0' && c <= '9')) {
+          return Long.parseLong(n);
+        }
+        return -1;
+      }
+    }
+    return -1;
+  }
+
+  /** How long a connection whose last answer advertised {@code hint} seconds (-1: none) may idle. */
+  long idleLimitMs(long hint) {
+    return hint < 0 ? keepAliveTimeoutMs : Math.min(keepAliveTimeoutMs, Math.max(0, hint * 1000 - HINT_MARGIN_MS));
+  }
+
   /** One batch's exchange: connection, request, answer, each bounded by the one deadline. */
   private final class Exchange {
     private final OutgoingBatch batch;
@@ -144,6 +223,12 @@ public final class HttpDownstream implements Downstream {
     private boolean written;
     /** Connections asked for after the first, each because one closed before the batch was written. */
     private int asked;
+    /** The seconds of the answer's {@code Keep-Alive: timeout}, -1 if none: see {@link #settled}. */
+    private long hint = -1;
+    /** Whether a byte of the batch may have gone out on {@link #held}: it is idle from the settle on. */
+    private boolean sent;
+    /** {@link #held}'s idle mark when this exchange took it: kept if nothing was sent on it. */
+    private Idle idleBefore;
     private Buffer body;
     private long received;
 
@@ -233,8 +318,13 @@ public final class HttpDownstream implements Downstream {
       if (!ours) {
         asked++;
       }
+      giveUp(req);
+    }
+
+    /** Gives up {@code req}, not yet written on, for a connection the pool gives next. */
+    private void giveUp(HttpClientRequest req) {
       request = null; // req's news (its reset's among them) is no longer this batch's
-      if (!ours) {
+      if (!closedHere.contains(req.connection())) {
         // Not left allocated on its connection: were that one still open, its pool slot would
         // stay taken by a request nobody writes. One this downstream is closing keeps req until
         // it is gone: freed now, the pool handed the closing connection straight back, to this
@@ -254,6 +344,22 @@ public final class HttpDownstream implements Downstream {
       if (closedHere.contains(req.connection())) {
         askAgain(req, new DownstreamException("the downstream call failed: its connection was closed before the batch was written"));
         return;
+      }
+      if (req.version() != HttpVersion.HTTP_2) {
+        Idle since = idle.remove(req.connection());
+        idleBefore = since;
+        if (since != null && since.expired(System.nanoTime())) {
+          // Idle long enough for the server to be closing it now: written, the batch could meet
+          // its FIN, fail after the write and be answered 502 (may have been applied) though no
+          // server read it (review AF). Closed unwritten instead, and another connection asked
+          // for, not counted against MAX_ASKS: the server refused nothing, and the pool holds at
+          // most poolSize such connections, each closed here once.
+          HttpConnection stale = req.connection();
+          closedHere.add(stale);
+          stale.close();
+          giveUp(req);
+          return;
+        }
       }
       written = true;
       if (req.version() != HttpVersion.HTTP_2) {
@@ -277,6 +383,7 @@ public final class HttpDownstream implements Downstream {
         return;
       }
       int expected = batch.sealedSize();
+      sent = true;
       request.send(sealed).onComplete(ar -> {
         if (ar.failed()) {
           fail(new DownstreamException("the downstream call failed: " + ar.cause().getMessage(), ar.cause()));
@@ -301,6 +408,7 @@ public final class HttpDownstream implements Downstream {
         return;
       }
       boolean ok = status >= 200 && status <= 299;
+      hint = keepAliveHint(response.getHeader("Keep-Alive"));
       String length = response.getHeader(HttpHeaders.CONTENT_LENGTH);
       if (length != null && declaredTooLong(length)) {
         tooLong(status);
@@ -389,6 +497,18 @@ public final class HttpDownstream implements Downstream {
         return;
       }
       holder.remove(held, this);
+      if (!closedHere.contains(held)) {
+        if (sent) {
+          // Idle from now: the server's timer started when it wrote the answer, a little earlier.
+          // An answer without Keep-Alive keeps the limit an earlier one advertised, as Vert.x does.
+          long limit = hint >= 0 || idleBefore == null ? idleLimitMs(hint) : idleBefore.limitMs();
+          idle.put(held, new Idle(System.nanoTime(), limit));
+        } else if (idleBefore != null) {
+          // Nothing went out (no input left, or none encodable): the server's idle timer kept
+          // running from the last answer, and so does this mark.
+          idle.put(held, idleBefore);
+        }
+      }
       held = null;
       // The next turn: failAndClose closes the connection after fail() returned. A waiter that
       // settled or asked for another connection meanwhile ignores it (its request differs); one
