@@ -428,7 +428,7 @@ public class FerryVerticle extends VerticleBase {
       int pool = (int) Math.min(calls, MAX_HTTP_CONNECTIONS);
       HttpSettings http = d.httpSettings();
       return new HttpDownstream(vertx, d.url(), d.timeoutMs(), http.maxResponseBytes(), http.clientOptions(),
-          http.headers(), pool);
+          http.headers(), pool, http.keepAliveTimeoutMs());
     }
     // Unclustered, every consumer is in this JVM: the batch crosses the bus without being copied.
     return new EventBusDownstream(vertx, d.address(), settings.perKey().callTimeout().toMillis(),

@@ -27,11 +27,14 @@ import java.util.TreeSet;
  * @param tls the TLS settings, or null for the JVM's defaults (an https url still works against a
  *     certificate the JVM trusts)
  * @param maxResponseBytes the longest answer body accepted; a longer one fails its batch (502)
+ * @param keepAliveTimeoutMs the longest a pooled connection may have been idle and still carry a
+ *     batch (ADR 0165)
  */
-public record HttpSettings(Map<String, String> headers, Tls tls, long maxResponseBytes) {
+public record HttpSettings(Map<String, String> headers, Tls tls, long maxResponseBytes, long keepAliveTimeoutMs) {
 
   /** The field names the http downstream object accepts. */
-  static final Set<String> FIELDS = Set.of("type", "url", "timeoutMs", "headers", "tls", "maxResponseBytes");
+  static final Set<String> FIELDS = Set.of("type", "url", "timeoutMs", "headers", "tls", "maxResponseBytes",
+      "keepAliveTimeoutMs");
   static final Set<String> TLS_FIELDS = Set.of("trustAll", "verifyHost", "trustPem", "trustStore", "keyStore", "certPem", "keyPem");
   static final Set<String> STORE_FIELDS = Set.of("path", "password", "type");
   /** Set by the ferry or by the HTTP client: a configured value would contradict the protocol. */
@@ -56,9 +59,15 @@ public record HttpSettings(Map<String, String> headers, Tls tls, long maxRespons
   /** A key or trust store file: {@code type} is {@code "pkcs12"} (the default) or {@code "jks"}. */
   public record Store(String path, String password, String type) {}
 
-  /** The defaults: no extra header, the JVM's TLS defaults, answers up to 4 MiB. */
+  /** These settings with the default {@code keepAliveTimeoutMs}, as before it was one. */
+  public HttpSettings(Map<String, String> headers, Tls tls, long maxResponseBytes) {
+    this(headers, tls, maxResponseBytes, HttpDownstream.DEFAULT_KEEP_ALIVE_TIMEOUT_MS);
+  }
+
+  /** The defaults: no extra header, the JVM's TLS defaults, answers up to 4 MiB, idle reuse up to 4 s. */
   public static HttpSettings defaults() {
-    return new HttpSettings(Map.of(), null, HttpDownstream.DEFAULT_MAX_RESPONSE_BYTES);
+    return new HttpSettings(Map.of(), null, HttpDownstream.DEFAULT_MAX_RESPONSE_BYTES,
+        HttpDownstream.DEFAULT_KEEP_ALIVE_TIMEOUT_MS);
   }
 
   /** The client options these settings stand for. */
@@ -149,7 +158,19 @@ public record HttpSettings(Map<String, String> headers, Tls tls, long maxRespons
         max = v;
       }
     }
-    return new HttpSettings(headers, tls, max);
+    long keepAlive = HttpDownstream.DEFAULT_KEEP_ALIVE_TIMEOUT_MS;
+    Object k = d.getValue("keepAliveTimeoutMs");
+    if (k != null) {
+      // Milliseconds, whatever Vert.x's whole seconds: HttpDownstream bounds idle reuse itself.
+      Long read = new ConfigCheck().readLong(d, "keepAliveTimeoutMs"); // 4000.0 too, as elsewhere
+      boolean ok = read != null && read >= 1 && read <= VerticleConfig.MAX_MS;
+      check.require(ok, "downstream.keepAliveTimeoutMs", describe(k),
+          "must be a whole number >= 1 and <= " + VerticleConfig.MAX_MS);
+      if (ok) {
+        keepAlive = read;
+      }
+    }
+    return new HttpSettings(headers, tls, max, keepAlive);
   }
 
   private static Map<String, String> readHeaders(Object h, ConfigCheck check) {
