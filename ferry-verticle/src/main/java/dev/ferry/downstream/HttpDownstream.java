@@ -106,6 +106,7 @@ public final class HttpDownstream implements Downstream {
    * @param options the client's options (TLS, say); keep-alive is always on, pipelining always off
    * @param headers sent with every request, besides {@code Content-Type: application/json}
    * @param poolSize most connections to the downstream; batches beyond it wait for a connection
+   * @see #DEFAULT_KEEP_ALIVE_TIMEOUT_MS the longest a pooled connection idles and is still reused
    */
   public HttpDownstream(Vertx vertx, String url, long timeoutMs, long maxResponseBytes,
       HttpClientOptions options, Map<String, String> headers, int poolSize) {
