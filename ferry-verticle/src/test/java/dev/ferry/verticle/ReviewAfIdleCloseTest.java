@@ -90,6 +90,15 @@ class ReviewAfIdleCloseTest extends VerticleTestBase {
   }
 
   /** Hang guard: generous, a slow machine must not fail a test. */
+  /** Waits up to 60 s for {@code f} to complete, either way: the caller judges how, with what the server saw. */
+  private static void settle60(Future<?> f) {
+    try {
+      f.toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+    } catch (Exception judgedByTheCaller) {
+      // a failure or no answer: the caller's assertions say which, and why
+    }
+  }
+
   private static <T> T await60(Future<T> f) {
     try {
       return f.toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
@@ -125,11 +134,7 @@ class ReviewAfIdleCloseTest extends VerticleTestBase {
     assertEquals("A", await60(send("quiet", "A")).body());
     idle(400);
     Future<io.vertx.core.eventbus.Message<Object>> b = send("quiet", "B");
-    try {
-      b.toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
-    } catch (Exception ignored) {
-      // judged below, with what the server saw
-    }
+    settle60(b);
     assertTrue(b.succeeded(), "the caller got " + b.cause() + "; the server dropped " + s.dropped);
     assertEquals("B", b.result().body());
     assertEquals(List.of(), s.dropped);
@@ -154,11 +159,7 @@ class ReviewAfIdleCloseTest extends VerticleTestBase {
     // idle, so waiting exactly 1 s from here could leave it idle just under its limit.
     idle(1_200);
     Future<JsonArray> b = call("k", "B");
-    try {
-      b.toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
-    } catch (Exception ignored) {
-      // judged below
-    }
+    settle60(b);
     assertTrue(b.succeeded(), "B failed: " + b.cause() + "; the server dropped " + s.dropped);
     assertEquals(oks("B"), b.result());
     assertEquals(List.of(), s.dropped);
@@ -183,11 +184,7 @@ class ReviewAfIdleCloseTest extends VerticleTestBase {
     }
     idle(400);
     Future<JsonArray> b = call("quiet", "B");
-    try {
-      b.toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
-    } catch (Exception ignored) {
-      // judged below
-    }
+    settle60(b);
     assertTrue(b.succeeded(), "B failed: " + b.cause() + "; the server dropped " + s.dropped);
     assertEquals(oks("B"), b.result());
     assertEquals(List.of(), s.dropped);
@@ -231,11 +228,7 @@ class ReviewAfIdleCloseTest extends VerticleTestBase {
     assertEquals(new JsonArray(), await60(empty.future()));
     idle(160);
     Future<JsonArray> b = call("k", "B");
-    try {
-      b.toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
-    } catch (Exception ignored) {
-      // judged below
-    }
+    settle60(b);
     assertTrue(b.succeeded(), "B failed: " + b.cause() + "; the server dropped " + s.dropped);
     assertEquals(List.of(), s.dropped);
     assertEquals(List.of("A", "B"), await60(s.server.firstInputs()));
