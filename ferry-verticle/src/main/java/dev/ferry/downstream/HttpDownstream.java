@@ -65,7 +65,8 @@ public final class HttpDownstream implements Downstream {
   /**
    * Taken off a server's advertised {@code Keep-Alive: timeout=N}: its timer started when it wrote
    * its answer, before the client read it, and a batch written at N - 1 s still has to reach it.
-   * Whole seconds both, so a hint of 1 s leaves no idle reuse at all.
+   * Whole seconds both, so a hint of 1 s leaves no idle reuse at all: such a connection is closed
+   * once answered (see the exchange's {@code settled()}).
    */
   static final long HINT_MARGIN_MS = 1_000;
   /** Connections a batch may ask for again, each after one closed before it was written. */
@@ -503,7 +504,18 @@ public final class HttpDownstream implements Downstream {
           // Idle from now: the server's timer started when it wrote the answer, a little earlier.
           // An answer without Keep-Alive keeps the limit an earlier one advertised, as Vert.x does.
           long limit = hint >= 0 || idleBefore == null ? idleLimitMs(hint) : idleBefore.limitMs();
-          idle.put(held, new Idle(System.nanoTime(), limit));
+          if (limit == 0) {
+            // A server that advertised 1 s or less leaves no idle reuse: closed now, as undici
+            // does, not pooled. Pooled, the pool handed it to the next batch waiting, which could
+            // only close it and queue again, behind every batch that came after it: against such
+            // a server under load every other batch went to the back of the queue (review AG).
+            // Closed here, the pool opens the next connection for the batch first in line; one
+            // already handed it asks again (write() sees it closed here), after this answer.
+            closedHere.add(held);
+            held.close();
+          } else {
+            idle.put(held, new Idle(System.nanoTime(), limit));
+          }
         } else if (idleBefore != null) {
           // Nothing went out (no input left, or none encodable): the server's idle timer kept
           // running from the last answer, and so does this mark.
