@@ -288,7 +288,8 @@ public final class HttpDownstream implements Downstream {
       // exchange on it ended (to a batch waiting for the pool, or to one the ferry sent from that
       // exchange's completion) may hold more bytes than that answer in the same read: a second
       // answer from a server that sent two. Read before this batch is written, such bytes find no
-      // request waiting and Vert.x closes the connection (this batch then fails, unsent); read
+      // request waiting and Vert.x closes the connection (this batch then asks for another,
+      // unsent: askAgain); read
       // after, they were this batch's answer: its callers got the other batch's outcomes (review AA).
       Exchange before = holder.get(req.connection()); // never an HTTP/2 connection's
       if (before == null) {
