@@ -90,25 +90,6 @@ class ReviewAfIdleCloseTest extends VerticleTestBase {
   }
 
   /** Hang guard: generous, a slow machine must not fail a test. */
-  /** Waits up to 60 s for {@code f} to complete, either way: the caller judges how, with what the server saw. */
-  private static void settle60(Future<?> f) {
-    try {
-      f.toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
-    } catch (Exception judgedByTheCaller) {
-      // a failure or no answer: the caller's assertions say which, and why
-    }
-  }
-
-  private static <T> T await60(Future<T> f) {
-    try {
-      return f.toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
-    } catch (java.util.concurrent.ExecutionException e) {
-      throw new AssertionError("future failed: " + e.getCause(), e.getCause());
-    } catch (Exception e) {
-      throw new AssertionError("future not complete in time: " + e, e);
-    }
-  }
-
   private Future<JsonArray> call(String key, Object input) {
     Promise<JsonArray> p = Promise.promise();
     client.runOnContext(v -> down.call(batch(key, input)).onComplete(p));

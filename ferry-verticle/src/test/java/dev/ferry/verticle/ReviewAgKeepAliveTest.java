@@ -37,16 +37,6 @@ class ReviewAgKeepAliveTest extends VerticleTestBase {
     return p.future();
   }
 
-  private static <T> T await60(Future<T> f) {
-    try {
-      return f.toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
-    } catch (java.util.concurrent.ExecutionException e) {
-      throw new AssertionError("future failed: " + e.getCause(), e.getCause());
-    } catch (Exception e) {
-      throw new AssertionError("future not complete in time: " + e, e);
-    }
-  }
-
   private static String answer(HostileHttpServer.Request r) {
     return HostileHttpServer.response(200, "Content-Type: application/json\r\nKeep-Alive: timeout=1\r\n",
         HostileHttpServer.outcomes(r.input(0)));

@@ -174,6 +174,29 @@ abstract class VerticleTestBase {
     }
   }
 
+  /**
+   * Like {@link #await}, with 60 s: for a downstream a test builds itself, whose calls no 30 s
+   * default ends first (the reason {@link #HANG_GUARD_SECONDS} stays below it does not apply).
+   */
+  static <T> T await60(Future<T> f) {
+    try {
+      return f.toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw new AssertionError("future failed: " + e.getCause(), e.getCause());
+    } catch (Exception e) {
+      throw new AssertionError("future not complete in time: " + e, e);
+    }
+  }
+
+  /** Waits up to 60 s for {@code f} to complete, either way: the caller judges how, with what the server saw. */
+  static void settle60(Future<?> f) {
+    try {
+      f.toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+    } catch (Exception judgedByTheCaller) {
+      // a failure or no answer: the caller's assertions say which, and why
+    }
+  }
+
   static Throwable failure(Future<?> future) {
     try {
       Object value = future.toCompletionStage().toCompletableFuture().get(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
