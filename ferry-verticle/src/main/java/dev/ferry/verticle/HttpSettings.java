@@ -146,31 +146,26 @@ public record HttpSettings(Map<String, String> headers, Tls tls, long maxRespons
         tls = readTls(tj, check);
       }
     }
-    long max = HttpDownstream.DEFAULT_MAX_RESPONSE_BYTES;
-    Object m = d.getValue("maxResponseBytes");
-    if (m != null) {
-      Long read = new ConfigCheck().readLong(d, "maxResponseBytes"); // 1048576.0 too, as elsewhere
-      boolean whole = read != null;
-      long v = whole ? read : -1;
-      check.require(whole && v >= 1 && v <= Integer.MAX_VALUE, "downstream.maxResponseBytes", describe(m),
-          "must be a whole number >= 1 and <= " + Integer.MAX_VALUE);
-      if (whole && v >= 1 && v <= Integer.MAX_VALUE) {
-        max = v;
-      }
-    }
-    long keepAlive = HttpDownstream.DEFAULT_KEEP_ALIVE_TIMEOUT_MS;
-    Object k = d.getValue("keepAliveTimeoutMs");
-    if (k != null) {
-      // Milliseconds, whatever Vert.x's whole seconds: HttpDownstream bounds idle reuse itself.
-      Long read = new ConfigCheck().readLong(d, "keepAliveTimeoutMs"); // 4000.0 too, as elsewhere
-      boolean ok = read != null && read >= 1 && read <= VerticleConfig.MAX_MS;
-      check.require(ok, "downstream.keepAliveTimeoutMs", describe(k),
-          "must be a whole number >= 1 and <= " + VerticleConfig.MAX_MS);
-      if (ok) {
-        keepAlive = read;
-      }
-    }
+    long max = readWholeUpTo(d, "maxResponseBytes", Integer.MAX_VALUE, HttpDownstream.DEFAULT_MAX_RESPONSE_BYTES, check);
+    // Milliseconds, whatever Vert.x's whole seconds: HttpDownstream bounds idle reuse itself.
+    long keepAlive = readWholeUpTo(d, "keepAliveTimeoutMs", VerticleConfig.MAX_MS,
+        HttpDownstream.DEFAULT_KEEP_ALIVE_TIMEOUT_MS, check);
     return new HttpSettings(headers, tls, max, keepAlive);
+  }
+
+  /**
+   * The whole number {@code field} of {@code d}, 1 to {@code top} (4000.0 too, as elsewhere), or
+   * {@code otherwise} when absent or refused; a refused value is named with the value as given.
+   */
+  private static long readWholeUpTo(JsonObject d, String field, long top, long otherwise, ConfigCheck check) {
+    Object given = d.getValue(field);
+    if (given == null) {
+      return otherwise;
+    }
+    Long read = new ConfigCheck().readLong(d, field);
+    boolean ok = read != null && read >= 1 && read <= top;
+    check.require(ok, "downstream." + field, describe(given), "must be a whole number >= 1 and <= " + top);
+    return ok ? read : otherwise;
   }
 
   private static Map<String, String> readHeaders(Object h, ConfigCheck check) {
