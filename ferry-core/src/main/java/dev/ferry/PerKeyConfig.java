@@ -94,7 +94,7 @@ public final class PerKeyConfig extends FerryBounds {
     Boolean direct = check.readBoolean(json, "directIdleKeys");
     // Past an int the value cannot be held, so it is refused here with the rule check() names
     // (not the int's range), and 0 stands in.
-    Long pinned = check.readWhole(json, "pinnedLimit", Integer.MIN_VALUE, Integer.MAX_VALUE, pinnedRule(limits));
+    Long pinned = check.readWhole(json, "pinnedLimit", Integer.MIN_VALUE, Integer.MAX_VALUE, pinnedRule(limits, check));
     PerKeyConfig config = new PerKeyConfig(limits, direct == null || direct, dispatch, pinned == null ? 0 : pinned.intValue());
     config.check(check);
     return check.ok() ? config : null;
@@ -109,15 +109,21 @@ public final class PerKeyConfig extends FerryBounds {
     limits.check(check);
     check.require(pinnedLimit == 0 || dispatch == Dispatch.ADAPTIVE, "pinnedLimit", pinnedLimit,
         "only with dispatch \"adaptive\" (fixed-slots uses maxInFlightBatches)");
-    // 0 (learn it) is always allowed, and a positive one is held only to a valid ceiling: against a
-    // negative maxInFlightBatches, a pinned limit never set was named beside it as violated.
+    // 0 (learn it) is always allowed, and a positive one is held only to a ceiling the operator gave
+    // and we accepted: against a refused maxInFlightBatches a default stands in, and judging
+    // pinnedLimit by that default would refuse a value the operator's own ceiling allows.
+    boolean ceilingKnown = !check.refused("maxInFlightBatches") && limits.maxInFlightBatches() >= 1;
     check.require(pinnedLimit == 0 || (pinnedLimit >= 1
-        && (limits.maxInFlightBatches() < 1 || pinnedLimit <= limits.maxInFlightBatches())), "pinnedLimit", pinnedLimit,
-        pinnedRule(limits));
+        && (!ceilingKnown || pinnedLimit <= limits.maxInFlightBatches())), "pinnedLimit", pinnedLimit,
+        pinnedRule(limits, check));
   }
 
-  private static String pinnedRule(Limits limits) {
-    return "must be >= 1 and <= maxInFlightBatches (" + limits.maxInFlightBatches() + "), or 0/absent to learn the limit";
+  /** The rule, quoting the ceiling only when it is the operator's (not a default standing in for a refused one). */
+  private static String pinnedRule(Limits limits, ConfigCheck check) {
+    String ceiling = check.refused("maxInFlightBatches")
+        ? "maxInFlightBatches"
+        : "maxInFlightBatches (" + limits.maxInFlightBatches() + ")";
+    return "must be >= 1 and <= " + ceiling + ", or 0/absent to learn the limit";
   }
 
   public JsonObject toJson() {

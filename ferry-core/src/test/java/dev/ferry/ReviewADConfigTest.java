@@ -39,7 +39,7 @@ class ReviewADConfigTest {
         "maxInFlightBatches = -3000000000: must be >= 1 and <= 2147483647",
         "maxQueuedWeight = -1.0E30: must be >= 1 and <= 9223372036854775807",
         "maxQueueing = 10000000000: must be >= 1 and <= 2147483647",
-        "pinnedLimit = 3000000000: must be >= 1 and <= maxInFlightBatches (256), or 0/absent to learn the limit"),
+        "pinnedLimit = 3000000000: must be >= 1 and <= maxInFlightBatches, or 0/absent to learn the limit"),
         e.violations().stream().sorted().toList(), e.getMessage());
     assertFalse(e.getMessage().contains("must be from"), e.getMessage());
   }
@@ -65,5 +65,26 @@ class ReviewADConfigTest {
         "maxBatchSize = 0: must be >= 1",
         "maxQueueing = 1.5: must be a whole number"),
         e.violations().stream().sorted().toList(), e.getMessage());
+  }
+
+  /**
+   * A refused maxInFlightBatches has a default standing in for it (256 in adaptive mode). The pinned
+   * limit was judged against that default: 300 under a ceiling of 1e10 was refused as "<=
+   * maxInFlightBatches (256)", a ceiling the operator never gave. Now only the ceiling is refused,
+   * and a pinned limit refused beside it does not quote the default.
+   */
+  @Test
+  void aRefusedCeilingIsNeitherQuotedNorJudgedAgainst() {
+    InvalidConfigException within = assertThrows(InvalidConfigException.class, () -> PerKeyConfig.fromJson(
+        new JsonObject().put("maxInFlightBatches", 1e10).put("pinnedLimit", 300)));
+    assertEquals(List.of("maxInFlightBatches = 10000000000: must be >= 1 and <= 2147483647"),
+        within.violations(), within.getMessage());
+    InvalidConfigException both = assertThrows(InvalidConfigException.class, () -> PerKeyConfig.fromJson(
+        new JsonObject().put("maxInFlightBatches", "many").put("pinnedLimit", -2)));
+    assertEquals(List.of(
+        "maxInFlightBatches = \"many\": must be a whole number",
+        "pinnedLimit = -2: must be >= 1 and <= maxInFlightBatches, or 0/absent to learn the limit"),
+        both.violations().stream().sorted().toList(), both.getMessage());
+    assertFalse(both.getMessage().contains("(256)"), both.getMessage());
   }
 }

@@ -29,6 +29,12 @@ public final class ConfigCheck {
     return List.copyOf(violations);
   }
 
+  /** Whether a violation names {@code field} (its value was refused, and a default stands in). */
+  public boolean refused(String field) {
+    String prefix = field + " = ";
+    return violations.stream().anyMatch(v -> v.startsWith(prefix));
+  }
+
   public boolean ok() {
     return violations.isEmpty();
   }
