@@ -97,10 +97,12 @@ public final class MainJob {
     // and the run then fails on its lost connections. Without a word of the stop, what the user
     // read was that failure, a database error, as if the database had broken down.
     java.util.concurrent.atomic.AtomicBoolean finished = new java.util.concurrent.atomic.AtomicBoolean();
+    putOut = null;
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       if (!finished.get()) {
+        String out = putOut;
         System.err.println();
-        System.err.println(STOPPED);
+        System.err.println(out == null ? STOPPED : stoppedAfter(out));
         System.err.flush();
       }
     }, "ferry-main-job-stopped"));
@@ -126,6 +128,18 @@ public final class MainJob {
 
   static final String STOPPED = "the main job was stopped before it finished (SIGTERM or Ctrl-C): no table and no"
       + " report; the embedded database server, if any, is stopped and its data folder deleted";
+
+  /**
+   * What the job has put out, for the stop message: null until the table is printed. A stop while
+   * the job shuts down after it (the database and Vert.x take seconds to close) said "no table and
+   * no report" under a table the user had just read. Written by the job's thread, read by the hook.
+   */
+  private static volatile String putOut;
+
+  static String stoppedAfter(String out) {
+    return "the main job was stopped (SIGTERM or Ctrl-C) while it shut down, after " + out
+        + ": those figures stand; the exit code is the signal's, not the table's verdict";
+  }
 
   /** Whether the JVM is stopping: it takes no new shutdown hook from then on. */
   private static boolean shuttingDown() {
@@ -228,12 +242,14 @@ public final class MainJob {
   static JobReport finish(JobReport report, PrintStream out, java.util.function.Supplier<Path> html) {
     report.print(out);
     out.flush();
+    putOut = "its table was printed (verdict: " + (report.ok() ? "exit 0" : "exit 1") + ")";
     if (html == null) {
       return report;
     }
     Path written = html.get();
     out.println("report: " + written.toAbsolutePath().normalize());
     out.flush();
+    putOut = "its table was printed (verdict: " + (report.ok() ? "exit 0" : "exit 1") + ") and its report written";
     return new JobReport(report.options(), report.database(), report.warmups(), report.storeRoundTripP50Ms(),
         report.storeRoundTripP99Ms(), report.runs(), written);
   }

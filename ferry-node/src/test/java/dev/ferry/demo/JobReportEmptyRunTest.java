@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 class JobReportEmptyRunTest {
 
   /** The report of a job whose one run answered nothing. */
-  private static JobReport emptyRunReport() {
+  static JobReport emptyRunReport() {
     RunReport empty = new RunReport("Ferry", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
         Double.NaN, Double.NaN, Double.NaN, Double.NaN, 2.0, 3.0, 5, 0.0, 0, 9, 0, List.of(),
         0.11, 0.0, 0.1, new JsonObject());
