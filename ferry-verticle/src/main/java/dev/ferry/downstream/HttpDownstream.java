@@ -96,7 +96,7 @@ public final class HttpDownstream implements Downstream {
    */
   private final Set<HttpConnection> closedHere = java.util.Collections.newSetFromMap(new java.util.WeakHashMap<>());
   /**
-   * Each HTTP/1.x connection's last exchange end ({@link System#nanoTime()}) and how long it may
+   * Each HTTP/1.x connection's last exchange end, or its opening ({@link System#nanoTime()}), and how long it may
    * then stay idle and be reused (ms); on the ferry's event loop only. Kept here rather than left
    * to Vert.x, whose keep-alive timeout is in whole seconds and adopts a server's advertised one
    * as it is, with no margin for the close crossing the next request (review AF). Weak, as above.
@@ -147,7 +147,14 @@ public final class HttpDownstream implements Downstream {
     int seconds = (int) Math.min(Integer.MAX_VALUE, (keepAliveTimeoutMs + 999) / 1000);
     HttpClientOptions o = new HttpClientOptions(options == null ? new HttpClientOptions() : options)
         .setKeepAlive(true).setPipelining(false).setKeepAliveTimeout(seconds);
-    this.client = vertx.createHttpClient(o, new PoolOptions().setHttp1MaxSize(poolSize));
+    // Each new connection is idle from its opening: the server's idle timer starts at its accept.
+    // Unmarked, a connection whose first batch sent nothing (its inputs' deadlines passed while it
+    // connected) went back to the pool looking fresh, and the next batch was written on it however
+    // long it had idled since. Vert.x calls this on the context that asked for the connection, the
+    // ferry's event loop, where every mark is kept.
+    this.client = vertx.httpClientBuilder().with(o).with(new PoolOptions().setHttp1MaxSize(poolSize))
+        .withConnectHandler(c -> idle.putIfAbsent(c, new Idle(System.nanoTime(), keepAliveTimeoutMs)))
+        .build();
   }
 
   /** A client with default options and no extra headers. */

@@ -41,6 +41,8 @@ final class HostileHttpServer {
   /** The one context the server runs on: its connections' handlers and every record above. */
   private final io.vertx.core.Context context;
   private int connections;
+  /** When each connection was accepted (nanoTime), by its number: the server's loop only. */
+  private final List<Long> acceptedAt = new ArrayList<>();
   private NetServer server;
 
   private HostileHttpServer(Vertx vertx, Consumer<Request> script) {
@@ -89,12 +91,18 @@ final class HostileHttpServer {
     return p.future();
   }
 
+  /** When connection {@code c} was accepted (nanoTime); on the server's event loop only (a script). */
+  long acceptedAt(int c) {
+    return acceptedAt.get(c);
+  }
+
   private void onServer(Runnable r) {
     context.runOnContext(v -> r.run());
   }
 
   private void accept(NetSocket so) {
     int connection = connections++;
+    acceptedAt.add(System.nanoTime());
     Buffer[] pending = {Buffer.buffer()};
     so.closeHandler(v -> slot(closes, connection).tryComplete());
     so.handler(bytes -> {

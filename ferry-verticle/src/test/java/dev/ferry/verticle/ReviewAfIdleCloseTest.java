@@ -43,19 +43,28 @@ class ReviewAfIdleCloseTest extends VerticleTestBase {
     }
   }
 
-  /** A server answering each batch's first input, that drops a request on a connection idle >= idleMs. */
+  /**
+   * A server answering each batch's first input, that drops a request on a connection idle >=
+   * idleMs since its last answer (with {@code fromAccept}, since its accept if it has not answered
+   * on it yet: the client's first request ever may take longer than that, loading classes).
+   */
   private static final class IdleClosingServer {
     final HostileHttpServer server;
     /** First inputs of the requests read and dropped; written on the server's loop, read by the test. */
     final List<Object> dropped = new CopyOnWriteArrayList<>();
 
     IdleClosingServer(io.vertx.core.Vertx vertx, long idleMs, String extraHeaders, int holdUntil) {
+      this(vertx, idleMs, extraHeaders, holdUntil, false);
+    }
+
+    IdleClosingServer(io.vertx.core.Vertx vertx, long idleMs, String extraHeaders, int holdUntil, boolean fromAccept) {
       // Each connection's last answer (nanoTime), and the requests held back: the server's loop only.
       Map<Integer, Long> answeredAt = new HashMap<>();
       List<HostileHttpServer.Request> held = new ArrayList<>();
       boolean[] released = {false};
+      HostileHttpServer[] self = new HostileHttpServer[1];
       server = HostileHttpServer.start(vertx, r -> {
-        Long at = answeredAt.get(r.connection());
+        Long at = answeredAt.getOrDefault(r.connection(), fromAccept ? self[0].acceptedAt(r.connection()) : null);
         if (at != null && System.nanoTime() - at >= TimeUnit.MILLISECONDS.toNanos(idleMs)) {
           dropped.add(r.input(0));
           r.socket().close(); // read, never answered: the close crossed it
@@ -73,6 +82,7 @@ class ReviewAfIdleCloseTest extends VerticleTestBase {
         }
         held.clear();
       });
+      self[0] = server;
     }
   }
 
@@ -213,6 +223,34 @@ class ReviewAfIdleCloseTest extends VerticleTestBase {
     assertTrue(b.succeeded(), "B failed: " + b.cause() + "; the server dropped " + s.dropped);
     assertEquals(List.of(), s.dropped);
     assertEquals(List.of("A", "B"), await60(s.server.firstInputs()));
+  }
+
+  /**
+   * A connection opened for a batch that then sent nothing (its inputs' deadlines had passed) went
+   * back to the pool with no idle mark: the server's idle timer ran from its accept, the
+   * downstream's had not started, and the next batch, 400 ms later, was written on it and met the
+   * server's close (300 ms). Marked idle from its opening, it is closed unwritten instead.
+   */
+  @Test
+  void aConnectionOpenedButNeverWrittenOnIsIdleFromItsOpening() {
+    IdleClosingServer s = new IdleClosingServer(vertx, 300, "", 1, true);
+    // A first call from another client, so that the classes an HTTP request needs are loaded
+    // (that took over 300 ms between a connection's accept and its first request); its
+    // connection, number 0, closes with that client.
+    down = new HttpDownstream(vertx, s.server.url(), 60_000, 1);
+    assertEquals(oks("warm"), await60(call("k", "warm")));
+    await60(down.close());
+    down = new HttpDownstream(vertx, s.server.url(), 60_000, HttpDownstream.DEFAULT_MAX_RESPONSE_BYTES, null, null, 1, 200);
+    Promise<JsonArray> empty = Promise.promise();
+    client.runOnContext(v -> down.call(HostileHttpServer.batchUntil("k", System.nanoTime() - 1, "late")).onComplete(empty));
+    assertEquals(new JsonArray(), await60(empty.future()));
+    idle(400);
+    Future<JsonArray> b = call("k", "B");
+    settle60(b);
+    assertTrue(b.succeeded(), "B failed: " + b.cause() + "; the server dropped " + s.dropped);
+    assertEquals(oks("B"), b.result());
+    assertEquals(List.of(), s.dropped);
+    assertEquals(2, await60(s.server.request(1)).connection(), "B went on the connection opened for the empty batch");
   }
 
   @Test
