@@ -18,7 +18,8 @@ public final class VertxLoop implements Loop {
 
   public VertxLoop(Context context) {
     if (!context.isEventLoopContext()) {
-      throw new IllegalArgumentException("a ferry needs an event-loop context, got " + context);
+      throw new IllegalArgumentException("a ferry needs an event-loop context, got a "
+          + context.threadingModel() + " context: create it on an event loop (its lanes are kept without locks)");
     }
     // Event-bus handlers and timers run on duplicates of a verticle's context; they share its
     // thread and task order, so the ferry is bound to the base context and accepts its duplicates.

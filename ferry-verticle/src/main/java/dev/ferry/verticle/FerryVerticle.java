@@ -130,6 +130,14 @@ public class FerryVerticle extends VerticleBase {
       return Future.failedFuture(new InvalidConfigException("FerryVerticle deployment", List.of(
           "instances = " + context.getInstanceCount() + ": must be 1 (one verticle owns every key on a node)")));
     }
+    if (!context.isEventLoopContext()) {
+      // A worker (or virtual-thread) deployment runs handlers on pool threads: the lanes' state,
+      // kept without locks, must stay on one event loop. Refused by the deployment's own option,
+      // not deep in the engine with a context's internal class name.
+      return Future.failedFuture(new InvalidConfigException("FerryVerticle deployment", List.of(
+          "threadingModel = " + context.threadingModel()
+              + ": must be EVENT_LOOP (the default; the ferry's lanes live on one event loop, without locks)")));
+    }
     try {
       settings = VerticleConfig.read(options != null ? options.toJson() : config());
     } catch (InvalidConfigException e) {
