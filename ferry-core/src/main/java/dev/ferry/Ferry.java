@@ -48,14 +48,16 @@ public interface Ferry<I, O> {
 
   /**
    * Closes now: new submissions fail with {@link FerryError#CLOSED}, every waiting input fails
-   * with CLOSED, and calls in flight finish and deliver. Completes once the last call is over.
+   * with CLOSED, and calls in flight finish and deliver. Completes once the last call is over; its
+   * callbacks run on the caller's context when it has one, as a submit's do. Any number of times.
    */
   Future<Void> close();
 
   /**
    * Closes gracefully: new submissions fail with CLOSED at once, waiting inputs are still sent
    * (without waiting for a batch delay) for up to {@code timeout}, whatever is left then fails with
-   * CLOSED. Completes once the last call is over.
+   * CLOSED. Completes once the last call is over, its callbacks on the caller's context as for
+   * {@link #close()}.
    */
   Future<Void> drain(Duration timeout);
 

@@ -251,7 +251,7 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
     if (!onLoopOrRefused(() -> engine.close())) {
       loopGone();
     }
-    return closed.future();
+    return VertxLoop.onCallersContext(closed.future());
   }
 
   /** Closes after sending what waits; see {@link dev.ferry.Ferry#drain(java.time.Duration)}. */
@@ -264,7 +264,7 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
     if (!onLoopOrRefused(() -> engine.drain(nanos))) {
       loopGone();
     }
-    return closed.future();
+    return VertxLoop.onCallersContext(closed.future());
   }
 
   /**

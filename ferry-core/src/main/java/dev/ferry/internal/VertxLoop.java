@@ -33,6 +33,22 @@ public final class VertxLoop implements Loop {
   }
 
   /**
+   * {@code future} as the calling thread's context should see it: a Future completed with it whose
+   * callbacks run on that context, or {@code future} itself for a caller with no context. A close
+   * completes on the ferry's loop; handed out as it is, its callbacks ran there, on another
+   * verticle's thread for a caller that closed another verticle's ferry (review AJ).
+   */
+  static <T> io.vertx.core.Future<T> onCallersContext(io.vertx.core.Future<T> future) {
+    ContextInternal caller = ContextInternal.current();
+    if (caller == null) {
+      return future;
+    }
+    io.vertx.core.Promise<T> mine = caller.promise();
+    future.onComplete(mine);
+    return mine.future();
+  }
+
+  /**
    * The caller's context when it is an event loop; otherwise a fresh event-loop context (created
    * once here, never per call: {@code getOrCreateContext} off Vert.x threads makes a new one each
    * time).
