@@ -6,14 +6,17 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 
 import io.vertx.core.AbstractVerticle;
 import io.vertx.core.Context;
+import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
+import io.vertx.core.ThreadingModel;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
@@ -119,5 +122,47 @@ class ReviewAjVertxTest {
     assertTheCloserIsAnsweredOnItsOwnContext("keyed close",
         context -> Ferry.<String, String>keyed(context, FerryConfig.defaults(), keys -> inFlight.future()),
         inFlight, Ferry::close);
+  }
+
+  /**
+   * A worker verticle (a verticle whose code may block) that creates a ferry in its start, as the
+   * guide shows: {@code Ferry.perKey(vertx, ...)}, since a worker context cannot hold the ferry.
+   */
+  static final class WorkerOwner extends AbstractVerticle {
+    Ferry<String, String> ferry;
+    Ferry<String, String> stream;
+
+    @Override
+    public void start() {
+      ferry = Ferry.perKey(vertx, PerKeyConfig.defaults(), s -> s, (String key, List<String> inputs) ->
+          Future.succeededFuture(inputs), (in, out) -> in);
+      stream = Ferry.make(vertx, FerryConfig.defaults(), inputs -> Future.succeededFuture(inputs), (in, out) -> in);
+    }
+  }
+
+  private static FerryError kind(Future<?> f) throws Exception {
+    try {
+      f.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      return ((FerryException) e.getCause()).kind();
+    }
+    throw new AssertionError("expected a failure, got " + f.result());
+  }
+
+  /**
+   * The guide: a ferry created on a verticle's context closes when that verticle undeploys. A
+   * worker verticle's ferry lives on a new event-loop context, whose owner was the Vert.x
+   * instance: undeployed, the verticle left its ferry open, taking inputs, for as long as the
+   * Vert.x instance ran (one more with every redeploy).
+   */
+  @Test
+  void aFerryCreatedInAWorkerVerticlesStartClosesWhenTheVerticleUndeploys() throws Exception {
+    WorkerOwner owner = new WorkerOwner();
+    String id = vertx.deployVerticle(owner, new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER))
+        .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    assertEquals("a", owner.ferry.submit("a").toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS));
+    vertx.undeploy(id).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    assertEquals(FerryError.CLOSED, kind(owner.ferry.submit("b")), "perKey: the ferry closed with its verticle");
+    assertEquals(FerryError.CLOSED, kind(owner.stream.submit("b")), "make: the ferry closed with its verticle");
   }
 }
