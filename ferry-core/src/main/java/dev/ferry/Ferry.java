@@ -94,7 +94,7 @@ public interface Ferry<I, O> {
       Comparator<? super I> order,
       BatchCall<K, I, R> call,
       BiFunction<? super I, ? super R, ? extends O> extract) {
-    return perKey(VertxLoop.forCaller(vertx).context(), config, key, weigh, order, call, extract);
+    return perKey(VertxLoop.forCaller(vertx), config, key, weigh, order, call, extract);
   }
 
   /** A per-key ferry bound to the given event-loop context. */
@@ -106,11 +106,22 @@ public interface Ferry<I, O> {
       Comparator<? super I> order,
       BatchCall<K, I, R> call,
       BiFunction<? super I, ? super R, ? extends O> extract) {
+    return perKey(new VertxLoop(context), config, key, weigh, order, call, extract);
+  }
+
+  private static <I, K, R, O> Ferry<I, O> perKey(
+      VertxLoop loop,
+      PerKeyConfig config,
+      Function<? super I, ? extends K> key,
+      ToLongFunction<? super I> weigh,
+      Comparator<? super I> order,
+      BatchCall<K, I, R> call,
+      BiFunction<? super I, ? super R, ? extends O> extract) {
     java.util.Objects.requireNonNull(config, "config");
     java.util.Objects.requireNonNull(key, "key");
     java.util.Objects.requireNonNull(call, "call");
     java.util.Objects.requireNonNull(extract, "extract");
-    return new PerKeyFerry<>(new VertxLoop(context), config, key, weigh, order, call, extract);
+    return new PerKeyFerry<>(loop, config, key, weigh, order, call, extract);
   }
 
   /**
@@ -143,7 +154,7 @@ public interface Ferry<I, O> {
       ToLongFunction<? super I> weigh,
       StreamCall<I, R> call,
       BiFunction<? super I, ? super R, ? extends O> extract) {
-    return make(VertxLoop.forCaller(vertx).context(), config, weigh, call, extract);
+    return make(VertxLoop.forCaller(vertx), config, weigh, call, extract);
   }
 
   /** A stream ferry bound to the given event-loop context. */
@@ -153,10 +164,19 @@ public interface Ferry<I, O> {
       ToLongFunction<? super I> weigh,
       StreamCall<I, R> call,
       BiFunction<? super I, ? super R, ? extends O> extract) {
+    return make(new VertxLoop(context), config, weigh, call, extract);
+  }
+
+  private static <I, R, O> Ferry<I, O> make(
+      VertxLoop loop,
+      FerryConfig config,
+      ToLongFunction<? super I> weigh,
+      StreamCall<I, R> call,
+      BiFunction<? super I, ? super R, ? extends O> extract) {
     java.util.Objects.requireNonNull(config, "config");
     java.util.Objects.requireNonNull(call, "call");
     java.util.Objects.requireNonNull(extract, "extract");
-    return new StreamFerry<>(new VertxLoop(context), config, weigh, call, extract);
+    return new StreamFerry<>(loop, config, weigh, call, extract);
   }
 
   /**
@@ -177,14 +197,19 @@ public interface Ferry<I, O> {
    */
   static <K, V> Ferry<K, Optional<V>> keyed(
       Vertx vertx, FerryConfig config, Function<List<K>, Future<Map<K, V>>> call) {
-    return keyed(VertxLoop.forCaller(vertx).context(), config, call);
+    return keyed(VertxLoop.forCaller(vertx), config, call);
   }
 
   /** A keyed ferry bound to the given event-loop context. */
   static <K, V> Ferry<K, Optional<V>> keyed(
       Context context, FerryConfig config, Function<List<K>, Future<Map<K, V>>> call) {
+    return keyed(new VertxLoop(context), config, call);
+  }
+
+  private static <K, V> Ferry<K, Optional<V>> keyed(
+      VertxLoop loop, FerryConfig config, Function<List<K>, Future<Map<K, V>>> call) {
     java.util.Objects.requireNonNull(config, "config");
     java.util.Objects.requireNonNull(call, "call");
-    return new KeyedFerry<>(new VertxLoop(context), config, call);
+    return new KeyedFerry<>(loop, config, call);
   }
 }

@@ -15,8 +15,18 @@ import io.vertx.core.internal.ContextInternal;
  */
 public final class VertxLoop implements Loop {
   private final Context context;
+  /** Whose close closes the ferry ({@link #onOwnerClose}): its own context, or its maker's (ADR 0167). */
+  private final ContextInternal owner;
 
   public VertxLoop(Context context) {
+    this(context, context);
+  }
+
+  /**
+   * A loop on {@code context} that closes with {@code owner}'s deployment (or, for a context of no
+   * deployment, its Vert.x instance).
+   */
+  private VertxLoop(Context context, Context owner) {
     if (!context.isEventLoopContext()) {
       throw new IllegalArgumentException("a ferry needs an event-loop context, got a "
           + context.threadingModel() + " context: create it on an event loop (its lanes are kept without locks)");
@@ -24,6 +34,7 @@ public final class VertxLoop implements Loop {
     // Event-bus handlers and timers run on duplicates of a verticle's context; they share its
     // thread and task order, so the ferry is bound to the base context and accepts its duplicates.
     this.context = ((ContextInternal) context).unwrap();
+    this.owner = ((ContextInternal) owner).unwrap();
   }
 
   /** A promise bound to the calling thread's context, if any (see {@link Driver#callerPromise()}). */
@@ -51,14 +62,19 @@ public final class VertxLoop implements Loop {
   /**
    * The caller's context when it is an event loop; otherwise a fresh event-loop context (created
    * once here, never per call: {@code getOrCreateContext} off Vert.x threads makes a new one each
-   * time).
+   * time). Made on another context of {@code vertx} (a worker verticle's), the ferry closes with
+   * that context's owner, as one made on an event loop does with its own (ADR 0167): its fresh
+   * context belongs to no deployment, and undeploying the worker verticle left the ferry open.
    */
   public static VertxLoop forCaller(Vertx vertx) {
+    java.util.Objects.requireNonNull(vertx, "vertx");
     Context current = Vertx.currentContext();
-    if (current != null && current.isEventLoopContext() && current.owner() == vertx) {
+    boolean ours = current != null && current.owner() == vertx;
+    if (ours && current.isEventLoopContext()) {
       return new VertxLoop(current);
     }
-    return new VertxLoop(((io.vertx.core.internal.VertxInternal) vertx).createEventLoopContext());
+    Context fresh = ((io.vertx.core.internal.VertxInternal) vertx).createEventLoopContext();
+    return new VertxLoop(fresh, ours ? current : fresh);
   }
 
   public Context context() {
@@ -123,7 +139,6 @@ public final class VertxLoop implements Loop {
    */
   @Override
   public Runnable onOwnerClose(java.util.function.Consumer<Runnable> hook) {
-    ContextInternal owner = (ContextInternal) context;
     io.vertx.core.Closeable closeable = completion -> hook.accept(() -> completion.succeed());
     owner.addCloseHook(closeable);
     return () -> owner.removeCloseHook(closeable);
