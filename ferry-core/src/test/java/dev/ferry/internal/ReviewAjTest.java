@@ -1,0 +1,66 @@
+package dev.ferry.internal;
+
+import static dev.ferry.internal.PerKeyHarness.failure;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.FerryError;
+import dev.ferry.PerKeyConfig;
+import dev.ferry.internal.PerKeyHarness.In;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import org.junit.jupiter.api.Test;
+
+/** Review AJ: the library API attacked as a careless or hostile Vert.x user would. */
+class ReviewAjTest {
+
+  /**
+   * A caller may complete the Future its submit returned: a Vert.x 5 Future made by a promise is
+   * that promise, so a caller who casts it can "cancel" its own submit. The ferry's later answer
+   * then finds it complete; taken for the ferry answering twice, it threw out of the effect that
+   * answers the batch (where assertions are on), and the callers after it in the batch were never
+   * answered.
+   */
+  @Test
+  @SuppressWarnings("unchecked")
+  void aCallerThatCompletesItsOwnFutureDoesNotKeepTheRestOfItsBatchFromTheirAnswers() {
+    PerKeyHarness h = new PerKeyHarness(PerKeyConfig.defaults());
+    Future<String> first = h.submit("k", "k1"); // a direct call: the key is busy now
+    Future<String> mine = h.submit("k", "k2");
+    Future<String> next = h.submit("k", "k3");
+    Future<String> waiting = h.submit("k", "k4");
+    h.succeed(0);
+    assertEquals("k1", first.result());
+    assertEquals("k[k2, k3, k4]", h.call(1));
+    assertTrue(((Promise<String>) mine).tryFail("given up by its caller"), "the caller cancels its own submit");
+
+    h.succeed(1);
+    assertEquals("given up by its caller", mine.cause().getMessage(), "the caller's own answer stands");
+    assertEquals("k3", next.result(), "the caller after it in the batch is answered");
+    assertEquals("k4", waiting.result());
+    assertEquals(0, h.ferry.metrics().activeLanes());
+  }
+
+  /** The same, for a caller failed by the engine (its deadline), and for a batch that failed. */
+  @Test
+  @SuppressWarnings("unchecked")
+  void aCallerThatCompletesItsOwnFutureDoesNotKeepTheOthersFromAFailureOrAClose() {
+    PerKeyHarness h = new PerKeyHarness(PerKeyConfig.defaults());
+    h.submit("k", "k1");
+    Future<String> mine = h.submit("k", "k2");
+    Future<String> next = h.submit("k", "k3");
+    assertTrue(((Promise<String>) mine).tryComplete("mine"));
+    h.succeed(0);
+    h.fail(1, new IllegalStateException("down"));
+    assertEquals("mine", mine.result());
+    assertEquals(FerryError.FAILED, failure(next).kind());
+
+    h.submit("j", "j1");
+    Future<String> cancelled = h.submit("j", "j2");
+    Future<String> closedOut = h.submit("j", "j3");
+    assertTrue(((Promise<String>) cancelled).tryComplete("cancelled"));
+    h.ferry.close();
+    h.loop.runPending();
+    assertEquals(FerryError.CLOSED, failure(closedOut).kind(), "the caller waiting after it is answered CLOSED");
+  }
+}
