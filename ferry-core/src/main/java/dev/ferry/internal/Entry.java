@@ -29,6 +29,8 @@ public final class Entry<K, I> {
   long takenAt = Long.MIN_VALUE;
   long deadlineTimer = -1;
   State state = State.WAITING;
+  /** The driver answered its caller (checked there, so that a second answer is seen as the bug it is). */
+  boolean answered;
   /**
    * The lane that holds (or held) it, set when it joins one: the engine finds an entry's lane
    * through this, never by hashing its key again, which a key mutated after submit would miss.
