@@ -63,4 +63,27 @@ class ReviewAjTest {
     h.loop.runPending();
     assertEquals(FerryError.CLOSED, failure(closedOut).kind(), "the caller waiting after it is answered CLOSED");
   }
+
+  /**
+   * The Future {@code close()} returned was the ferry's own promise: a caller who completed it (to
+   * stop waiting) made the ferry read as closed to everyone, its owner's close hook and its probes
+   * included, while its call was still in flight.
+   */
+  @Test
+  @SuppressWarnings("unchecked")
+  void aCallerThatCompletesTheFutureOfItsCloseDoesNotCloseTheFerryForOthers() {
+    PerKeyHarness h = new PerKeyHarness(PerKeyConfig.defaults());
+    Future<String> inFlight = h.submit("k", "k1");
+    Future<Void> mine = h.ferry.close();
+    h.loop.runPending();
+    assertTrue(((Promise<Void>) mine).tryComplete(), "the caller stops waiting for its close");
+
+    Future<Void> theirs = h.ferry.close();
+    Future<Void> drained = h.ferry.drain(java.time.Duration.ofSeconds(1));
+    h.loop.runPending();
+    assertTrue(!theirs.isComplete() && !drained.isComplete(), "the ferry is not closed while its call is out");
+    h.succeed(0);
+    assertEquals("k1", inFlight.result());
+    assertTrue(theirs.succeeded() && drained.succeeded(), "closed once its last call is over");
+  }
 }
