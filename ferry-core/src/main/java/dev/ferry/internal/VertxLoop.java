@@ -44,17 +44,14 @@ public final class VertxLoop implements Loop {
   }
 
   /**
-   * {@code future} as the calling thread's context should see it: a Future completed with it whose
-   * callbacks run on that context, or {@code future} itself for a caller with no context. A close
-   * completes on the ferry's loop; handed out as it is, its callbacks ran there, on another
-   * verticle's thread for a caller that closed another verticle's ferry (review AJ).
+   * A Future of the caller's own, completed with {@code future}: its callbacks run on the calling
+   * thread's context when it has one (ADR 0008). A close completes on the ferry's loop; handed out
+   * as it is, its callbacks ran there, on another verticle's thread for a caller that closed
+   * another verticle's ferry; and, a Vert.x 5 promise's Future being the promise, a caller that
+   * completed it closed the ferry for everyone else waiting on it (review AJ).
    */
   static <T> io.vertx.core.Future<T> onCallersContext(io.vertx.core.Future<T> future) {
-    ContextInternal caller = ContextInternal.current();
-    if (caller == null) {
-      return future;
-    }
-    io.vertx.core.Promise<T> mine = caller.promise();
+    io.vertx.core.Promise<T> mine = callerPromise();
     future.onComplete(mine);
     return mine.future();
   }

@@ -809,7 +809,9 @@ class PerKeyEngineTest {
       Future<Void> closed = h.ferry.close();
       h.loop.runPending();
       assertTrue(closed.succeeded());
-      assertSame(closed, h.ferry.close(), "closing twice is harmless");
+      Future<Void> again = h.ferry.close();
+      h.loop.runPending();
+      assertTrue(again.succeeded(), "closing twice is harmless");
     }
 
     @Test
