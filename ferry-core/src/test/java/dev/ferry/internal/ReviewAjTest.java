@@ -86,4 +86,25 @@ class ReviewAjTest {
     assertEquals("k1", inFlight.result());
     assertTrue(theirs.succeeded() && drained.succeeded(), "closed once its last call is over");
   }
+
+  /**
+   * An input heavier on its own than {@code maxQueuedWeight} is REJECTED whatever waits, an empty
+   * ferry included: a caller retrying on REJECTED (429, "the room is full") would retry for ever.
+   * The answer says so, instead of reading as a full room.
+   */
+  @Test
+  void anInputHeavierThanTheWholeWaitingRoomIsToldItCanNeverWait() {
+    dev.ferry.testing.VirtualLoop loop = new dev.ferry.testing.VirtualLoop();
+    StreamFerry<Long, java.util.List<Long>, Long> ferry = new StreamFerry<>(loop,
+        dev.ferry.FerryConfig.builder().maxQueuedWeight(10).build(), w -> w,
+        inputs -> Future.succeededFuture(inputs), (in, out) -> in);
+    Future<Long> heavy = ferry.submit(11L);
+    loop.runPending();
+    assertEquals(FerryError.REJECTED, failure(heavy).kind(), "the kind is unchanged (the contract's 429)");
+    assertTrue(failure(heavy).getMessage().contains("more than maxQueuedWeight (10) on its own"),
+        () -> "the message says the input can never wait: " + failure(heavy).getMessage());
+    Future<Long> light = ferry.submit(10L);
+    loop.runPending();
+    assertEquals(10L, light.result(), "an input that fits is sent");
+  }
 }
