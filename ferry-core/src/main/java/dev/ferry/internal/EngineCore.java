@@ -133,8 +133,13 @@ abstract class EngineCore<K, I> {
     if (e.weight > limits.maxQueuedWeight() - waitingWeight) {
       rejected++;
       probe.rejected("weight");
-      settle(e, FerryError.REJECTED, "maxQueuedWeight (" + limits.maxQueuedWeight()
-          + ") would be exceeded: " + waitingWeight + " waiting, this input weighs " + e.weight);
+      // Still REJECTED (the contract's 429), but a retry cannot help an input heavier than the
+      // whole room: said so, rather than left to read as a full room (review AJ).
+      settle(e, FerryError.REJECTED, e.weight > limits.maxQueuedWeight()
+          ? "this input weighs " + e.weight + ", more than maxQueuedWeight (" + limits.maxQueuedWeight()
+              + ") on its own: it can never wait"
+          : "maxQueuedWeight (" + limits.maxQueuedWeight() + ") would be exceeded: " + waitingWeight
+              + " waiting, this input weighs " + e.weight);
       return true;
     }
     return false;
