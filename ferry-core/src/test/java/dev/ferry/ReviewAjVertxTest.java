@@ -165,4 +165,30 @@ class ReviewAjVertxTest {
     assertEquals(FerryError.CLOSED, kind(owner.ferry.submit("b")), "perKey: the ferry closed with its verticle");
     assertEquals(FerryError.CLOSED, kind(owner.stream.submit("b")), "make: the ferry closed with its verticle");
   }
+
+  /**
+   * A ferry made on a verticle's context after the verticle undeployed (lazily, in a callback that
+   * ran late on that context): Vert.x refuses a close hook on a context whose owner has closed, and
+   * the refusal went unseen, so the ferry outlived its owner for good, taking and sending inputs.
+   * Its owner is gone already: it closes at once, as it would have at the undeploy.
+   */
+  @Test
+  void aFerryMadeOnTheContextOfAVerticleThatHasUndeployedIsClosed() throws Exception {
+    CompletableFuture<Context> deployed = new CompletableFuture<>();
+    String id = vertx.deployVerticle(new AbstractVerticle() {
+      @Override
+      public void start() {
+        deployed.complete(context);
+      }
+    }).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    Context gone = await(deployed);
+    vertx.undeploy(id).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+
+    CompletableFuture<Ferry<String, String>> made = new CompletableFuture<>();
+    gone.runOnContext(v -> made.complete(Ferry.perKey(vertx, PerKeyConfig.defaults(), s -> s,
+        (String key, List<String> inputs) -> Future.succeededFuture(inputs), (in, out) -> in)));
+    Ferry<String, String> late = await(made);
+    assertEquals(FerryError.CLOSED, kind(late.submit("a")), "the ferry closed with its owner, gone already");
+    late.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+  }
 }
