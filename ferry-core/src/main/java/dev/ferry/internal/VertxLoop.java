@@ -137,7 +137,14 @@ public final class VertxLoop implements Loop {
   @Override
   public Runnable onOwnerClose(java.util.function.Consumer<Runnable> hook) {
     io.vertx.core.Closeable closeable = completion -> hook.accept(() -> completion.succeed());
-    owner.addCloseHook(closeable);
+    if (!owner.closeFuture().add(closeable)) {
+      // The owner has closed already (a ferry made late, on the context of a verticle that has
+      // undeployed; or on a closed Vert.x): Vert.x refuses the hook, and addCloseHook says nothing
+      // of it. Unseen, the ferry outlived its owner for good (review AJ): it is closing now, as
+      // it would have at the owner's close.
+      hook.accept(() -> {});
+      return () -> {};
+    }
     return () -> owner.removeCloseHook(closeable);
   }
 
