@@ -107,4 +107,46 @@ class ReviewAjTest {
     loop.runPending();
     assertEquals(10L, light.result(), "an input that fits is sent");
   }
+
+  /**
+   * A hand-rolled Future whose {@code onComplete} calls back (later, from another thread) with a
+   * null {@link io.vertx.core.AsyncResult}, or with one whose methods throw: reading it threw inside
+   * the transition that ends the call, which Vert.x reports and goes past, so the call never
+   * ended. Its callers were failed only at the call timeout, and its key stayed reserved for good
+   * (no later input of it ever sent, no close ever completing). As ADR 0129 takes a Future that
+   * cannot be listened to, a Future whose answer cannot be read is taken as failed, with the throw.
+   */
+  @Test
+  void aCallWhoseFutureAnswersWithNoResultOrOneThatCannotBeReadFailsItsCallersAndFreesItsKey() throws Exception {
+    for (io.vertx.core.AsyncResult<java.util.List<String>> broken : java.util.Arrays.asList(
+        null, dev.ferry.testing.HostileFutures.<java.util.List<String>>throwingResult(
+            new IllegalStateException("succeeded() is broken")))) {
+      dev.ferry.testing.VirtualLoop loop = new dev.ferry.testing.VirtualLoop();
+      Promise<java.util.List<String>> downstream = Promise.promise();
+      int[] calls = {0};
+      PerKeyFerry<String, String, java.util.List<String>, String> ferry = new PerKeyFerry<>(loop,
+          PerKeyConfig.defaults(), s -> "k", null, null,
+          (key, inputs) -> calls[0]++ == 0
+              ? dev.ferry.testing.HostileFutures.answering(downstream.future(), broken)
+              : Future.succeededFuture(inputs),
+          (in, out) -> in);
+      Future<String> first = ferry.submit("a");
+      loop.runPending();
+      Thread foreign = new Thread(() -> downstream.complete(java.util.List.of("a")), "foreign");
+      foreign.start();
+      foreign.join();
+      try {
+        loop.runPending();
+      } catch (RuntimeException thrownIntoTheLoop) {
+        // What a task throws, Vert.x reports to the context's exception handler, and goes on.
+      }
+      assertEquals(FerryError.FAILED, failure(first).kind(), "failed at once, not at the call timeout");
+      Future<String> second = ferry.submit("b");
+      loop.runPending();
+      assertEquals("b", second.result(), "the key is free again");
+      Future<Void> closed = ferry.close();
+      loop.runPending();
+      assertTrue(closed.succeeded(), "no call is left in flight");
+    }
+  }
 }
