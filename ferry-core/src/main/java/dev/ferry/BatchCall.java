@@ -11,7 +11,8 @@ import java.util.List;
  * the completion back to its own context. A call that throws, returns {@code null} or returns a
  * failed Future fails every caller of the batch with {@link FerryError#FAILED}; so does a Future whose
  * {@code onComplete} throws, at once, the throw also reported to the context's exception handler
- * ({@code docs/adr/0129-a-future-that-cannot-be-listened-to-ends-its-call.md}).
+ * ({@code docs/adr/0129-a-future-that-cannot-be-listened-to-ends-its-call.md}), and one that calls
+ * back with a null {@code AsyncResult} or one whose methods throw (reported likewise).
  *
  * <p>The Future must complete eventually: a key stays reserved until its call is over (see
  * {@code docs/adr/0005-call-timeout.md}).

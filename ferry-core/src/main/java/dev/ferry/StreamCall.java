@@ -10,7 +10,9 @@ import java.util.List;
  * <p>It returns one result for the whole batch; the ferry's {@code extract} function then picks
  * each caller's outcome from it. The returned Future may complete on any thread: the ferry hands
  * the completion back to its own context. A call that throws, returns {@code null} or returns a
- * failed Future fails every caller of the batch with {@link FerryError#FAILED}.
+ * failed Future fails every caller of the batch with {@link FerryError#FAILED}; so does a Future that
+ * cannot be listened to ({@code onComplete} throws), or that calls back with a null {@code
+ * AsyncResult} or one whose methods throw (each also reported to the context's exception handler).
  *
  * <p>The Future must complete eventually: its slot stays taken until the call is over, even after
  * the call timeout has failed its callers (so no more than {@code maxInFlightBatches} calls are

@@ -497,14 +497,25 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
       // when the owner closed. Its callers have their answer; a second one must not overwrite it.
       return;
     }
-    if (ar.succeeded()) {
-      batch.result = ar.result();
-    } else {
-      // A hand-rolled Future may fail without naming a cause. Kept null, the failure read as a
-      // success with a null result (every caller told its input went through); FAILED always
-      // carries a cause (ADR 0141).
-      batch.failure = ar.cause() != null ? ar.cause()
-          : new IllegalStateException("the batch call's Future failed without a cause");
+    try {
+      if (ar.succeeded()) {
+        batch.result = ar.result();
+      } else {
+        // A hand-rolled Future may fail without naming a cause. Kept null, the failure read as a
+        // success with a null result (every caller told its input went through); FAILED always
+        // carries a cause (ADR 0141).
+        Throwable cause = ar.cause();
+        batch.failure = cause != null ? cause
+            : new IllegalStateException("the batch call's Future failed without a cause");
+      }
+    } catch (Throwable unreadable) {
+      // A hand-rolled Future that called back with no AsyncResult (null), or with one whose
+      // methods throw: let out, the throw ended this transition, so the call never ended and its
+      // key (or slot) stayed reserved for good. Its answer cannot be known: the call failed, with
+      // the throw, reported as ADR 0129 reports a Future that cannot be listened to (review AJ).
+      loop.report(unreadable);
+      batch.result = null;
+      batch.failure = unreadable;
     }
     engine.completed(batch);
   }
