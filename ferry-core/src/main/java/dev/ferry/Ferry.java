@@ -57,7 +57,9 @@ public interface Ferry<I, O> {
    * Closes gracefully: new submissions fail with CLOSED at once, waiting inputs are still sent
    * (without waiting for a batch delay) for up to {@code timeout}, whatever is left then fails with
    * CLOSED. Completes once the last call is over, its callbacks on the caller's context as for
-   * {@link #close()}.
+   * {@link #close()}. A null, zero or negative timeout drains for no time: what a free call takes
+   * at that instant still leaves, everything else waiting is CLOSED. A timeout longer than about
+   * 292 years fails the returned Future with {@link FerryError#BAD_INPUT} and leaves the ferry open.
    */
   Future<Void> drain(Duration timeout);
 
