@@ -25,9 +25,10 @@ public interface Loop {
 
   /**
    * Calls {@code hook} once when the loop's owner closes: the verticle whose context this is
-   * undeploys, or the Vert.x instance closes. The hook may run on any thread; it calls the Runnable
-   * it is given once it is done, and the owner's close waits for that. Returns what unregisters the
-   * hook. By default the owner never closes.
+   * undeploys, or the Vert.x instance closes; at once, inside this call, when the owner has closed
+   * already. The hook may run on any thread; it calls the Runnable it is given once it is done, and
+   * the owner's close waits for that. Returns what unregisters the hook. By default the owner never
+   * closes.
    */
   default Runnable onOwnerClose(java.util.function.Consumer<Runnable> hook) {
     return () -> {};
