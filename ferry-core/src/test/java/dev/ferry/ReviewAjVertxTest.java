@@ -191,4 +191,40 @@ class ReviewAjVertxTest {
     assertEquals(FerryError.CLOSED, kind(late.submit("a")), "the ferry closed with its owner, gone already");
     late.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
   }
+
+  /**
+   * A worker verticle whose stop drains its ferry (as the guide advises, to keep one call per key
+   * across a redeploy): the drain's Future now completes on the worker's context, which must still
+   * run it while the verticle undeploys, once the call in flight is over.
+   */
+  @Test
+  void aWorkerVerticleWhoseStopDrainsItsFerryUndeploysOnceItsCallIsOver() throws Exception {
+    Promise<List<String>> inFlight = Promise.promise();
+    CompletableFuture<Future<String>> submitted = new CompletableFuture<>();
+    CompletableFuture<Context> stoppedOn = new CompletableFuture<>();
+    io.vertx.core.VerticleBase owner = new io.vertx.core.VerticleBase() {
+      Ferry<String, String> ferry;
+
+      @Override
+      public Future<?> start() {
+        ferry = Ferry.perKey(vertx, PerKeyConfig.defaults(), s -> s, (String key, List<String> inputs) ->
+            inFlight.future(), (in, out) -> in);
+        submitted.complete(ferry.submit("a"));
+        return Future.succeededFuture();
+      }
+
+      @Override
+      public Future<?> stop() {
+        return ferry.drain(Duration.ofSeconds(30)).onComplete(ar -> stoppedOn.complete(Vertx.currentContext()));
+      }
+    };
+    String id = vertx.deployVerticle(owner, new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER))
+        .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    Future<String> first = await(submitted);
+    Future<Void> undeployed = vertx.undeploy(id);
+    inFlight.complete(List.of("a"));
+    undeployed.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    assertEquals("a", first.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS));
+    assertEquals(false, await(stoppedOn).isEventLoopContext(), "the drain answered the worker on its own context");
+  }
 }
