@@ -31,10 +31,17 @@ import java.nio.charset.StandardCharsets;
  * at a time and learns from the bridge's hook (through {@link Framed}, which the sockets it hands
  * the bridge implement) whether it was decoded; one that was not is refused like a frame too long.
  *
+ * <p>The guard also closes a connection that brought no whole frame for {@code idleTimeoutMs}
+ * (ADR 0166): the bridge has no idle timeout, and one that any byte resets (Vert.x's own) would let
+ * a client hold its connection by trickling a frame a byte at a time. A client that waits longer
+ * than that for an answer pings (the protocol's {@code ping}, answered {@code pong}). The close is
+ * the channel's at once, as at Vert.x's own idle timeout: Vert.x's {@code close()} waits until
+ * what was written before it went out, which never happens for a client that reads nothing.
+ *
  * <p>Only {@link Vertx#createNetServer}, {@link NetServer#connectHandler} and {@link
  * NetSocket#handler} are intercepted; everything else goes to Vert.x unchanged. A guard runs on its
- * socket's event loop (the verticle's, where the bridge listens), like the parser it feeds and the
- * hook that counts its frames.
+ * socket's event loop (the verticle's, where the bridge listens), like the parser it feeds, the
+ * hook that counts its frames and its idle timer.
  */
 final class BridgeFrameLimit {
   private static final System.Logger LOG = System.getLogger(BridgeFrameLimit.class.getName());
@@ -44,24 +51,38 @@ final class BridgeFrameLimit {
   static final int MIN_MAX_FRAME_BYTES = 4096;
   /** Largest accepted bound: 1 GiB (the bridge's protocol allows 2 GiB, which no node should buffer). */
   static final int MAX_MAX_FRAME_BYTES = 1 << 30;
+  /**
+   * Default time a connection may go without a whole frame from its client (ADR 0166): two
+   * minutes, far above the few seconds between the pings of Vert.x's own bridge clients, and
+   * above an answer's wait with the default timeouts.
+   */
+  static final long DEFAULT_IDLE_TIMEOUT_MS = 120_000;
+  /** Smallest accepted idle timeout: a client that pings needs time to ping. */
+  static final long MIN_IDLE_TIMEOUT_MS = 1_000;
+  /** Largest accepted idle timeout: a day (there is no "never": a silent client is never needed). */
+  static final long MAX_IDLE_TIMEOUT_MS = 86_400_000;
 
   private BridgeFrameLimit() {}
 
-  /** {@code vertx} for a bridge to use: its net servers' sockets pass a frame guard first. */
-  static Vertx guarded(Vertx vertx, int maxFrameBytes) {
+  /**
+   * {@code vertx} for a bridge to use: its net servers' sockets pass a frame guard first, which
+   * also closes a connection that brought no whole frame for {@code idleTimeoutMs}.
+   */
+  static Vertx guarded(Vertx vertx, int maxFrameBytes, long idleTimeoutMs) {
     return proxy(Vertx.class, vertx, (method, args) -> {
       Object result = method.invoke(vertx, args);
-      return "createNetServer".equals(method.getName()) ? server((NetServer) result, maxFrameBytes) : result;
+      return "createNetServer".equals(method.getName())
+          ? server(vertx, (NetServer) result, maxFrameBytes, idleTimeoutMs) : result;
     });
   }
 
-  private static NetServer server(NetServer server, int maxFrameBytes) {
+  private static NetServer server(Vertx vertx, NetServer server, int maxFrameBytes, long idleTimeoutMs) {
     NetServer[] self = new NetServer[1];
     self[0] = proxy(NetServer.class, server, (method, args) -> {
       if ("connectHandler".equals(method.getName()) && args != null && args.length == 1 && args[0] != null) {
         @SuppressWarnings("unchecked")
         Handler<NetSocket> bridge = (Handler<NetSocket>) args[0];
-        server.connectHandler(socket -> bridge.handle(socket(socket, maxFrameBytes)));
+        server.connectHandler(socket -> bridge.handle(socket(vertx, socket, maxFrameBytes, idleTimeoutMs)));
         return self[0];
       }
       Object result = method.invoke(server, args);
@@ -79,7 +100,7 @@ final class BridgeFrameLimit {
     void frameDecoded();
   }
 
-  private static NetSocket socket(NetSocket socket, int maxFrameBytes) {
+  private static NetSocket socket(Vertx vertx, NetSocket socket, int maxFrameBytes, long idleTimeoutMs) {
     NetSocket[] self = new NetSocket[1];
     Guard[] guard = new Guard[1];
     InvocationHandler h = handler(socket, (method, args) -> {
@@ -92,8 +113,14 @@ final class BridgeFrameLimit {
       if ("handler".equals(method.getName()) && args != null && args.length == 1) {
         @SuppressWarnings("unchecked")
         Handler<Buffer> parser = (Handler<Buffer>) args[0];
+        if (guard[0] != null) {
+          guard[0].stopWatching(); // a handler set again (the bridge sets it once)
+        }
         guard[0] = parser == null ? null : new Guard(socket, parser, maxFrameBytes);
         socket.handler(guard[0]);
+        if (guard[0] != null) {
+          guard[0].watchIdle(vertx, idleTimeoutMs);
+        }
         return self[0];
       }
       Object result = method.invoke(socket, args);
@@ -164,6 +191,12 @@ final class BridgeFrameLimit {
     /** Frames of this socket the bridge decoded ({@link #frameDecoded}), counted by its hook. */
     private long decoded;
     private boolean refused;
+    /** The idle watch (ADR 0166): its bound, the last whole frame's time, its timer (or -1). */
+    private Vertx vertx;
+    private long idleTimeoutMs;
+    private long lastFrameNanos;
+    private long idleTimer = -1;
+    private boolean stopped;
 
     Guard(NetSocket socket, Handler<Buffer> parser, int maxFrameBytes) {
       this.socket = socket;
@@ -179,6 +212,71 @@ final class BridgeFrameLimit {
           socket.resume();
         }
       });
+    }
+
+    /**
+     * Closes the socket once it brought no whole frame for {@code idleTimeoutMs} (ADR 0166), counted
+     * from now (its connection) and then from each frame the bridge decoded. Bytes alone do not
+     * count: a client that trickles a frame byte by byte is as idle as one that sends nothing.
+     * Each frame only reads the clock; a timer checks the time since the last one and sets itself
+     * again for what is left. On the socket's event loop, where the timer runs too.
+     */
+    void watchIdle(Vertx vertx, long idleTimeoutMs) {
+      this.vertx = vertx;
+      this.idleTimeoutMs = idleTimeoutMs;
+      lastFrameNanos = System.nanoTime();
+      // The bridge sets no close handler of its own (its end handler forgets its registrations).
+      socket.closeHandler(v -> stopWatching());
+      idleTimer = vertx.setTimer(idleTimeoutMs, this::idleCheck);
+    }
+
+    /** The socket closed (or the guard was replaced): no more idle checks. */
+    void stopWatching() {
+      stopped = true;
+      if (idleTimer != -1) {
+        vertx.cancelTimer(idleTimer);
+        idleTimer = -1;
+      }
+    }
+
+    private void idleCheck(long id) {
+      idleTimer = -1;
+      if (stopped) {
+        return;
+      }
+      long left = idleTimeoutMs - java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastFrameNanos);
+      if (left > 0) {
+        idleTimer = vertx.setTimer(left, this::idleCheck);
+        return;
+      }
+      if (!refused) {
+        // Not a fault to warn about: a client that left its connection open. It gets the reason,
+        // when its connection has room for it; the log has it at debug.
+        refused = true;
+        String why = "no frame for " + idleTimeoutMs + " ms (the bridge's idleTimeoutMs); the connection is closed";
+        LOG.log(Level.DEBUG, "ferry: bridge client {0}: {1}", LogText.escape(String.valueOf(socket.remoteAddress())), why);
+        if (!socket.writeQueueFull()) {
+          socket.write(errFrame(why));
+        }
+      }
+      // Also a connection refused earlier (refuse()) and still open: its close waits for its error
+      // frame to be written, which a client that reads nothing never lets happen.
+      closeNow(socket);
+    }
+
+    /**
+     * Closes the socket's channel at once, as Vert.x does at its own idle timeout. Vert.x's {@code
+     * close()} first waits until everything written before it has gone out, which a client that
+     * reads nothing never lets happen: such a client held its connection, and the answers queued
+     * for it, for ever. What already went out (the error frame, when there was room) still reaches
+     * the client.
+     */
+    private static void closeNow(NetSocket socket) {
+      if (socket instanceof io.vertx.core.internal.net.NetSocketInternal internal) {
+        internal.channelHandlerContext().close();
+      } else {
+        socket.close();
+      }
     }
 
     /** The bridge decoded one of this socket's frames: its hook runs while the parser is fed. */
@@ -258,6 +356,9 @@ final class BridgeFrameLimit {
         refuse("a frame that is not a JSON object the bridge can read");
         return false;
       }
+      if (vertx != null) {
+        lastFrameNanos = System.nanoTime(); // a whole frame: the connection is not idle (ADR 0166)
+      }
       return true;
     }
 
@@ -274,9 +375,12 @@ final class BridgeFrameLimit {
       String why = what + "; the connection is closed";
       LOG.log(Level.WARNING, "ferry: bridge client {0}: {1}", LogText.escape(String.valueOf(socket.remoteAddress())),
           LogText.escape(why));
-      byte[] json = new JsonObject().put("type", "err").put("message", why).encode().getBytes(StandardCharsets.UTF_8);
-      socket.write(Buffer.buffer(4 + json.length).appendInt(json.length).appendBytes(json))
-          .onComplete(ar -> socket.close());
+      socket.write(errFrame(why)).onComplete(ar -> socket.close());
+    }
+
+    private static Buffer errFrame(String message) {
+      byte[] json = new JsonObject().put("type", "err").put("message", message).encode().getBytes(StandardCharsets.UTF_8);
+      return Buffer.buffer(4 + json.length).appendInt(json.length).appendBytes(json);
     }
   }
 }

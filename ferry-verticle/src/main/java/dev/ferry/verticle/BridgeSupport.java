@@ -30,7 +30,8 @@ import java.util.function.Supplier;
  * taking the public address's (docs/guide/clustering.md, "What each path guarantees").
  *
  * <p>A frame longer than {@code maxFrameBytes} is never buffered: an error frame, then the socket is
- * closed ({@link BridgeFrameLimit}, ADR 0104).
+ * closed ({@link BridgeFrameLimit}, ADR 0104). A connection that brings no whole frame for
+ * {@code idleTimeoutMs} (a ping is one) gets an error frame and is closed (ADR 0166).
  *
  * <p>A frame that the bridge itself would fail on after the hook (headers that are not an object,
  * a null header value, a non-numeric {@code timeout}, a {@code codecName}), whatever its address,
@@ -177,8 +178,9 @@ final class BridgeSupport {
     String submit = settings.address();
     boolean clustered = open != null;
     // The bridge's own parser buffers any frame length a client announces: its sockets pass a
-    // bound first (ADR 0104).
-    Vertx guarded = BridgeFrameLimit.guarded(vertx, bridge.maxFrameBytes());
+    // bound first (ADR 0104), which also closes a connection that brings no whole frame for
+    // idleTimeoutMs (ADR 0166: the bridge has no idle timeout of its own).
+    Vertx guarded = BridgeFrameLimit.guarded(vertx, bridge.maxFrameBytes(), bridge.idleTimeoutMs());
     // The bridge reads the headers after this handler ran, and completes the send at once when
     // the event is completed inline: the socket's order is kept.
     Handler<io.vertx.ext.eventbus.bridge.tcp.BridgeEvent> hook = event -> {

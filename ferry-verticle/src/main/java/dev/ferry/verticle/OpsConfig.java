@@ -26,10 +26,12 @@ public record OpsConfig(String healthAddress, Endpoint monitoring, Bridge bridge
   public record Endpoint(String host, int port) {}
 
   /**
-   * The TCP bridge: where it listens, which addresses beyond submit it lets in, and the longest
-   * frame (its JSON, in bytes) a client may send (ADR 0104).
+   * The TCP bridge: where it listens, which addresses beyond submit it lets in, the longest frame
+   * (its JSON, in bytes) a client may send (ADR 0104), and how long a connection may go without a
+   * whole frame from its client before it is closed (ADR 0166).
    */
-  public record Bridge(Endpoint endpoint, boolean permitMetrics, boolean permitHealth, int maxFrameBytes) {}
+  public record Bridge(Endpoint endpoint, boolean permitMetrics, boolean permitHealth, int maxFrameBytes,
+      long idleTimeoutMs) {}
 
   static OpsConfig read(JsonObject in, ConfigCheck check) {
     String health = check.readString(in, "healthAddress");
@@ -46,7 +48,8 @@ public record OpsConfig(String healthAddress, Endpoint monitoring, Bridge bridge
     Bridge bridge = null;
     JsonObject b = check.readObject(in, "bridge");
     if (b != null) {
-      checkFields(check, "bridge", b, Set.of("host", "port", "permitMetrics", "permitHealth", "maxFrameBytes"));
+      checkFields(check, "bridge", b, Set.of("host", "port", "permitMetrics", "permitHealth", "maxFrameBytes",
+          "idleTimeoutMs"));
       Endpoint at = endpoint(check, "bridge", b);
       ConfigCheck typed = new ConfigCheck();
       Boolean metrics = typed.readBoolean(b, "permitMetrics");
@@ -56,9 +59,13 @@ public record OpsConfig(String healthAddress, Endpoint monitoring, Bridge bridge
       Long maxFrame = typed.readWhole(b, "maxFrameBytes", BridgeFrameLimit.MIN_MAX_FRAME_BYTES,
           BridgeFrameLimit.MAX_MAX_FRAME_BYTES,
           "must be " + BridgeFrameLimit.MIN_MAX_FRAME_BYTES + " to " + BridgeFrameLimit.MAX_MAX_FRAME_BYTES);
+      Long idle = typed.readWhole(b, "idleTimeoutMs", BridgeFrameLimit.MIN_IDLE_TIMEOUT_MS,
+          BridgeFrameLimit.MAX_IDLE_TIMEOUT_MS,
+          "must be " + BridgeFrameLimit.MIN_IDLE_TIMEOUT_MS + " to " + BridgeFrameLimit.MAX_IDLE_TIMEOUT_MS);
       prefixed(check, "bridge", typed);
       bridge = new Bridge(at, Boolean.TRUE.equals(metrics), Boolean.TRUE.equals(healthToo),
-          maxFrame == null ? BridgeFrameLimit.DEFAULT_MAX_FRAME_BYTES : maxFrame.intValue());
+          maxFrame == null ? BridgeFrameLimit.DEFAULT_MAX_FRAME_BYTES : maxFrame.intValue(),
+          idle == null ? BridgeFrameLimit.DEFAULT_IDLE_TIMEOUT_MS : idle);
       // Vert.x lets servers of one instance share a host and port (port 0 excepted) and hands each
       // connection to one of them in turn: the HTTP endpoint would get half the bridge's clients,
       // and the bridge half the scrapes.
