@@ -6,6 +6,7 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
@@ -30,7 +31,10 @@ final class MeterSupport {
    * a scraper's kept-alive connection lives from one scrape to the next.
    */
   static final long IDLE_TIMEOUT_MS = 120_000;
-  /** {@link #IDLE_TIMEOUT_MS}, lowered by tests that watch an idle connection closed. */
+  /**
+   * {@link #IDLE_TIMEOUT_MS}, lowered by tests that watch an idle connection closed; also the
+   * bound on the time to a whole request ({@link RequestDeadline}).
+   */
   static volatile long idleTimeoutMs = IDLE_TIMEOUT_MS;
 
   private MeterSupport() {}
@@ -94,8 +98,96 @@ final class MeterSupport {
         .handler(PrometheusScrapingHandler.create((PrometheusMeterRegistry) scraped));
     router.route("/health").method(HttpMethod.GET).method(HttpMethod.HEAD)
         .handler(HealthCheckHandler.createWithHealthChecks(health));
+    long limit = idleTimeoutMs;
     HttpServerOptions options = new HttpServerOptions()
-        .setIdleTimeout((int) idleTimeoutMs).setIdleTimeoutUnit(TimeUnit.MILLISECONDS);
-    return vertx.createHttpServer(options).requestHandler(router).listen(at.port(), at.host());
+        .setIdleTimeout((int) limit).setIdleTimeoutUnit(TimeUnit.MILLISECONDS);
+    // Vert.x's idle timeout is reset by each message read: each piece of a body, each HTTP/2 frame
+    // (a PING). A connection must also bring a whole request within the same bound (ADR 0169).
+    // The server was created on the verticle's context: its connections and this map live on that
+    // event loop.
+    java.util.Map<HttpConnection, RequestDeadline> deadlines = new java.util.HashMap<>();
+    return vertx.createHttpServer(options)
+        .connectionHandler(c -> {
+          RequestDeadline d = new RequestDeadline(vertx, c, limit);
+          deadlines.put(c, d);
+          c.closeHandler(v -> {
+            RequestDeadline closed = deadlines.remove(c);
+            if (closed != null) {
+              closed.stop();
+            }
+          });
+        })
+        .requestHandler(req -> {
+          RequestDeadline d = deadlines.get(req.connection());
+          if (d != null) {
+            if (req.isEnded()) {
+              d.requestEnded();
+            } else {
+              // No route reads a body: this handler stays the request's.
+              req.endHandler(v -> d.requestEnded());
+            }
+          }
+          router.handle(req);
+        })
+        .listen(at.port(), at.host());
+  }
+
+  /**
+   * A monitoring connection must bring a whole request (its head and any body) within {@code
+   * limitMs} of its opening, and then of its previous request's end; past that it is closed.
+   * Vert.x's idle timeout alone let a client hold a connection by sending a body a byte at a time,
+   * or HTTP/2 pings, each read resetting it. A scraper's kept-alive connection asks again within
+   * its scrape interval, far below the bound. A request only reads the clock; a timer checks the
+   * time since the last one and sets itself again for what is left. On the server's event loop.
+   */
+  static final class RequestDeadline {
+    private final Vertx vertx;
+    private final HttpConnection connection;
+    private final long limitMs;
+    private long lastNanos = System.nanoTime();
+    private long timer;
+    private boolean stopped;
+
+    RequestDeadline(Vertx vertx, HttpConnection connection, long limitMs) {
+      this.vertx = vertx;
+      this.connection = connection;
+      this.limitMs = limitMs;
+      this.timer = vertx.setTimer(limitMs, this::check);
+    }
+
+    void requestEnded() {
+      lastNanos = System.nanoTime();
+    }
+
+    void stop() {
+      stopped = true;
+      vertx.cancelTimer(timer);
+    }
+
+    private void check(long id) {
+      if (stopped) {
+        return;
+      }
+      long left = limitMs - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastNanos);
+      if (left > 0) {
+        timer = vertx.setTimer(left, this::check);
+        return;
+      }
+      stopped = true;
+      closeNow(connection);
+    }
+
+    /**
+     * The channel closed at once, as Vert.x closes a connection past its idle timeout: its {@code
+     * close()} waits until what was written before it went out, which a client that reads nothing
+     * never lets happen.
+     */
+    private static void closeNow(HttpConnection connection) {
+      if (connection instanceof io.vertx.core.http.impl.HttpServerConnection internal) {
+        internal.channelHandlerContext().close();
+      } else {
+        connection.close();
+      }
+    }
   }
 }
