@@ -24,16 +24,28 @@ import org.junit.jupiter.api.Test;
  */
 class BridgeFrameLimitTest {
 
-  /** A socket that records what is written and whether it was closed. */
+  /**
+   * A socket that records what is written and whether it was closed; with {@code writesHang}, no
+   * write ever completes, as for a client that reads nothing.
+   */
   private static final class FakeSocket {
     final List<Buffer> written = new ArrayList<>();
+    boolean writesHang;
     boolean closed;
+
+    FakeSocket() {
+    }
+
+    FakeSocket(boolean writesHang) {
+      this.writesHang = writesHang;
+    }
+
     final NetSocket socket = (NetSocket) Proxy.newProxyInstance(NetSocket.class.getClassLoader(),
         new Class<?>[] {NetSocket.class}, (proxy, method, args) -> {
           switch (method.getName()) {
             case "write":
               written.add((Buffer) args[0]);
-              return Future.succeededFuture();
+              return writesHang ? io.vertx.core.Promise.promise().future() : Future.succeededFuture();
             case "close":
               closed = true;
               return Future.succeededFuture();
@@ -185,5 +197,38 @@ class BridgeFrameLimitTest {
         assertTrue(socket.closed, at);
       }
     }
+  }
+
+  /**
+   * A refused connection is closed once its error frame has been written (ADR 0104): for a client
+   * that reads nothing that write never completes, and the connection stayed for good, the guard
+   * reading and dropping whatever else came. The idle watch closes it all the same, a bound after
+   * its last whole frame (ADR 0166).
+   */
+  @Test
+  void aRefusedConnectionWhoseErrorFrameIsNeverWrittenIsClosedAtTheIdleBound() throws Exception {
+    FakeSocket socket = new FakeSocket(true);
+    io.vertx.core.Context loop = vertx.getOrCreateContext();
+    CompletableFuture<Boolean> closedAtOnce = new CompletableFuture<>();
+    loop.runOnContext(v -> {
+      BridgeFrameLimit.Guard guard = new BridgeFrameLimit.Guard(socket.socket, b -> { }, 100);
+      guard.watchIdle(vertx, BridgeFrameLimit.MIN_IDLE_TIMEOUT_MS);
+      guard.handle(Buffer.buffer().appendInt(101));
+      closedAtOnce.complete(socket.closed);
+    });
+    assertTrue(!closedAtOnce.get(10, TimeUnit.SECONDS), "the close waits for the error frame's write");
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (true) {
+      CompletableFuture<Boolean> closed = new CompletableFuture<>();
+      loop.runOnContext(v -> closed.complete(socket.closed));
+      if (closed.get(10, TimeUnit.SECONDS)) {
+        break;
+      }
+      assertTrue(System.nanoTime() < until, "a refused connection whose error frame was never written stayed open");
+      Thread.sleep(50);
+    }
+    CompletableFuture<Integer> written = new CompletableFuture<>();
+    loop.runOnContext(v -> written.complete(socket.written.size()));
+    assertEquals(1, written.get(10, TimeUnit.SECONDS), "one error frame, not a second at the idle close");
   }
 }
