@@ -369,4 +369,43 @@ class ReviewAiOpsTest extends VerticleTestBase {
     assertEquals(requests, onClient(scraper::answers));
     await(net.close());
   }
+
+  /**
+   * The same over HTTP/2, where requests are streams of one connection: each one's end counts for
+   * the connection (the h2 pinger above is closed either way, so this is what shows a stream's
+   * request is seen as the connection's).
+   */
+  @Test
+  void aMonitoringConnectionThatKeepsAskingOverHttp2IsKeptOpen() {
+    int port = deployMonitoring(2_000);
+    io.vertx.core.http.HttpClient http = vertx.createHttpClient(new io.vertx.core.http.HttpClientOptions()
+        .setProtocolVersion(io.vertx.core.http.HttpVersion.HTTP_2).setHttp2ClearTextUpgrade(false));
+    int requests = 20;
+    List<io.vertx.core.http.HttpConnection> connections = new ArrayList<>();
+    Promise<Void> done = Promise.promise();
+    Promise<Void> closed = Promise.promise();
+    int[] answered = {0};
+    long timer = onClient(() -> vertx.setPeriodic(200, t -> {
+      if (answered[0] < requests && !done.future().isComplete()) {
+        http.request(io.vertx.core.http.HttpMethod.GET, port, "127.0.0.1", "/health")
+            .compose(req -> req.send().compose(resp -> resp.body().map(b -> req.connection())))
+            .onSuccess(c -> {
+              if (!connections.contains(c)) {
+                connections.add(c);
+                c.closeHandler(v -> closed.tryComplete());
+              }
+              if (++answered[0] == requests) {
+                done.tryComplete();
+              }
+            })
+            .onFailure(done::tryFail);
+      }
+    }));
+    await(done.future());
+    onClient(() -> vertx.cancelTimer(timer));
+    assertEquals(1, onClient(connections::size), "every request on one connection: none was closed");
+    assertFalse(closed.future().isComplete(), "the connection was closed while it kept asking");
+    await(closed.future()); // and once the requests stop, it is
+    await(http.close());
+  }
 }
