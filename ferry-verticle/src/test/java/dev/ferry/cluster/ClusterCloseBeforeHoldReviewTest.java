@@ -32,10 +32,12 @@ class ClusterCloseBeforeHoldReviewTest {
 
   @Test
   void aCloseThatBeganBeforeStartRanStillLeavesWithoutLosingWhatReachedTheNode() {
+    // Bounds only a hang reaches, and outcomes awaited past the sends' timeout: see
+    // ClusterCloseDuringStartTest.BOUNDS.
     cluster.start();
     SharedDownstream downstream = new SharedDownstream(cluster.nodes.get(0), 5, 5);
     await(downstream.listen(2));
-    cluster.deploy(cluster.nodes.get(0), ClusterHarness.config(SharedDownstream.address(0), new JsonObject()));
+    cluster.deploy(cluster.nodes.get(0), ClusterHarness.config(SharedDownstream.address(0), ClusterCloseDuringStartTest.BOUNDS));
     cluster.awaitSettled(0);
 
     Vertx late = cluster.start(o -> o.setEventLoopPoolSize(1));
@@ -52,7 +54,7 @@ class ClusterCloseBeforeHoldReviewTest {
     try {
       cluster.clients.get(1).runOnContext(v -> {
         late.deployVerticle("dev.ferry.verticle.FerryVerticle",
-            new DeploymentOptions().setConfig(ClusterHarness.config(SharedDownstream.address(1), new JsonObject())))
+            new DeploymentOptions().setConfig(ClusterHarness.config(SharedDownstream.address(1), ClusterCloseDuringStartTest.BOUNDS)))
             .onComplete(deployed);
         late.close().onComplete(closing);
       });
@@ -75,8 +77,8 @@ class ClusterCloseBeforeHoldReviewTest {
       after.sender(0, ClusterHarness.SUBMIT, "starting-" + k, false);
     }
     after.send(50, 10);
-    System.out.println("close before hold: after the close " + after.outcomes(60));
-    Map<String, Integer> outcomes = load.outcomes(60);
+    System.out.println("close before hold: after the close " + after.outcomes(ClusterCloseDuringStartTest.OUTCOMES_SECONDS));
+    Map<String, Integer> outcomes = load.outcomes(ClusterCloseDuringStartTest.OUTCOMES_SECONDS);
     System.out.println("close before hold: " + outcomes + " " + load.samples);
     outcomes.forEach((kind, n) -> assertTrue(kind.equals("ok") || kind.startsWith("NO_HANDLERS"),
         () -> "outcomes " + outcomes + " " + load.samples));

@@ -33,6 +33,16 @@ class ClusterCloseDuringStartTest {
     cluster.close();
   }
 
+  /**
+   * The nodes' drain bound, raised from the harness's 5 s to one only a hang reaches: what this
+   * test checks is that no input is lost, and a node answers 503 an input it held past drainTimeoutMs
+   * + 2 x callTimeoutMs (15 s with the harness's; ADR 0099). The held inputs wait for the join,
+   * whose Hazelcast operations just after a member joined took tens of seconds on a loaded CI
+   * machine, then for the leave. The bound (70 s) stays below the sends' own hang guard.
+   */
+  static final int OUTCOMES_SECONDS = (int) (ClusterHarness.SEND_TIMEOUT_MS / 1000) + 60;
+  static final JsonObject BOUNDS = new JsonObject().put("drainTimeoutMs", 60_000);
+
   private SharedDownstream downstream;
   private Vertx late;
   private String lateId;
@@ -45,7 +55,7 @@ class ClusterCloseDuringStartTest {
     cluster.start();
     downstream = new SharedDownstream(cluster.nodes.get(0), 5, 5);
     await(downstream.listen(2));
-    cluster.deploy(cluster.nodes.get(0), ClusterHarness.config(SharedDownstream.address(0), new JsonObject()));
+    cluster.deploy(cluster.nodes.get(0), ClusterHarness.config(SharedDownstream.address(0), BOUNDS));
     cluster.awaitSettled(0);
     late = cluster.start();
     lateId = ClusterHarness.nodeId(late);
@@ -63,7 +73,7 @@ class ClusterCloseDuringStartTest {
     int heldBeforeClose;
     try {
       Future<String> deployed = late.deployVerticle("dev.ferry.verticle.FerryVerticle",
-          new DeploymentOptions().setConfig(ClusterHarness.config(SharedDownstream.address(1), new JsonObject())));
+          new DeploymentOptions().setConfig(ClusterHarness.config(SharedDownstream.address(1), BOUNDS)));
       for (int k = 0; k < 8; k++) {
         load.sender(0, ClusterHarness.SUBMIT, "starting-" + k, false);
       }
@@ -89,7 +99,8 @@ class ClusterCloseDuringStartTest {
     cluster.nodes.remove(late);
     cluster.clients.remove(1);
     load.send(50, 10);
-    Map<String, Integer> outcomes = load.outcomes(60);
+    // Longer than the sends' own timeout: a lost input shows as what it is, a send timeout.
+    Map<String, Integer> outcomes = load.outcomes(OUTCOMES_SECONDS);
     System.out.println("close during start: " + heldBeforeClose + " held at the close; " + outcomes);
     // Served, or NO_HANDLERS at once for a request never delivered (ADR 0093): never a timeout.
     outcomes.forEach((kind, n) -> assertTrue(kind.equals("ok") || kind.startsWith("NO_HANDLERS"),
@@ -111,7 +122,7 @@ class ClusterCloseDuringStartTest {
     Future<String> deployed;
     try {
       deployed = late.deployVerticle(verticle,
-          new DeploymentOptions().setConfig(ClusterHarness.config(SharedDownstream.address(1), new JsonObject())));
+          new DeploymentOptions().setConfig(ClusterHarness.config(SharedDownstream.address(1), BOUNDS)));
       // Held at the join: its node address answers (the cluster layer is up) while it has not joined.
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
       while (view(lateId) == null) {
@@ -125,7 +136,7 @@ class ClusterCloseDuringStartTest {
     } finally {
       announced.unlock(lateId);
     }
-    await(deployed, 60);
+    await(deployed, 120); // the join, as long as ClusterHarness.deploy allows one
     io.vertx.ext.healthchecks.Status joined = health(verticle);
     assertTrue(joined.isOk(), () -> "joined: " + joined.getData());
   }

@@ -58,7 +58,7 @@ final class Load {
       if (sender.client() != null) {
         io.vertx.core.Promise<Object> reply = io.vertx.core.Promise.promise();
         cluster.clients.get(sender.from()).runOnContext(v -> sender.client().submit(sender.key(), body,
-            new dev.ferry.verticle.FerryClient.SubmitOptions().sendTimeout(java.time.Duration.ofSeconds(20))).onComplete(reply));
+            new dev.ferry.verticle.FerryClient.SubmitOptions().sendTimeout(java.time.Duration.ofMillis(ClusterHarness.SEND_TIMEOUT_MS))).onComplete(reply));
         replies.add(reply.future());
         kinds.add("routing ");
       } else {
