@@ -23,9 +23,17 @@ class FerryVerticleLoadTest extends VerticleTestBase {
   private static final int INPUTS = 20_000;
   private static final int KEYS = 500;
   private static final int MAX_BATCH = 50;
+  /**
+   * The one hang guard: how long the whole run may take. No input here has a deadline, so the last
+   * one's answer waits for the 19,999 before it, however fast the machine serves them; each
+   * request's send timeout was the event bus's default 30 s, a second, tighter bound on the run's
+   * throughput that only the machine's speed decided. The send timeout now outlasts the test's own
+   * wait, which alone calls a missing answer a hang (review AK).
+   */
+  private static final int GUARD_SECONDS = 80;
 
   @Test
-  @Timeout(90_000)
+  @Timeout(GUARD_SECONDS * 1000 + 10_000)
   void everyRequestGetsExactlyOneReply(VertxTestContext test) {
     deploy(config(new JsonObject().put("maxQueueing", INPUTS).put("maxBatchSize", MAX_BATCH)));
     Random latency = new Random(42);
@@ -54,14 +62,14 @@ class FerryVerticleLoadTest extends VerticleTestBase {
       int k = keys.nextInt(KEYS);
       String id = Integer.toString(i);
       JsonObject body = new JsonObject().put("i", i).put("seq", perKey[k]++);
-      send("key-" + k, body, "id", id).onComplete(test.succeeding(reply -> test.verify(() -> {
+      sendPatiently("key-" + k, body, id).onComplete(test.succeeding(reply -> test.verify(() -> {
         assertEquals(body, reply.body(), "a reply that is not this input's outcome");
         assertTrue(answered.putIfAbsent(id, true) == null, "two replies for " + id);
         replies.flag();
       })));
     }
     try {
-      assertTrue(test.awaitCompletion(80, java.util.concurrent.TimeUnit.SECONDS), "not every request was answered");
+      assertTrue(test.awaitCompletion(GUARD_SECONDS, java.util.concurrent.TimeUnit.SECONDS), "not every request was answered");
     } catch (InterruptedException e) {
       throw new AssertionError(e);
     }
@@ -70,5 +78,14 @@ class FerryVerticleLoadTest extends VerticleTestBase {
     JsonObject m = metrics();
     assertEquals(INPUTS, m.getLong("submitted"), m.encode());
     assertEquals(0, m.getInteger("queuedInputs"), m.encode());
+  }
+
+  /** As {@link #send}, waiting for the answer longer than the test does. */
+  private io.vertx.core.Future<io.vertx.core.eventbus.Message<Object>> sendPatiently(String key, Object body, String id) {
+    io.vertx.core.eventbus.DeliveryOptions options = new io.vertx.core.eventbus.DeliveryOptions()
+        .setSendTimeout((GUARD_SECONDS + 30) * 1000L).addHeader("key", key).addHeader("id", id);
+    io.vertx.core.Promise<io.vertx.core.eventbus.Message<Object>> reply = io.vertx.core.Promise.promise();
+    client.runOnContext(v -> vertx.eventBus().<Object>request(SUBMIT, body, options).onComplete(reply));
+    return reply.future();
   }
 }
