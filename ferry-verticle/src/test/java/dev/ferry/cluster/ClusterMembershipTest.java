@@ -79,7 +79,9 @@ class ClusterMembershipTest {
     long leftAt = System.nanoTime();
     Vertx leaver = cluster.nodes.remove(2);
     cluster.clients.remove(2);
-    await(leaver.close());
+    // A hang guard: the leave's own bound is 10 s (drainTimeoutMs + callTimeoutMs), then Hazelcast
+    // writes that a loaded machine stretches far past that (as for ClusterHarness.deploy).
+    await(leaver.close(), 120);
 
     assertEquals(Map.of("ok", 600), load.outcomes(300), () -> load.samples.toString());
     assertEquals(List.of(), downstream.violations());
