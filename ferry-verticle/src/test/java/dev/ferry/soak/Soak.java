@@ -883,8 +883,10 @@ final class Soak {
       long sentAt = System.nanoTime();
       submittedAt.put(id, sentAt); // before the verticle can have it (VerticleCalls)
       vertx.eventBus().request("soak.submit", body, o).onComplete(ar -> {
-        long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sentAt);
-        latestPastBoundMs.accumulateAndGet(tookMs - deadlineMs - afterDeadlineMs, Math::max);
+        if (!(ar.cause() instanceof ReplyException t && t.failureType() == ReplyFailure.TIMEOUT)) {
+          long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sentAt);
+          latestPastBoundMs.accumulateAndGet(tookMs - deadlineMs - afterDeadlineMs, Math::max);
+        }
         if (ar.succeeded()) {
           answered.incrementAndGet();
           return;
