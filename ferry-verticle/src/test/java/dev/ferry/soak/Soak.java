@@ -810,7 +810,7 @@ final class Soak {
     final AtomicLong noReply = new AtomicLong();
     final AtomicLong notAccepted = new AtomicLong();
     final Map<Integer, AtomicLong> codes = new ConcurrentHashMap<>();
-    /** The latest an answer came past its request's bound, in ms (see {@link #boundMs}). */
+    /** The latest an answer came past its request's bound (its deadline + {@link #afterDeadlineMs}), in ms. */
     final AtomicLong latestPastBoundMs = new AtomicLong(Long.MIN_VALUE);
     private final Vertx vertx;
     private final Random r;
