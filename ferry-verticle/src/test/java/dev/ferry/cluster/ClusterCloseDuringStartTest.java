@@ -40,8 +40,9 @@ class ClusterCloseDuringStartTest {
    * whose Hazelcast operations just after a member joined took tens of seconds on a loaded CI
    * machine, then for the leave. The bound (70 s) stays below the sends' own hang guard.
    */
-  static final int OUTCOMES_SECONDS = (int) (ClusterHarness.SEND_TIMEOUT_MS / 1000) + 60;
   static final JsonObject BOUNDS = new JsonObject().put("drainTimeoutMs", 60_000);
+  /** How long the outcomes are awaited: past the sends' own timeout, so a lost input shows as one. */
+  static final int OUTCOMES_SECONDS = (int) (ClusterHarness.SEND_TIMEOUT_MS / 1000) + 60;
 
   private SharedDownstream downstream;
   private Vertx late;
@@ -71,6 +72,7 @@ class ClusterCloseDuringStartTest {
     Load load = new Load(cluster, 17);
     Future<Void> closing;
     int heldBeforeClose;
+    long closeWatchedMs;
     try {
       Future<String> deployed = late.deployVerticle("dev.ferry.verticle.FerryVerticle",
           new DeploymentOptions().setConfig(ClusterHarness.config(SharedDownstream.address(1), BOUNDS)));
@@ -90,8 +92,19 @@ class ClusterCloseDuringStartTest {
       }
       heldBeforeClose = held;
       closing = late.close();
-      // Without the hold, the close goes on meanwhile: event bus closed, the member gone.
-      ClusterHarness.sleep(500);
+      // Without the hold, the close goes on meanwhile: event bus closed, the member gone. Watched
+      // for, not a fixed pause (500 ms, which a loaded machine could spend before the close got
+      // anywhere, and the test then passed without the hold); a sound close gets nowhere while
+      // the join is held, so the bound is all it waits.
+      Future<Void> closed = closing;
+      io.vertx.core.spi.cluster.ClusterManager members = ((VertxInternal) cluster.nodes.get(0)).clusterManager();
+      long closeAsked = System.nanoTime();
+      long gone = closeAsked + TimeUnit.SECONDS.toNanos(5);
+      while (System.nanoTime() < gone && !closed.isComplete()
+          && members.getNodes().contains(lateId)) {
+        ClusterHarness.sleep(20);
+      }
+      closeWatchedMs = (System.nanoTime() - closeAsked) / 1_000_000;
     } finally {
       announced.unlock(lateId);
     }
@@ -101,7 +114,8 @@ class ClusterCloseDuringStartTest {
     load.send(50, 10);
     // Longer than the sends' own timeout: a lost input shows as what it is, a send timeout.
     Map<String, Integer> outcomes = load.outcomes(OUTCOMES_SECONDS);
-    System.out.println("close during start: " + heldBeforeClose + " held at the close; " + outcomes);
+    System.out.println("close during start: " + heldBeforeClose + " held at the close, the join held "
+        + closeWatchedMs + " ms after it; " + outcomes);
     // Served, or NO_HANDLERS at once for a request never delivered (ADR 0093): never a timeout.
     outcomes.forEach((kind, n) -> assertTrue(kind.equals("ok") || kind.startsWith("NO_HANDLERS"),
         () -> "outcomes " + outcomes + " " + load.samples));
