@@ -32,12 +32,38 @@ import java.util.function.Supplier;
  *       only unregisters a consumer everywhere at once, and a request that reaches a node over the
  *       cluster after that is dropped without any reply (ADR 0093);
  *   <li>Vert.x's own close hooks, so that closing Vert.x waits for an undeploy under way, and
- *       for a start under way before it leaves as an undeploy does.
+ *       for a start under way before it leaves as an undeploy does;
+ *   <li>closing a bridge or monitoring connection's channel at once (ADRs 0166, 0169): the public
+ *       {@code close()} first waits until what was written before it has gone out, which a client
+ *       that reads nothing never lets happen.
  * </ul>
  * Callable from any thread.
  */
 public final class ClusterAccess {
   private ClusterAccess() {}
+
+  /**
+   * Closes {@code socket}'s channel at once, as Vert.x does at its own idle timeout; what was
+   * already written and sent still reaches the client. The public {@code close()} waits until
+   * everything written before it has gone out: a client that reads nothing kept its connection,
+   * and what was queued for it, for ever. On the socket's event loop.
+   */
+  public static void closeNow(io.vertx.core.net.NetSocket socket) {
+    if (socket instanceof io.vertx.core.internal.net.NetSocketInternal internal) {
+      internal.channelHandlerContext().close();
+    } else {
+      socket.close();
+    }
+  }
+
+  /** {@link #closeNow(io.vertx.core.net.NetSocket)} for a connection of Vert.x's HTTP server. */
+  public static void closeNow(io.vertx.core.http.HttpConnection connection) {
+    if (connection instanceof io.vertx.core.http.impl.HttpServerConnection internal) {
+      internal.channelHandlerContext().close();
+    } else {
+      connection.close();
+    }
+  }
 
   /**
    * Holds a {@code vertx.close()} that begins before {@code owner}, a deployment's context, has

@@ -261,22 +261,10 @@ final class BridgeFrameLimit {
       }
       // Also a connection refused earlier (refuse()) and still open: its close waits for its error
       // frame to be written, which a client that reads nothing never lets happen.
-      closeNow(socket);
-    }
-
-    /**
-     * Closes the socket's channel at once, as Vert.x does at its own idle timeout. Vert.x's {@code
-     * close()} first waits until everything written before it has gone out, which a client that
-     * reads nothing never lets happen: such a client held its connection, and the answers queued
-     * for it, for ever. What already went out (the error frame, when there was room) still reaches
-     * the client.
-     */
-    private static void closeNow(NetSocket socket) {
-      if (socket instanceof io.vertx.core.internal.net.NetSocketInternal internal) {
-        internal.channelHandlerContext().close();
-      } else {
-        socket.close();
-      }
+      // Closed at once: Vert.x's close() waits for what was written before it to go out, which a
+      // client that reads nothing never lets happen (it held its connection, and the answers
+      // queued for it, for ever). What already went out (the error frame) still reaches it.
+      dev.ferry.cluster.ClusterAccess.closeNow(socket);
     }
 
     /** The bridge decoded one of this socket's frames: its hook runs while the parser is fed. */

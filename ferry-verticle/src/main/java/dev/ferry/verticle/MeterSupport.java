@@ -174,20 +174,8 @@ final class MeterSupport {
         return;
       }
       stopped = true;
-      closeNow(connection);
-    }
-
-    /**
-     * The channel closed at once, as Vert.x closes a connection past its idle timeout: its {@code
-     * close()} waits until what was written before it went out, which a client that reads nothing
-     * never lets happen.
-     */
-    private static void closeNow(HttpConnection connection) {
-      if (connection instanceof io.vertx.core.http.impl.HttpServerConnection internal) {
-        internal.channelHandlerContext().close();
-      } else {
-        connection.close();
-      }
+      // At once, as at Vert.x's idle timeout: close() waits for what was written to go out.
+      dev.ferry.cluster.ClusterAccess.closeNow(connection);
     }
   }
 }
