@@ -589,18 +589,7 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
         }
         boolean[] told = {false};
         try {
-          answer.onComplete(ar -> {
-            if (told[0]) {
-              return;
-            }
-            told[0] = true;
-            if (ar.succeeded()) {
-              tell(caller, ar.result(), null);
-            } else {
-              tell(caller, null, ar.cause() instanceof FerryException fe ? fe
-                  : new FerryException(FerryError.CLOSED, "the key's new owner could not be reached: " + ar.cause(), ar.cause()));
-            }
-          });
+          answer.onComplete(ar -> forwarded(caller, told, ar));
         } catch (Throwable t) {
           // A forward's Future that cannot be listened to (ADR 0129): let out, the throw would end
           // this effect halfway, the inputs after this one never forwarded and the hand-off never
@@ -618,6 +607,40 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
         complete(((HandOff<?, ?>) h).done(), null, null, loop);
       }
     });
+  }
+
+  /**
+   * Answers the caller of one handed-off input with its forward's outcome, once: {@code told} is
+   * set by the first answer, and a Future that completes again is ignored.
+   */
+  private void forwarded(Object caller, boolean[] told, AsyncResult<O> ar) {
+    if (told[0]) {
+      return;
+    }
+    told[0] = true;
+    O value = null;
+    Throwable failure;
+    try {
+      if (ar.succeeded()) {
+        value = ar.result();
+        failure = null;
+      } else {
+        Throwable cause = ar.cause();
+        failure = cause instanceof FerryException fe ? fe
+            : new FerryException(FerryError.CLOSED, "the key's new owner could not be reached: " + cause, cause);
+      }
+    } catch (Throwable unreadable) {
+      // A hand-rolled Future that called back with no AsyncResult (null), or with one whose
+      // methods throw: let out, the throw left this caller marked as told and never answered
+      // (review AM). The input was forwarded, so it may have been applied: FAILED, never CLOSED,
+      // and reported, as a batch call's unreadable answer is (review AJ, ADR 0129).
+      loop.report(unreadable);
+      value = null;
+      failure = new FerryException(FerryError.FAILED,
+          "the key's new owner was sent the input, its answer cannot be read (it may have been applied): "
+              + LogText.describe(unreadable), unreadable);
+    }
+    tell(caller, value, failure);
   }
 
   @Override

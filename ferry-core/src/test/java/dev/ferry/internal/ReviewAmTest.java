@@ -1,0 +1,75 @@
+package dev.ferry.internal;
+
+import static dev.ferry.internal.PerKeyHarness.failure;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.FerryError;
+import dev.ferry.PerKeyConfig;
+import dev.ferry.internal.PerKeyHarness.In;
+import dev.ferry.testing.HostileFutures;
+import io.vertx.core.AsyncResult;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Review AM: the Futures of the cluster hand-off path ({@link PerKeyFerry#handOff}), attacked as
+ * review AJ attacked a batch call's. Only the cluster router supplies a forward today, and its
+ * Futures are Vert.x's own, completed on the ferry's loop; these pin what the ferry does when a
+ * forward's Future is not so well behaved.
+ */
+class ReviewAmTest {
+
+  private static final IllegalStateException BROKEN = new IllegalStateException("succeeded() is broken");
+
+  /**
+   * A forward's Future that calls back with a null {@link AsyncResult}, or with one whose methods
+   * throw: reading it threw inside the listener, after the listener had marked its caller as
+   * answered, so that caller was never answered (the throw went to whoever completed the Future,
+   * or, called back at once, was reported and the caller still left waiting). Its answer cannot
+   * be read, and the input went to the new owner: FAILED with the throw, reported, as a batch
+   * call's unreadable answer is since review AJ.
+   */
+  @Test
+  void aForwardWhoseAnswerCannotBeReadFailsItsCallerAndTheHandOffGoesOn() {
+    for (AsyncResult<String> broken : Arrays.<AsyncResult<String>>asList(null, HostileFutures.throwingResult(BROKEN))) {
+      for (boolean atOnce : new boolean[] {true, false}) {
+        String what = (broken == null ? "a null result" : "a throwing result") + (atOnce ? ", at once" : ", later");
+        PerKeyHarness h = new PerKeyHarness(PerKeyConfig.defaults());
+        h.submit("k", "k1"); // in flight: the others wait
+        Future<String> first = h.submit("k", "k2");
+        Future<String> second = h.submit("k", "k3");
+        Promise<String> late = Promise.promise();
+        if (atOnce) {
+          late.complete("from the new owner");
+        }
+        List<String> forwarded = new ArrayList<>();
+        Future<Void> done = h.ferry.handOff("k", (in, remaining) -> {
+          forwarded.add(in.label());
+          return in.label().equals("k2") ? HostileFutures.answering(late.future(), broken)
+              : Future.succeededFuture("elsewhere:" + in.label());
+        });
+        h.loop.runPending();
+        h.succeed(0);
+        if (!atOnce) {
+          late.complete("from the new owner"); // on the loop's thread, as the router completes its own
+          h.loop.runPending();
+        }
+        assertEquals(List.of("k2", "k3"), forwarded, what);
+        assertEquals(FerryError.FAILED, failure(first).kind(), what + ": forwarded, so perhaps applied; unreadable");
+        if (broken != null) {
+          assertSame(BROKEN, failure(first).getCause(), what);
+        }
+        assertEquals("elsewhere:k3", second.result(), what);
+        assertTrue(done.succeeded(), what);
+        assertEquals(1, h.loop.reported.size(), what + ": reported once: " + h.loop.reported);
+        assertEquals(0, h.ferry.metrics().activeLanes(), what);
+      }
+    }
+  }
+}
