@@ -589,7 +589,20 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
         }
         boolean[] told = {false};
         try {
-          answer.onComplete(ar -> forwarded(caller, told, ar));
+          answer.onComplete(ar -> {
+            if (loop.inLoop()) {
+              forwarded(caller, told, ar);
+              return;
+            }
+            // Completed on a thread of its own: the answer is given on the loop, where an answer
+            // handle is promised its call (ADR 0097) and where told is read and written, so that
+            // a Future completing twice on two threads answers once, with no lock (review AM).
+            try {
+              loop.execute(() -> forwarded(caller, told, ar));
+            } catch (java.util.concurrent.RejectedExecutionException gone) {
+              forwarded(caller, told, ar); // the loop is gone: nothing else runs there any more
+            }
+          });
         } catch (Throwable t) {
           // A forward's Future that cannot be listened to (ADR 0129): let out, the throw would end
           // this effect halfway, the inputs after this one never forwarded and the hand-off never

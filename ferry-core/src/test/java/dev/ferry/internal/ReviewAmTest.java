@@ -2,6 +2,7 @@ package dev.ferry.internal;
 
 import static dev.ferry.internal.PerKeyHarness.failure;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -71,5 +72,41 @@ class ReviewAmTest {
         assertEquals(0, h.ferry.metrics().activeLanes(), what);
       }
     }
+  }
+
+  /**
+   * A forward's Future completed on a thread of its own (not the ferry's loop): its caller's
+   * answer was given there, on that thread. A caller's answer handle is promised a call on the
+   * ferry's loop (ADR 0097), and the flag that keeps a Future completing twice from answering
+   * twice was read and written there, beside the loop, with no lock. The answer now comes back
+   * to the loop first.
+   */
+  @Test
+  void aForwardAnsweredOnAForeignThreadAnswersItsCallerOnTheLoopOnce() throws Exception {
+    PerKeyHarness h = new PerKeyHarness(PerKeyConfig.defaults());
+    h.submit("k", "k1");
+    List<String> answers = new ArrayList<>();
+    List<Thread> threads = new ArrayList<>();
+    h.ferry.submit(In.of("k", "k2"), 0, (value, failure) -> {
+      answers.add(value);
+      threads.add(Thread.currentThread());
+    });
+    h.loop.runPending();
+    Promise<String> elsewhere = Promise.promise();
+    Future<Void> done = h.ferry.handOff("k", (in, remaining) -> elsewhere.future());
+    h.loop.runPending();
+    h.succeed(0);
+    assertTrue(done.succeeded());
+
+    Thread foreign = new Thread(() -> {
+      elsewhere.complete("from the new owner");
+    }, "foreign");
+    foreign.start();
+    foreign.join();
+    assertEquals(List.of(), answers, "not answered on the foreign thread");
+    h.loop.runPending();
+    assertEquals(List.of("from the new owner"), answers);
+    assertEquals(List.of(Thread.currentThread()), threads, "answered on the loop");
+    assertFalse(h.loop.reported.iterator().hasNext(), "nothing reported: " + h.loop.reported);
   }
 }
