@@ -91,11 +91,18 @@ public final class PerKeyFerry<K, I, R, O> extends Driver<K, I, R, O> implements
 
   /**
    * The keys with inputs waiting or a call in flight, as a snapshot taken on the loop (at once
-   * when called there): the keys a cluster node must hand over when ownership moves.
+   * when called there): the keys a cluster node must hand over when ownership moves. Its
+   * callbacks, like those of {@link #handOff}'s Future, run on the ferry's loop (the cluster
+   * router, its one user, lives there too).
    */
   public Future<java.util.List<K>> activeKeys() {
     Promise<java.util.List<K>> keys = Promise.promise();
-    if (!onLoopOrRefused(() -> keys.complete(engine.laneKeys()))) {
+    if (!onLoopOrRefused(() -> {
+      // Handed over after the transition, shielded, as every answer is: completed inside it, the
+      // callbacks ran there, and one that threw ended the step before its effects ran (review AM).
+      java.util.List<K> snapshot = engine.laneKeys();
+      afterTransition(() -> complete(keys, snapshot, null, loop));
+    })) {
       keys.tryComplete(java.util.List.of()); // the loop is gone, and with it the ferry's lanes
     }
     return keys.future();

@@ -109,4 +109,38 @@ class ReviewAmTest {
     assertEquals(List.of(Thread.currentThread()), threads, "answered on the loop");
     assertFalse(h.loop.reported.iterator().hasNext(), "nothing reported: " + h.loop.reported);
   }
+
+  /**
+   * {@code activeKeys()} asked off the loop: its Future was completed inside the transition that
+   * took the snapshot, so its callbacks ran there. One that throws (Vert.x rethrows what a
+   * callback of a promise with no context throws) ended that step before its effects ran: an
+   * input the callback submitted, put off until the transition was over, was left unadmitted
+   * until something else ran on the loop. The snapshot is now handed over as an effect, after
+   * the transition, shielded as every answer is.
+   */
+  @Test
+  void aCallbackOfActiveKeysThatThrowsLeavesNothingItSubmittedWaiting() throws Exception {
+    PerKeyHarness h = new PerKeyHarness(PerKeyConfig.defaults());
+    h.submit("k", "k1");
+    IllegalStateException thrown = new IllegalStateException("the callback is broken");
+    List<Future<String>> submitted = new ArrayList<>();
+    List<List<String>> seen = new ArrayList<>();
+    Thread foreign = new Thread(() -> h.ferry.activeKeys().onSuccess(keys -> {
+      seen.add(keys);
+      submitted.add(h.ferry.submit(In.of("j", "j1")));
+      throw thrown;
+    }), "foreign");
+    foreign.start();
+    foreign.join();
+    try {
+      h.loop.runPending();
+    } catch (RuntimeException thrownIntoTheLoop) {
+      // What a task throws, Vert.x reports to the context's exception handler, and goes on.
+    }
+    assertEquals(List.of(List.of("k")), seen);
+    assertEquals(2, h.ferry.metrics().activeLanes(), "what the callback submitted is admitted at once");
+    assertEquals(List.of(thrown), h.loop.reported);
+    h.succeed(0);
+    assertEquals(List.of("k[k1]", "j[j1]"), h.calls());
+  }
 }
