@@ -118,9 +118,13 @@ public final class PerKeyConfig extends FerryBounds {
         pinnedRule(limits, check));
   }
 
-  /** The rule, quoting the ceiling only when it is the operator's (not a default standing in for a refused one). */
+  /**
+   * The rule, quoting the ceiling only when it is one we accept: not a default standing in for a
+   * refused one, nor one below 1 (refused by its rule only once the fields are read, after a
+   * pinnedLimit past an int has had this rule written for it).
+   */
   private static String pinnedRule(Limits limits, ConfigCheck check) {
-    String ceiling = check.refused("maxInFlightBatches")
+    String ceiling = check.refused("maxInFlightBatches") || limits.maxInFlightBatches() < 1
         ? "maxInFlightBatches"
         : "maxInFlightBatches (" + limits.maxInFlightBatches() + ")";
     return "must be >= 1 and <= " + ceiling + ", or 0/absent to learn the limit";

@@ -87,4 +87,20 @@ class ReviewADConfigTest {
         both.violations().stream().sorted().toList(), both.getMessage());
     assertFalse(both.getMessage().contains("(256)"), both.getMessage());
   }
+
+  /**
+   * Review AL: a maxInFlightBatches refused by its rule (a whole number within an int, below 1) is
+   * judged after the fields are read, and a pinnedLimit past an int is refused while they are read,
+   * its rule written then: that rule quoted the refused value as the ceiling, "<=
+   * maxInFlightBatches (-3)", a bound no pinned limit can meet.
+   */
+  @Test
+  void aCeilingRefusedByItsRuleIsNotQuotedEither() {
+    InvalidConfigException e = assertThrows(InvalidConfigException.class, () -> PerKeyConfig.fromJson(
+        new JsonObject().put("maxInFlightBatches", -3).put("pinnedLimit", 3e9)));
+    assertEquals(List.of(
+        "maxInFlightBatches = -3: must be >= 1",
+        "pinnedLimit = 3000000000: must be >= 1 and <= maxInFlightBatches, or 0/absent to learn the limit"),
+        e.violations().stream().sorted().toList(), e.getMessage());
+  }
 }
