@@ -408,4 +408,49 @@ class ReviewAiOpsTest extends VerticleTestBase {
     await(closed.future()); // and once the requests stop, it is
     await(http.close());
   }
+
+  /**
+   * Review AL: the same through an h2c upgrade (an HTTP/1.1 request asking for HTTP/2), where
+   * Vert.x makes the HTTP/2 connection out of the first request and calls the connection handler
+   * for it alone, before that request's stream: its requests count for it as over prior
+   * knowledge, and it is closed once they stop.
+   */
+  @Test
+  void aMonitoringConnectionUpgradedToHttp2ThatKeepsAskingIsKeptOpen() {
+    int port = deployMonitoring(2_000);
+    io.vertx.core.http.HttpClient http = vertx.createHttpClient(new io.vertx.core.http.HttpClientOptions()
+        .setProtocolVersion(io.vertx.core.http.HttpVersion.HTTP_2).setHttp2ClearTextUpgrade(true));
+    int requests = 20;
+    List<io.vertx.core.http.HttpConnection> connections = new ArrayList<>();
+    Promise<Void> done = Promise.promise();
+    Promise<Void> closed = Promise.promise();
+    int[] answered = {0};
+    long timer = onClient(() -> vertx.setPeriodic(200, t -> {
+      if (answered[0] < requests && !done.future().isComplete()) {
+        http.request(io.vertx.core.http.HttpMethod.GET, port, "127.0.0.1", "/health")
+            .compose(req -> req.send().compose(resp -> resp.body().map(b -> {
+              if (resp.version() != io.vertx.core.http.HttpVersion.HTTP_2) {
+                throw new IllegalStateException("not upgraded: " + resp.version());
+              }
+              return req.connection();
+            })))
+            .onSuccess(c -> {
+              if (!connections.contains(c)) {
+                connections.add(c);
+                c.closeHandler(v -> closed.tryComplete());
+              }
+              if (++answered[0] == requests) {
+                done.tryComplete();
+              }
+            })
+            .onFailure(done::tryFail);
+      }
+    }));
+    await(done.future());
+    onClient(() -> vertx.cancelTimer(timer));
+    assertEquals(1, onClient(connections::size), "every request on one connection: none was closed");
+    assertFalse(closed.future().isComplete(), "the connection was closed while it kept asking");
+    await(closed.future()); // and once the requests stop, it is
+    await(http.close());
+  }
 }
