@@ -132,4 +132,38 @@ class ReviewAlVertxTest {
     // A few may be held for a moment by the event loop that ran their last task.
     org.junit.jupiter.api.Assertions.assertTrue(held < 10, held + " of 50 closed ferries are still held");
   }
+
+  /**
+   * Since review AJ a worker's close or drain Future runs its callbacks on the worker's context,
+   * as a submit's always did (ADR 0008): a worker that blocks its own thread waiting for one (a
+   * synchronous {@code stop()} calling {@code get()} on it, which worked before review AJ) waits for
+   * a callback that can only run on that very thread, and is never answered while it blocks. Not
+   * changed (it is how every Vert.x Future of a worker behaves); documented, and pinned here
+   * with a bound only a hang reaches, beside the way that works: returning the Future.
+   */
+  @Test
+  void aWorkerThatBlocksItsThreadOnItsFerrysDrainIsNotAnsweredWhileItBlocks() throws Exception {
+    CompletableFuture<Throwable> blocked = new CompletableFuture<>();
+    CompletableFuture<Boolean> thenClosed = new CompletableFuture<>();
+    vertx.deployVerticle(new io.vertx.core.VerticleBase() {
+      @Override
+      public Future<?> start() {
+        Ferry<String, String> ferry = Ferry.perKey(vertx, PerKeyConfig.defaults(), s -> s,
+            (String key, List<String> inputs) -> Future.succeededFuture(inputs), (in, out) -> in);
+        Future<Void> drained = ferry.drain(java.time.Duration.ofSeconds(1));
+        try {
+          drained.toCompletionStage().toCompletableFuture().get(2, TimeUnit.SECONDS);
+          blocked.complete(null);
+        } catch (Exception e) {
+          blocked.complete(e);
+        }
+        // Free again, the worker hears it.
+        drained.onComplete(ar -> thenClosed.complete(ar.succeeded()));
+        return Future.succeededFuture();
+      }
+    }, new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER));
+    org.junit.jupiter.api.Assertions.assertInstanceOf(java.util.concurrent.TimeoutException.class, await(blocked),
+        "the drain's callback waits for the worker's thread, which waits for it");
+    org.junit.jupiter.api.Assertions.assertTrue(await(thenClosed), "answered once the worker's thread is free");
+  }
 }
