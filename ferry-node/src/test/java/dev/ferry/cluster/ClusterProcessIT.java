@@ -40,6 +40,13 @@ import org.junit.jupiter.api.Test;
  * Run by failsafe after {@code package} (the jar must exist).
  */
 class ClusterProcessIT {
+  /**
+   * Each send's wait: well under the waits for outcomes (60 s), so that an input a SIGKILLed node
+   * held ends as the event bus's TIMEOUT, an outcome this test allows, not as "no reply", which it
+   * reads as a lost caller. The harness's default (120 s, a hang guard for in-JVM tests) made 199
+   * such inputs "no reply" in a CI run.
+   */
+  private static final long SEND_TIMEOUT_MS = 20_000;
   private final ClusterHarness cluster = new ClusterHarness();
   private final List<Process> processes = new ArrayList<>();
   private Path work;
@@ -77,7 +84,7 @@ class ClusterProcessIT {
     // A rolling restart under load: each process stopped with SIGTERM (the launcher's shutdown
     // hook closes Vert.x: a graceful leave), then started again, one after another.
     dev.ferry.verticle.FerryClient routed = dev.ferry.verticle.FerryClient.routing(client);
-    Load rolling = new Load(cluster, 23);
+    Load rolling = new Load(cluster, 23).sendTimeout(SEND_TIMEOUT_MS);
     for (int k = 0; k < 24; k++) {
       rolling.routing(0, routed, "roll-" + k).sender(0, ClusterHarness.SUBMIT, "roll-" + k, false);
     }
@@ -138,7 +145,7 @@ class ClusterProcessIT {
     await(routed.close());
     ids = byProcess(ids, downstream, "whoami-again-");
 
-    Load load = new Load(cluster, 17);
+    Load load = new Load(cluster, 17).sendTimeout(SEND_TIMEOUT_MS);
     for (int k = 0; k < 30; k++) {
       load.sender(0, ClusterHarness.SUBMIT, "crash-" + k, false);
       load.sender(0, dev.ferry.verticle.FerryClient.nodeAddress(ClusterHarness.SUBMIT, ids.get(k % 2)), "crash-" + k, true);
@@ -161,7 +168,7 @@ class ClusterProcessIT {
 
     List<String> survivors = ids.subList(0, 2);
     awaitSettled(client, survivors);
-    Load after = new Load(cluster, 19);
+    Load after = new Load(cluster, 19).sendTimeout(SEND_TIMEOUT_MS);
     for (int k = 0; k < 30; k++) {
       after.sender(0, ClusterHarness.SUBMIT, "crash-" + k, false);
     }

@@ -97,7 +97,12 @@ final class ClusterHarness implements AutoCloseable {
 
   /** Sends one input from node {@code from}'s client context to {@code address}. */
   Future<Message<Object>> send(int from, String address, String key, Object body, String... headers) {
-    DeliveryOptions options = sendOptions(key, headers);
+    return send(SEND_TIMEOUT_MS, from, address, key, body, headers);
+  }
+
+  /** {@link #send(int, String, String, Object, String...)}, waiting {@code timeoutMs} for the answer. */
+  Future<Message<Object>> send(long timeoutMs, int from, String address, String key, Object body, String... headers) {
+    DeliveryOptions options = sendOptions(key, headers).setSendTimeout(timeoutMs);
     Vertx vertx = nodes.get(from);
     Promise<Message<Object>> reply = Promise.promise();
     clients.get(from).runOnContext(v -> vertx.eventBus().<Object>request(address, body, options).onComplete(reply));
