@@ -52,7 +52,14 @@ public final class VertxLoop implements Loop {
    */
   static <T> io.vertx.core.Future<T> onCallersContext(io.vertx.core.Future<T> future) {
     io.vertx.core.Promise<T> mine = callerPromise();
-    future.onComplete(mine);
+    // Tried: the caller may have completed its own (a promise's Future is the promise).
+    future.onComplete(ar -> {
+      if (ar.succeeded()) {
+        mine.tryComplete(ar.result());
+      } else {
+        mine.tryFail(ar.cause());
+      }
+    });
     return mine.future();
   }
 

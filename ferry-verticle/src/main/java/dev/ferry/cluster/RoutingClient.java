@@ -147,7 +147,16 @@ public final class RoutingClient {
    */
   public Future<Void> close() {
     Promise<Void> mine = Driver.callerPromise();
-    closed.future().onComplete(mine);
+    // Tried, not handed the promise itself: a Vert.x 5 promise's Future is the promise, so a caller
+    // may complete it (to stop waiting), and the promise as a handler then throws, out of the
+    // close's own task when the membership closes at once, before the client's hook is dropped.
+    closed.future().onComplete(ar -> {
+      if (ar.succeeded()) {
+        mine.tryComplete();
+      } else {
+        mine.tryFail(ar.cause());
+      }
+    });
     closing = true;
     try {
       loop.execute(() -> {
