@@ -238,6 +238,15 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
   }
 
   /**
+   * A Future of the caller's own completed with {@code future}'s outcome, its callbacks on the
+   * caller's context when it has one; tried, so that a caller that completed it first breaks
+   * nothing (see {@link VertxLoop#onCallersContext}).
+   */
+  public static <T> Future<T> onCallersContext(Future<T> future) {
+    return VertxLoop.onCallersContext(future);
+  }
+
+  /**
    * Counts an input given up at its caller's deadline after it left its lane, by a downstream that
    * had not written it yet (ADR 0062), in {@code timedOut} and to the probes, as the engine counts
    * its own; on the loop (inline when already there).

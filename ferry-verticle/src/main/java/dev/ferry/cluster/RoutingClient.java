@@ -146,17 +146,9 @@ public final class RoutingClient {
    * its caller's context when it has one (as the answers of {@link #submit} do).
    */
   public Future<Void> close() {
-    Promise<Void> mine = Driver.callerPromise();
-    // Tried, not handed the promise itself: a Vert.x 5 promise's Future is the promise, so a caller
-    // may complete it (to stop waiting), and the promise as a handler then throws, out of the
-    // close's own task when the membership closes at once, before the client's hook is dropped.
-    closed.future().onComplete(ar -> {
-      if (ar.succeeded()) {
-        mine.tryComplete();
-      } else {
-        mine.tryFail(ar.cause());
-      }
-    });
+    // A Future of the caller's own, on its context, tried (not handed the promise itself): a caller
+    // may complete it to stop waiting, and the close's own task must not throw for that.
+    Future<Void> mine = Driver.onCallersContext(closed.future());
     closing = true;
     try {
       loop.execute(() -> {
@@ -167,7 +159,7 @@ public final class RoutingClient {
       // The Vert.x instance is closed: its timers and listeners went with it, nothing to stop.
       closed.tryComplete();
     }
-    return mine.future();
+    return mine;
   }
 
   /** The owner of the loop closes: so does this client, and the owner waits for it. */

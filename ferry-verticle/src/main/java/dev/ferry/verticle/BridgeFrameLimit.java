@@ -191,12 +191,8 @@ final class BridgeFrameLimit {
     /** Frames of this socket the bridge decoded ({@link #frameDecoded}), counted by its hook. */
     private long decoded;
     private boolean refused;
-    /** The idle watch (ADR 0166): its bound, the last whole frame's time, its timer (or -1). */
-    private Vertx vertx;
-    private long idleTimeoutMs;
-    private long lastFrameNanos;
-    private long idleTimer = -1;
-    private boolean stopped;
+    /** The idle watch (ADR 0166), once the bridge set its handler. */
+    private QuietDeadline idle;
 
     Guard(NetSocket socket, Handler<Buffer> parser, int maxFrameBytes) {
       this.socket = socket;
@@ -218,37 +214,21 @@ final class BridgeFrameLimit {
      * Closes the socket once it brought no whole frame for {@code idleTimeoutMs} (ADR 0166), counted
      * from now (its connection) and then from each frame the bridge decoded. Bytes alone do not
      * count: a client that trickles a frame byte by byte is as idle as one that sends nothing.
-     * Each frame only reads the clock; a timer checks the time since the last one and sets itself
-     * again for what is left. On the socket's event loop, where the timer runs too.
      */
     void watchIdle(Vertx vertx, long idleTimeoutMs) {
-      this.vertx = vertx;
-      this.idleTimeoutMs = idleTimeoutMs;
-      lastFrameNanos = System.nanoTime();
+      idle = new QuietDeadline(vertx, idleTimeoutMs, () -> idleExpired(idleTimeoutMs));
       // The bridge sets no close handler of its own (its end handler forgets its registrations).
       socket.closeHandler(v -> stopWatching());
-      idleTimer = vertx.setTimer(idleTimeoutMs, this::idleCheck);
     }
 
     /** The socket closed (or the guard was replaced): no more idle checks. */
     void stopWatching() {
-      stopped = true;
-      if (idleTimer != -1) {
-        vertx.cancelTimer(idleTimer);
-        idleTimer = -1;
+      if (idle != null) {
+        idle.stop();
       }
     }
 
-    private void idleCheck(long id) {
-      idleTimer = -1;
-      if (stopped) {
-        return;
-      }
-      long left = idleTimeoutMs - java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastFrameNanos);
-      if (left > 0) {
-        idleTimer = vertx.setTimer(left, this::idleCheck);
-        return;
-      }
+    private void idleExpired(long idleTimeoutMs) {
       if (!refused) {
         // Not a fault to warn about: a client that left its connection open. It gets the reason,
         // when its connection has room for it; the log has it at debug.
@@ -344,8 +324,8 @@ final class BridgeFrameLimit {
         refuse("a frame that is not a JSON object the bridge can read");
         return false;
       }
-      if (vertx != null) {
-        lastFrameNanos = System.nanoTime(); // a whole frame: the connection is not idle (ADR 0166)
+      if (idle != null) {
+        idle.touch(); // a whole frame: the connection is not idle (ADR 0166)
       }
       return true;
     }

@@ -33,7 +33,7 @@ final class MeterSupport {
   static final long IDLE_TIMEOUT_MS = 120_000;
   /**
    * {@link #IDLE_TIMEOUT_MS}, lowered by tests that watch an idle connection closed; also the
-   * bound on the time to a whole request ({@link RequestDeadline}).
+   * bound on the time to a whole request ({@link QuietDeadline}, ADR 0169).
    */
   static volatile long idleTimeoutMs = IDLE_TIMEOUT_MS;
 
@@ -102,84 +102,40 @@ final class MeterSupport {
     HttpServerOptions options = new HttpServerOptions()
         .setIdleTimeout((int) limit).setIdleTimeoutUnit(TimeUnit.MILLISECONDS);
     // Vert.x's idle timeout is reset by each message read: each piece of a body, each HTTP/2 frame
-    // (a PING). A connection must also bring a whole request within the same bound (ADR 0169).
+    // (a PING). A connection must also bring a whole request within the same bound (ADR 0169),
+    // counted from when Vert.x hands it to the server, then from its previous request's end. Vert.x
+    // hands it over late (with h2c on, its default: an HTTP/1.x connection at its first request's
+    // head, an HTTP/2 one at the client's first settings); until then nothing is decoded and the
+    // idle timeout bounds the wait, so a first request is whole within twice the bound of the
+    // opening (review AL). A scraper's kept-alive connection asks again far inside the bound.
     // The server was created on the verticle's context: its connections and this map live on that
     // event loop.
-    java.util.Map<HttpConnection, RequestDeadline> deadlines = new java.util.HashMap<>();
+    java.util.Map<HttpConnection, QuietDeadline> deadlines = new java.util.HashMap<>();
     return vertx.createHttpServer(options)
         .connectionHandler(c -> {
-          RequestDeadline d = new RequestDeadline(vertx, c, limit);
+          // At once when it passes, as at Vert.x's idle timeout: close() waits for what was written
+          // to go out.
+          QuietDeadline d = new QuietDeadline(vertx, limit, () -> dev.ferry.cluster.ClusterAccess.closeNow(c));
           deadlines.put(c, d);
           c.closeHandler(v -> {
-            RequestDeadline closed = deadlines.remove(c);
+            QuietDeadline closed = deadlines.remove(c);
             if (closed != null) {
               closed.stop();
             }
           });
         })
         .requestHandler(req -> {
-          RequestDeadline d = deadlines.get(req.connection());
+          QuietDeadline d = deadlines.get(req.connection());
           if (d != null) {
             if (req.isEnded()) {
-              d.requestEnded();
+              d.touch();
             } else {
               // No route reads a body: this handler stays the request's.
-              req.endHandler(v -> d.requestEnded());
+              req.endHandler(v -> d.touch());
             }
           }
           router.handle(req);
         })
         .listen(at.port(), at.host());
-  }
-
-  /**
-   * A monitoring connection must bring a whole request (its head and any body) within {@code
-   * limitMs} of the moment Vert.x hands it to the server, and then of its previous request's end;
-   * past that it is closed. Vert.x hands it over late: with h2c on (its default), an HTTP/1.x
-   * connection at its first request's head, an HTTP/2 one at the client's first settings. Until
-   * then nothing is decoded and the idle timeout bounds the wait, so a first request is whole
-   * within twice the bound of the opening, not within the bound (review AL).
-   * Vert.x's idle timeout alone let a client hold a connection by sending a body a byte at a time,
-   * or HTTP/2 pings, each read resetting it. A scraper's kept-alive connection asks again within
-   * its scrape interval, far below the bound. A request only reads the clock; a timer checks the
-   * time since the last one and sets itself again for what is left. On the server's event loop.
-   */
-  static final class RequestDeadline {
-    private final Vertx vertx;
-    private final HttpConnection connection;
-    private final long limitMs;
-    private long lastNanos = System.nanoTime();
-    private long timer;
-    private boolean stopped;
-
-    RequestDeadline(Vertx vertx, HttpConnection connection, long limitMs) {
-      this.vertx = vertx;
-      this.connection = connection;
-      this.limitMs = limitMs;
-      this.timer = vertx.setTimer(limitMs, this::check);
-    }
-
-    void requestEnded() {
-      lastNanos = System.nanoTime();
-    }
-
-    void stop() {
-      stopped = true;
-      vertx.cancelTimer(timer);
-    }
-
-    private void check(long id) {
-      if (stopped) {
-        return;
-      }
-      long left = limitMs - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastNanos);
-      if (left > 0) {
-        timer = vertx.setTimer(left, this::check);
-        return;
-      }
-      stopped = true;
-      // At once, as at Vert.x's idle timeout: close() waits for what was written to go out.
-      dev.ferry.cluster.ClusterAccess.closeNow(connection);
-    }
   }
 }
