@@ -242,14 +242,15 @@ public final class MainJob {
   static JobReport finish(JobReport report, PrintStream out, java.util.function.Supplier<Path> html) {
     report.print(out);
     out.flush();
-    putOut = "its table was printed (verdict: " + (report.ok() ? "exit 0" : "exit 1") + ")";
+    String table = "its table was printed (verdict: " + (report.ok() ? "exit 0" : "exit 1") + ")";
+    putOut = table;
     if (html == null) {
       return report;
     }
     Path written = html.get();
     out.println("report: " + written.toAbsolutePath().normalize());
     out.flush();
-    putOut = "its table was printed (verdict: " + (report.ok() ? "exit 0" : "exit 1") + ") and its report written";
+    putOut = table + " and its report written";
     return new JobReport(report.options(), report.database(), report.warmups(), report.storeRoundTripP50Ms(),
         report.storeRoundTripP99Ms(), report.runs(), written);
   }
