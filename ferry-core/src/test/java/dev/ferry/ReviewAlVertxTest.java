@@ -145,14 +145,22 @@ class ReviewAlVertxTest {
   void aWorkerThatBlocksItsThreadOnItsFerrysDrainIsNotAnsweredWhileItBlocks() throws Exception {
     CompletableFuture<Throwable> blocked = new CompletableFuture<>();
     CompletableFuture<Boolean> thenClosed = new CompletableFuture<>();
+    // The drain waits for this call, released by the test once the worker listens: a drain with
+    // nothing to wait for could complete before the worker's get() listened, and a Future already
+    // complete answers a new listener at once, on the worker's own thread (a run of CI saw it).
+    Promise<List<String>> call = Promise.promise();
+    CompletableFuture<Void> listening = new CompletableFuture<>();
     vertx.deployVerticle(new io.vertx.core.VerticleBase() {
       @Override
       public Future<?> start() {
         Ferry<String, String> ferry = Ferry.perKey(vertx, PerKeyConfig.defaults(), s -> s,
-            (String key, List<String> inputs) -> Future.succeededFuture(inputs), (in, out) -> in);
-        Future<Void> drained = ferry.drain(java.time.Duration.ofSeconds(1));
+            (String key, List<String> inputs) -> call.future(), (in, out) -> in);
+        ferry.submit("a");
+        Future<Void> drained = ferry.drain(java.time.Duration.ofSeconds(10));
         try {
-          drained.toCompletionStage().toCompletableFuture().get(2, TimeUnit.SECONDS);
+          CompletableFuture<Void> waited = drained.toCompletionStage().toCompletableFuture();
+          listening.complete(null);
+          waited.get(2, TimeUnit.SECONDS);
           blocked.complete(null);
         } catch (Exception e) {
           blocked.complete(e);
@@ -162,6 +170,8 @@ class ReviewAlVertxTest {
         return Future.succeededFuture();
       }
     }, new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER));
+    await(listening);
+    call.complete(List.of("a")); // the call ends, and with it the drain, while the worker blocks
     org.junit.jupiter.api.Assertions.assertInstanceOf(java.util.concurrent.TimeoutException.class, await(blocked),
         "the drain's callback waits for the worker's thread, which waits for it");
     org.junit.jupiter.api.Assertions.assertTrue(await(thenClosed), "answered once the worker's thread is free");
