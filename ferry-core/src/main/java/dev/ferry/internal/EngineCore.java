@@ -181,7 +181,9 @@ abstract class EngineCore<K, I> {
     batch.over = true;
     callTimeouts.over(batch);
     probe.batchFinished(loop.nanoTime() - batch.startedAt, batch.overdue || batch.failure != null);
-    if (!batch.overdue) {
+    if (batch.overdue) {
+      probe.overdueCallEnded();
+    } else {
       if (batch.failure != null) {
         failedBatches++;
         if (probe.active()) {
@@ -209,6 +211,8 @@ abstract class EngineCore<K, I> {
     // caller can tell it from a call that failed. One per batch: its callers share the one call.
     TimeoutException cause = new TimeoutException(message + " (it may still be applied)");
     if (probe.active()) {
+      // Still on the wire, its key or slot held (a health check tells this from a call that ended).
+      probe.callOverdue();
       probe.batchFailed(batch.key, inputs(batch), cause);
     }
     for (Entry<K, I> e : batch.entries) {

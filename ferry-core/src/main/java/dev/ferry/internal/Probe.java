@@ -31,6 +31,16 @@ public interface Probe {
    */
   default void batchFailed(Object key, java.util.List<?> inputs, Throwable cause) {}
 
+  /**
+   * A call's timeout passed while it was still on the wire: reported just before its {@link
+   * #batchFailed} (a {@link java.util.concurrent.TimeoutException}). The call keeps its key or
+   * slot until {@link #overdueCallEnded}; meanwhile it is a call past its timeout on the wire.
+   */
+  default void callOverdue() {}
+
+  /** A call reported by {@link #callOverdue} is over (just after its {@link #batchFinished}). */
+  default void overdueCallEnded() {}
+
   /** An input was refused: {@code "queueing"} (count) or {@code "weight"}. */
   default void rejected(String reason) {}
 
@@ -95,6 +105,28 @@ public interface Probe {
         for (Probe p : probes) {
           try {
             p.batchFailed(key, inputs, cause);
+          } catch (Throwable t) {
+            report.accept(t);
+          }
+        }
+      }
+
+      @Override
+      public void callOverdue() {
+        for (Probe p : probes) {
+          try {
+            p.callOverdue();
+          } catch (Throwable t) {
+            report.accept(t);
+          }
+        }
+      }
+
+      @Override
+      public void overdueCallEnded() {
+        for (Probe p : probes) {
+          try {
+            p.overdueCallEnded();
           } catch (Throwable t) {
             report.accept(t);
           }

@@ -1009,6 +1009,47 @@ class PerKeyEngineTest {
       assertEquals(2, told.size(), "a call told at its timeout is not told again when it ends: " + told);
     }
 
+    /**
+     * A call past its timeout is told as overdue just before its failure, and told again when it is
+     * over, after its end: a health check counts the calls still on the wire past their timeout
+     * (their key or slot held) from these two events. A call that fails before its timeout is
+     * neither.
+     */
+    @Test
+    void aCallPastItsTimeoutIsToldOverdueAndAgainWhenItIsOver() {
+      PerKeyHarness h = harness(config().callTimeout(Duration.ofMillis(100)).build());
+      List<String> told = new ArrayList<>();
+      h.ferry.observe(new Probe() {
+        @Override
+        public void batchFinished(long latencyNanos, boolean failed) {
+          told.add("finished" + (failed ? " failed" : ""));
+        }
+
+        @Override
+        public void batchFailed(Object key, List<?> inputs, Throwable cause) {
+          told.add("failed " + key);
+        }
+
+        @Override
+        public void callOverdue() {
+          told.add("overdue");
+        }
+
+        @Override
+        public void overdueCallEnded() {
+          told.add("overdue ended");
+        }
+      });
+      h.loop.runPending();
+      h.submit("a", "a1");
+      h.fail(0, new IllegalStateException("store down"));
+      h.submit("b", "b1");
+      h.loop.advanceMillis(100);
+      h.succeed(1);
+      assertEquals(List.of("finished failed", "failed a", "overdue", "failed b", "finished failed", "overdue ended"),
+          told);
+    }
+
     @Test
     void aProbeHearsTheCloseAndOneAddedAfterItHearsItAtOnce() {
       PerKeyHarness h = harness(config().build());
