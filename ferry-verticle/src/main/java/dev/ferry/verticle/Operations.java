@@ -31,6 +31,11 @@ import java.util.function.Supplier;
 public final class Operations {
   /** Consecutive failed batches after which the node reports itself degraded. */
   static final int DEGRADED_AFTER = 5;
+  /**
+   * The clock health reads ({@link System#nanoTime()}, the engine's too); a test may set another
+   * (virtual time for the rule in time, ADR 0172) and puts this one back.
+   */
+  static volatile java.util.function.LongSupplier clock = System::nanoTime;
   private static final System.Logger LOG = System.getLogger(Operations.class.getName());
 
   private final Vertx vertx;
@@ -45,7 +50,8 @@ public final class Operations {
    * join done), up, draining, closed.
    */
   private String phase = "starting";
-  private int failuresInARow;
+  /** The calls health judges the downstream by (ADRs 0060, 0164, 0172); on the verticle's context. */
+  private final HealthWatch calls;
   /** What the submit address's consumers hand their messages to (see {@link #entry()}). */
   private Handler<Message<Object>> entry;
   /** The bridge, or null. */
@@ -62,6 +68,7 @@ public final class Operations {
     this.settings = settings;
     this.node = node;
     this.health = HealthChecks.create(vertx);
+    this.calls = new HealthWatch(settings.perKey().callTimeout().toNanos());
   }
 
   /**
@@ -87,21 +94,42 @@ public final class Operations {
     String name = settings.address();
     if (ferry instanceof Probe.Observable observable) {
       Runnable stopObserving = observable.observe(new Probe() {
+        @Override
+        public void batchStarted(boolean direct, int size, long weight, long[] waitsNanos) {
+          // The inputs' waits matter only for a call that starts on an empty wire during a stall:
+          // were they waiting when it emptied (ADR 0172)?
+          long longest = 0;
+          if (calls.needsWaits()) {
+            for (long w : waitsNanos) {
+              longest = Math.max(longest, w);
+            }
+          }
+          calls.started(clock.getAsLong(), longest);
+        }
+
         // A failed call counts when its callers are failed: at its end, or at callTimeoutMs for a
         // call still in flight then, which may end only at the downstream's own, longer timeout
         // (or never). Counted at its end, a downstream that hangs read UP meanwhile (ADR 0164).
         @Override
         public void batchFailed(Object key, List<?> inputs, Throwable cause) {
-          failuresInARow = streak(failuresInARow, true);
+          calls.failed(clock.getAsLong());
+        }
+
+        @Override
+        public void callOverdue() {
+          calls.overdue();
         }
 
         // A call's end only ends the streak when it went well: a failed one was counted above,
         // at its timeout or as it ended.
         @Override
         public void batchFinished(long latencyNanos, boolean failed) {
-          if (!failed) {
-            failuresInARow = streak(failuresInARow, false);
-          }
+          calls.ended(clock.getAsLong(), !failed);
+        }
+
+        @Override
+        public void overdueCallEnded() {
+          calls.overdueEnded();
         }
       });
       stops.add(() -> {
@@ -233,8 +261,14 @@ public final class Operations {
     if (!"up".equals(phase)) {
       return Status.KO(data.put("state", phase));
     }
-    if (failuresInARow >= DEGRADED_AFTER) {
-      return Status.KO(data.put("state", "degraded").put("failedBatchesInARow", failuresInARow));
+    if (calls.pastTimeout() > 0) {
+      data.put("callsPastTimeout", calls.pastTimeout());
+    }
+    long now = clock.getAsLong();
+    // Whether inputs wait is asked only of a call held past its timeout through a whole stall.
+    if (calls.degraded(now, () -> ferry.metrics().queuedInputs() > 0)) {
+      return Status.KO(data.put("state", "degraded").put("failedBatchesInARow", calls.inARow())
+          .put("failingForMs", java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(calls.stalledNanos(now))));
     }
     return Status.OK(data.put("state", "up").put("metrics", ferry.metrics().toJson()));
   }

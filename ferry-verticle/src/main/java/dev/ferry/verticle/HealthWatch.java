@@ -1,0 +1,151 @@
+package dev.ferry.verticle;
+
+import java.util.function.BooleanSupplier;
+
+/**
+ * What the node's health knows of its downstream calls, and the two rules that turn it {@code
+ * degraded}. Plain state with no clock of its own: the caller passes the time ({@link
+ * System#nanoTime()} on the verticle's context), so tests drive it with made-up instants.
+ *
+ * <h2>Design</h2>
+ *
+ * <b>In calls</b> (ADRs 0060, 0164): the last {@link Operations#DEGRADED_AFTER} calls all failed,
+ * each counted when its callers were failed (at its end, or at {@code callTimeoutMs} for a call
+ * still on the wire then). A call that ends well ends the streak.
+ *
+ * <p><b>In time</b> (ADR 0172): a <em>stall</em> begins at a failed call (callers failed) and lasts
+ * while no call ends well and the node has work: a call on the wire, or inputs already waiting when
+ * the wire emptied. The node is degraded once a stall has lasted {@code callTimeoutMs} and either
+ * holds two failed calls, or a call past its timeout is still on the wire (its key or slot held)
+ * while inputs wait. With the call limit at one call in front of a downstream that hangs, the
+ * rule in calls waits for five call lifetimes (150 s with the defaults); this one trips at about
+ * twice {@code callTimeoutMs}: the hung call fails its callers at one, and a second one later
+ * nothing was served. What it does not trip on:
+ * <ul>
+ *   <li>one slow or failed call: a stall needs a second failure, or a call held past its timeout
+ *   for a whole {@code callTimeoutMs} more with inputs behind it;
+ *   <li>a busy downstream that serves: any call that ends well ends the stall;
+ *   <li>a quiet node: the stall's time stops when the wire empties with nothing waiting, and a
+ *   call whose inputs all came later starts afresh, its failures counted from none (failures
+ *   hours apart on a node that sent nothing between are no stall); a call hung on the wire with
+ *   nothing behind it is no stall either, until an input waits.
+ * </ul>
+ * Back to UP at the first call that ends well, as in calls.
+ *
+ * <h2>Invariants</h2>
+ * {@code 0 <= pastTimeout <= inFlight}; {@code since == NONE} iff {@code failures == 0}; {@code
+ * idleSince != NONE} only while {@code inFlight == 0}.
+ */
+final class HealthWatch {
+  /** No instant: no stall, or not idle. */
+  static final long NONE = Long.MIN_VALUE;
+
+  private final long windowNanos;
+  /** Failed calls in a row (the rule in calls); stops at the int's top (see {@link Operations#streak}). */
+  private int inARow;
+  /** Calls on the wire. */
+  private int inFlight;
+  /** Calls on the wire whose callers were failed at their timeout: each holds its key or slot. */
+  private int pastTimeout;
+  /** When the current stall began (its first failed call), or NONE. */
+  private long since = NONE;
+  /** Failed calls in the current stall. */
+  private int failures;
+  /** When the wire last emptied, or NONE while a call is on it. */
+  private long idleSince = NONE;
+
+  /** {@code windowNanos}: how long a stall lasts before it degrades the node ({@code callTimeoutMs}). */
+  HealthWatch(long windowNanos) {
+    this.windowNanos = windowNanos;
+  }
+
+  /**
+   * A call started at {@code now}; {@code longestWait} is how long its longest-waiting input
+   * waited (0 for a direct call). If the wire had emptied and that input came only after, nothing
+   * was waiting meanwhile: the node was idle, and a stall begun before is over, unless it had
+   * already lasted long enough to degrade the node.
+   */
+  void started(long now, long longestWait) {
+    // A stall that already degraded the node stays until a call is served (the recovery rule):
+    // ended by the next input, a node in front of a hung downstream with sparse inputs would
+    // flap, down while idle and up with each input.
+    if (needsWaits() && now - longestWait > idleSince && idleSince - since < windowNanos) {
+      since = NONE;
+      failures = 0;
+    }
+    idleSince = NONE;
+    inFlight++;
+  }
+
+  /** Calls the longest wait of a start for {@link #started} only when it matters (rarely). */
+  boolean needsWaits() {
+    return inFlight == 0 && idleSince != NONE && since != NONE;
+  }
+
+  /** A call's callers were failed at {@code now}: at its end, or at its timeout. */
+  void failed(long now) {
+    inARow = Operations.streak(inARow, true);
+    if (since == NONE) {
+      since = now;
+    }
+    if (failures < Integer.MAX_VALUE) {
+      failures++;
+    }
+  }
+
+  /** The call's timeout passed while it was on the wire (told just before its {@link #failed}). */
+  void overdue() {
+    pastTimeout++;
+  }
+
+  /** A call is over at {@code now}; {@code ok} when it ended well and not past its timeout. */
+  void ended(long now, boolean ok) {
+    inFlight = Math.max(0, inFlight - 1);
+    if (ok) {
+      inARow = 0;
+      since = NONE;
+      failures = 0;
+    }
+    if (inFlight == 0) {
+      idleSince = now;
+    }
+  }
+
+  /** A call told {@link #overdue} is over (told just after its {@link #ended}). */
+  void overdueEnded() {
+    pastTimeout = Math.max(0, pastTimeout - 1);
+  }
+
+  /** Failed calls in a row. */
+  int inARow() {
+    return inARow;
+  }
+
+  /** Calls past their timeout still on the wire. */
+  int pastTimeout() {
+    return pastTimeout;
+  }
+
+  /** How long the current stall has lasted at {@code now}, in nanoseconds: its time stops while idle. */
+  long stalledNanos(long now) {
+    if (since == NONE) {
+      return 0;
+    }
+    long end = inFlight == 0 && idleSince != NONE ? idleSince : now;
+    return Math.max(0, end - since);
+  }
+
+  /**
+   * Whether the node is degraded at {@code now}: in calls, or in time ({@code inputsWaiting} is
+   * asked only when the answer hangs on it).
+   */
+  boolean degraded(long now, BooleanSupplier inputsWaiting) {
+    if (inARow >= Operations.DEGRADED_AFTER) {
+      return true;
+    }
+    if (stalledNanos(now) < windowNanos) {
+      return false;
+    }
+    return failures >= 2 || (pastTimeout > 0 && inputsWaiting.getAsBoolean());
+  }
+}
