@@ -401,8 +401,8 @@ public class FerryVerticle extends VerticleBase {
    * This node's health check as a procedure for the application's own {@link HealthChecks}:
    * register it once the deployment succeeded, {@code checks.register("ferry",
    * verticle.healthProcedure())}. OK while up; KO before the start completed, while draining, once
-   * closed, or after repeated failed batches. Callable from any thread: the status is read on this
-   * verticle's context.
+   * closed, or while the downstream is in trouble (repeated failed batches, or a stall: ADR 0172).
+   * Callable from any thread: the status is read on this verticle's context.
    */
   public Handler<Promise<Status>> healthProcedure() {
     return promise -> {
