@@ -18,6 +18,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.WeakHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 
@@ -32,7 +33,8 @@ import java.util.function.ToDoubleFunction;
  *       held back by the limit; make and keyed: 1 while a batch is ready and every slot is busy), {@code ferry.call.latency.seen} and {@code
  *       ferry.call.latency.floor} (seconds: the mean latency the adaptive limit last judged, and the
  *       latency without queueing it compared it with), {@code ferry.loop.lag.seen} (seconds: how
- *       late the ferry's loop ran those calls' completions);
+ *       late the ferry's loop ran those calls' completions), {@code ferry.calls.past.timeout}
+ *       (calls whose callers were failed at the call timeout, still on the wire);
  *   <li>counters {@code ferry.submitted}, {@code ferry.batches}, {@code ferry.direct.calls},
  *       {@code ferry.batches.failed}, {@code ferry.timeouts}, {@code ferry.rejected} (tag {@code
  *       reason}: {@code queueing} or {@code weight});
@@ -149,6 +151,12 @@ public final class FerryMeterBinder implements AutoCloseable {
           .tags(tags).publishPercentileHistogram().register(registry));
       Timer latency = add(Timer.builder("ferry.call.latency").description("time a call was on the wire")
           .tags(tags).publishPercentileHistogram().register(registry));
+      // Counted on the ferry's context from the probe, read by any scrape: a hung downstream shows
+      // here at callTimeoutMs, while ferry.call.latency records such a call only when it ends.
+      AtomicInteger pastTimeout = new AtomicInteger();
+      add(Gauge.builder("ferry.calls.past.timeout", pastTimeout, AtomicInteger::get)
+          .description("calls whose callers were failed at the call timeout, still on the wire (each holds its key)")
+          .tags(tags).strongReference(true).register(registry));
       Runnable stop = observable.observe(new Probe() {
         @Override
         public void batchStarted(boolean direct, int n, long w, long[] waitsNanos) {
@@ -167,6 +175,16 @@ public final class FerryMeterBinder implements AutoCloseable {
         @Override
         public void rejected(String reason) {
           ("weight".equals(reason) ? rejectedWeight : rejectedCount).increment();
+        }
+
+        @Override
+        public void callOverdue() {
+          pastTimeout.incrementAndGet();
+        }
+
+        @Override
+        public void overdueCallEnded() {
+          pastTimeout.decrementAndGet();
         }
 
         @Override

@@ -83,6 +83,35 @@ class FerryMeterBinderTest {
     assertEquals(0.003, registry.get("ferry.call.latency.floor").gauge().value(), 1e-9);
   }
 
+  /**
+   * {@code ferry.calls.past.timeout} counts the calls whose callers were failed at the call timeout
+   * and that are still on the wire (review AO): a hung downstream shows at the timeout, where
+   * {@code ferry.call.latency} records such a call only once it ends.
+   */
+  @Test
+  void perKeyMetersCountTheCallsPastTheirTimeoutStillOnTheWire() {
+    VirtualLoop loop = new VirtualLoop();
+    RecordingDownstream<String, String> down = new RecordingDownstream<>(loop);
+    PerKeyFerry<String, String, List<String>, String> ferry = new PerKeyFerry<>(loop,
+        PerKeyConfig.builder().callTimeout(Duration.ofMillis(100)).pinnedLimit(2).build(), s -> s, null, null, down,
+        (in, r) -> in);
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    FerryMeterBinder.bind(ferry, registry, "orders");
+    loop.runPending();
+    ferry.submit("a");
+    ferry.submit("b");
+    loop.runPending();
+    assertEquals(0, registry.get("ferry.calls.past.timeout").tag("ferry", "orders").gauge().value());
+    loop.advanceMillis(100);
+    assertEquals(2, registry.get("ferry.calls.past.timeout").gauge().value());
+    down.succeed(0);
+    loop.runPending();
+    assertEquals(1, registry.get("ferry.calls.past.timeout").gauge().value(), "a late answer ends its call");
+    down.fail(1, new IllegalStateException("late failure"));
+    loop.runPending();
+    assertEquals(0, registry.get("ferry.calls.past.timeout").gauge().value());
+  }
+
   @Test
   void makeMetersRecordBatchesToo() {
     VirtualLoop loop = new VirtualLoop();
