@@ -33,8 +33,9 @@ import java.util.function.BooleanSupplier;
  * Back to UP at the first call that ends well, as in calls.
  *
  * <h2>Invariants</h2>
- * {@code 0 <= pastTimeout <= inFlight}; {@code since == NONE} iff {@code failures == 0}; {@code
- * idleSince != NONE} only while {@code inFlight == 0}.
+ * Between the engine's transitions: {@code 0 <= pastTimeout <= inFlight}; {@code since == NONE}
+ * iff {@code failures == 0}; {@code idleSince != NONE} only while {@code inFlight == 0}. A stall
+ * that has lasted the window is ended only by a call that ends well.
  */
 final class HealthWatch {
   /** No instant: no stall, or not idle. */
