@@ -594,7 +594,7 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
             answer = Future.failedFuture(new NullPointerException("the forward returned null"));
           }
         } catch (Throwable t) {
-          answer = Future.failedFuture(t);
+          answer = Future.failedFuture(t); // called with the input, it may have sent it: FAILED (forwardFailure)
         }
         boolean[] told = {false};
         try {
@@ -647,9 +647,7 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
         value = ar.result();
         failure = null;
       } else {
-        Throwable cause = ar.cause();
-        failure = cause instanceof FerryException fe ? fe
-            : new FerryException(FerryError.CLOSED, "the key's new owner could not be reached: " + cause, cause);
+        failure = forwardFailure(ar.cause());
       }
     } catch (Throwable unreadable) {
       // A hand-rolled Future that called back with no AsyncResult (null), or with one whose
@@ -663,6 +661,34 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
               + LogText.describe(unreadable), unreadable);
     }
     tell(caller, value, failure);
+  }
+
+  /**
+   * What the caller of a handed-off input is told when its forward failed with {@code cause}
+   * (review AN). CLOSED promises the input was never applied (ADR 0064), so it is given only where
+   * the failure says the input never reached anyone: a {@link FerryException}, passed on as it is
+   * (the new owner's own answer, or the cluster router's, which knows what it sent), and a message
+   * the event bus delivered to no handler (the router hands an input back unapplied so, and reads
+   * this cause to return it to its sender). Anything else (a timeout, the recipient's failure, an
+   * I/O error, a forward that threw or returned null, a failure with no cause) may have come after
+   * the input arrived: FAILED, which always carries a cause (ADR 0141).
+   */
+  private static FerryException forwardFailure(Throwable cause) {
+    if (cause instanceof FerryException fe) {
+      return fe;
+    }
+    if (cause == null) {
+      return new FerryException(FerryError.FAILED,
+          "the forward to the key's new owner failed without a cause (it may have been applied)",
+          new IllegalStateException("the forward's Future failed without a cause"));
+    }
+    if (cause instanceof io.vertx.core.eventbus.ReplyException re
+        && re.failureType() == io.vertx.core.eventbus.ReplyFailure.NO_HANDLERS) {
+      return new FerryException(FerryError.CLOSED,
+          "the key's new owner could not be reached: " + LogText.message(re), re);
+    }
+    return new FerryException(FerryError.FAILED,
+        "the forward to the key's new owner failed (it may have been applied): " + LogText.describe(cause), cause);
   }
 
   @Override
