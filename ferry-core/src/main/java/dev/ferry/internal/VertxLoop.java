@@ -10,8 +10,9 @@ import io.vertx.core.internal.ContextInternal;
  * <p>ferry-core's only use of Vert.x internal API, kept in this one adapter because Vert.x 5 has no
  * public API for these: the base of a duplicated context ({@code unwrap()}: handlers run on
  * duplicates, and the ferry must accept them as its own loop), a fresh event-loop context from a
- * non-Vert.x thread without deploying a verticle, the context's close hooks, timers that are not
- * among them, and a promise whose callbacks run on the caller's context.
+ * non-Vert.x thread without deploying a verticle, an event-loop context built from a worker's into
+ * its deployment, the context's close hooks, timers that are not among them, and a promise whose
+ * callbacks run on the caller's context.
  */
 public final class VertxLoop implements Loop {
   private final Context context;
@@ -64,11 +65,14 @@ public final class VertxLoop implements Loop {
   }
 
   /**
-   * The caller's context when it is an event loop; otherwise a fresh event-loop context (created
-   * once here, never per call: {@code getOrCreateContext} off Vert.x threads makes a new one each
-   * time). Made on another context of {@code vertx} (a worker verticle's), the ferry closes with
-   * that context's owner, as one made on an event loop does with its own (ADR 0167): its fresh
-   * context belongs to no deployment, and undeploying the worker verticle left the ferry open.
+   * The caller's context when it is an event loop; otherwise an event-loop context made here, once
+   * (never per call: {@code getOrCreateContext} off Vert.x threads makes a new one each time).
+   *
+   * <p>Made on another context of {@code vertx} (a worker verticle's), the new context is built
+   * from that one ({@link #inDeploymentOf}), so it joins its deployment: the ferry closes with that
+   * context's owner (ADR 0167), and what the ferry's batch calls make on their context (timers,
+   * consumers, clients, a ferry) closes with it too (ADR 0168). Off Vert.x threads, or on another
+   * Vert.x instance, the context is a fresh one of no deployment, closed with {@code vertx}.
    */
   public static VertxLoop forCaller(Vertx vertx) {
     java.util.Objects.requireNonNull(vertx, "vertx");
@@ -77,8 +81,29 @@ public final class VertxLoop implements Loop {
     if (ours && current.isEventLoopContext()) {
       return new VertxLoop(current);
     }
-    Context fresh = ((io.vertx.core.internal.VertxInternal) vertx).createEventLoopContext();
-    return new VertxLoop(fresh, ours ? current : fresh);
+    if (ours) {
+      return new VertxLoop(inDeploymentOf((ContextInternal) current), current);
+    }
+    return new VertxLoop(((io.vertx.core.internal.VertxInternal) vertx).createEventLoopContext());
+  }
+
+  /**
+   * An event-loop context in {@code worker}'s deployment: Vert.x's own builder from a context
+   * ({@code toBuilder()}, as its HTTP client makes a worker's connection contexts) keeps the
+   * deployment, the close future, the class loader and the worker pool, so a timer, consumer or
+   * client made on it is one of the deployment's close hooks. Two things are not taken from the
+   * worker (ADR 0168): its event loop, shared by every instance of its deployment (the ferry takes
+   * the next one, as a fresh context does), and, for a virtual-thread context, its pool of
+   * virtual threads (an event-loop context's blocking tasks run on Vert.x's worker pool).
+   */
+  private static Context inDeploymentOf(ContextInternal worker) {
+    ContextInternal base = worker.unwrap();
+    io.vertx.core.internal.VertxInternal vertx = base.owner();
+    return base.toBuilder()
+        .withThreadingModel(io.vertx.core.ThreadingModel.EVENT_LOOP)
+        .withEventLoop(vertx.nettyEventLoopGroup().next())
+        .withWorkerPool(base.threadingModel() == io.vertx.core.ThreadingModel.WORKER ? base.workerPool() : null)
+        .build();
   }
 
   public Context context() {
