@@ -114,6 +114,28 @@ class ReviewAnVertxTest {
   }
 
   /**
+   * A worker that closes its ferry itself and stays deployed: the ferry's hook on the worker is let
+   * go of (review AL), but what its calls made on their context is still the worker's, and goes
+   * when the worker undeploys.
+   */
+  @Test
+  void whatAFerryClosedEarlyMadeStillGoesWithTheWorker(Vertx vertx) throws Exception {
+    Worker worker = new Worker();
+    String id = await(vertx.deployVerticle(worker, new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER)));
+    assertEquals("a", await(worker.ferry.submit("a")));
+    Made made = worker.made.get(10, TimeUnit.SECONDS);
+    await(worker.ferry.close());
+    assertTrue(made.consumer.isRegistered(), "the worker is still deployed");
+
+    await(vertx.undeploy(id));
+
+    assertAll(
+        () -> assertFalse(vertx.cancelTimer(made.periodic), "the periodic timer was cancelled with the worker"),
+        () -> assertFalse(made.consumer.isRegistered(), "the consumer was unregistered with the worker"),
+        () -> assertEquals(FerryError.CLOSED, kind(made.nested.submit("d")), "a ferry made in a call closed with the worker"));
+  }
+
+  /**
    * A worker deployed with a pool of its own: the blocking tasks its ferry's batch calls run
    * ({@code executeBlocking} on their context) ran on Vert.x's shared pool, outside the one the
    * deployment sized for its blocking work. They now run on the worker's pool.
@@ -137,6 +159,49 @@ class ReviewAnVertxTest {
         .setThreadingModel(ThreadingModel.WORKER).setWorkerPoolName("review-an-pool").setWorkerPoolSize(1)));
     assertTrue(blockingOn.get(10, TimeUnit.SECONDS).startsWith("review-an-pool"), blockingOn.get());
     await(vertx.undeploy(id));
+  }
+
+  /**
+   * A worker verticle undeployed with a batch call in flight and its ferry not drained in {@code
+   * stop()}: the call, an event-bus request its batch call made, still hears its answer, and its
+   * caller gets it (ADR 0026, 0064). Vert.x ties a request's reply handler to the context it is
+   * made on; one of the worker's deployment's close hooks, it would be unregistered when the
+   * worker's hooks run, beside the ferry's drain, and the answer that came after would be lost:
+   * the call failed at the drain deadline instead.
+   */
+  @Test
+  void aCallInFlightWhenTheWorkerUndeploysStillHearsItsAnswer(Vertx vertx) throws Exception {
+    CompletableFuture<io.vertx.core.eventbus.Message<Object>> asked = new CompletableFuture<>();
+    await(vertx.eventBus().consumer("review-an.slow", asked::complete).completion());
+    CompletableFuture<Context> workerContext = new CompletableFuture<>();
+    CompletableFuture<Future<String>> submitted = new CompletableFuture<>();
+    VerticleBase worker = new VerticleBase() {
+      @Override
+      public Future<?> start() {
+        Ferry<String, String> ferry = Ferry.perKey(vertx, PerKeyConfig.builder().drainTimeout(java.time.Duration.ofSeconds(2)).build(),
+            s -> s, (String key, List<String> inputs) ->
+                vertx.eventBus().request("review-an.slow", key).map(reply -> inputs), (in, out) -> in);
+        submitted.complete(ferry.submit("a"));
+        workerContext.complete(context);
+        return Future.succeededFuture();
+      }
+    };
+    String id = await(vertx.deployVerticle(worker, new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER)));
+    io.vertx.core.eventbus.Message<Object> request = asked.get(10, TimeUnit.SECONDS);
+    Future<String> first = submitted.get(10, TimeUnit.SECONDS);
+    // A close hook of the worker's own: Vert.x calls the worker's hooks one after another in one
+    // task on the worker's context, so the task this one queues there runs once all were called.
+    io.vertx.core.internal.ContextInternal context = (io.vertx.core.internal.ContextInternal) workerContext.get();
+    CompletableFuture<Void> hooksCalled = new CompletableFuture<>();
+    context.closeFuture().add(completion -> {
+      context.runOnContext(v -> hooksCalled.complete(null));
+      completion.succeed();
+    });
+    Future<Void> undeployed = vertx.undeploy(id);
+    hooksCalled.get(10, TimeUnit.SECONDS);
+    request.reply("answer");
+    assertEquals("a", await(first), "the call in flight heard its answer");
+    await(undeployed);
   }
 
   private static Throwable failureOf(java.util.function.Supplier<Future<?>> attempt) throws Exception {

@@ -18,16 +18,22 @@ public final class VertxLoop implements Loop {
   private final Context context;
   /** Whose close closes the ferry ({@link #onOwnerClose}): its own context, or its maker's (ADR 0167). */
   private final ContextInternal owner;
+  /**
+   * The close future of a context built into a worker's deployment ({@link #inDeploymentOf}), null
+   * otherwise: what the ferry's batch calls make on their context is tied to it, and it is closed
+   * with the owner once the ferry's drain is over (ADR 0168).
+   */
+  private final io.vertx.core.internal.CloseFuture scope;
 
   public VertxLoop(Context context) {
-    this(context, context);
+    this(context, context, null);
   }
 
   /**
    * A loop on {@code context} that closes with {@code owner}'s deployment (or, for a context of no
    * deployment, its Vert.x instance).
    */
-  private VertxLoop(Context context, Context owner) {
+  private VertxLoop(Context context, Context owner, io.vertx.core.internal.CloseFuture scope) {
     if (!context.isEventLoopContext()) {
       throw new IllegalArgumentException("a ferry needs an event-loop context, got a "
           + context.threadingModel() + " context: create it on an event loop (its lanes are kept without locks)");
@@ -36,6 +42,7 @@ public final class VertxLoop implements Loop {
     // thread and task order, so the ferry is bound to the base context and accepts its duplicates.
     this.context = ((ContextInternal) context).unwrap();
     this.owner = ((ContextInternal) owner).unwrap();
+    this.scope = scope;
   }
 
   /** A promise bound to the calling thread's context, if any (see {@link Driver#callerPromise()}). */
@@ -71,7 +78,8 @@ public final class VertxLoop implements Loop {
    * <p>Made on another context of {@code vertx} (a worker verticle's), the new context is built
    * from that one ({@link #inDeploymentOf}), so it joins its deployment: the ferry closes with that
    * context's owner (ADR 0167), and what the ferry's batch calls make on their context (timers,
-   * consumers, clients, a ferry) closes with it too (ADR 0168). Off Vert.x threads, or on another
+   * consumers, requests, clients, a ferry) closes with it too, once the ferry's drain is over (ADR
+   * 0168). Off Vert.x threads, or on another
    * Vert.x instance, the context is a fresh one of no deployment, closed with {@code vertx}.
    */
   public static VertxLoop forCaller(Vertx vertx) {
@@ -82,7 +90,8 @@ public final class VertxLoop implements Loop {
       return new VertxLoop(current);
     }
     if (ours) {
-      return new VertxLoop(inDeploymentOf((ContextInternal) current), current);
+      io.vertx.core.internal.CloseFuture scope = new io.vertx.core.internal.CloseFuture();
+      return new VertxLoop(inDeploymentOf((ContextInternal) current, scope), current, scope);
     }
     return new VertxLoop(((io.vertx.core.internal.VertxInternal) vertx).createEventLoopContext());
   }
@@ -90,19 +99,23 @@ public final class VertxLoop implements Loop {
   /**
    * An event-loop context in {@code worker}'s deployment: Vert.x's own builder from a context
    * ({@code toBuilder()}, as its HTTP client makes a worker's connection contexts) keeps the
-   * deployment, the close future, the class loader and the worker pool, so a timer, consumer or
-   * client made on it is one of the deployment's close hooks. Two things are not taken from the
-   * worker (ADR 0168): its event loop, shared by every instance of its deployment (the ferry takes
-   * the next one, as a fresh context does), and, for a virtual-thread context, its pool of
-   * virtual threads (an event-loop context's blocking tasks run on Vert.x's worker pool).
+   * deployment, the class loader and the worker pool, so a timer, consumer, request or client made
+   * on it is tied to its close future as on a verticle's context. Not taken from the worker (ADR
+   * 0168): its close future, replaced by {@code scope}, which the owner's close closes only once
+   * the ferry's drain is over (closed beside it, the drain lost what its calls in flight waited
+   * for: an event-bus request's reply handler is one of them); its event loop, shared by every
+   * instance of its deployment (the ferry takes the next one, as a fresh context does); and, for a
+   * virtual-thread context, its pool of virtual threads (an event-loop context's blocking tasks run
+   * on Vert.x's worker pool).
    */
-  private static Context inDeploymentOf(ContextInternal worker) {
+  private static Context inDeploymentOf(ContextInternal worker, io.vertx.core.internal.CloseFuture scope) {
     ContextInternal base = worker.unwrap();
     io.vertx.core.internal.VertxInternal vertx = base.owner();
     return base.toBuilder()
         .withThreadingModel(io.vertx.core.ThreadingModel.EVENT_LOOP)
         .withEventLoop(vertx.nettyEventLoopGroup().next())
         .withWorkerPool(base.threadingModel() == io.vertx.core.ThreadingModel.WORKER ? base.workerPool() : null)
+        .withCloseFuture(scope)
         .build();
   }
 
@@ -168,16 +181,29 @@ public final class VertxLoop implements Loop {
    */
   @Override
   public Runnable onOwnerClose(java.util.function.Consumer<Runnable> hook) {
-    io.vertx.core.Closeable closeable = completion -> hook.accept(() -> completion.succeed());
+    // With a scope (ADR 0168): what the ferry's calls made on its context closes once the ferry's
+    // drain is over, before the owner's close completes.
+    io.vertx.core.Closeable closeable = completion -> hook.accept(() -> closeScope().onComplete(ar -> completion.succeed()));
     if (!owner.closeFuture().add(closeable)) {
       // The owner has closed already (a ferry made late, on the context of a verticle that has
       // undeployed; or on a closed Vert.x): Vert.x refuses the hook, and addCloseHook says nothing
       // of it. Unseen, the ferry outlived its owner for good (review AJ): it is closing now, as
       // it would have at the owner's close.
       hook.accept(() -> {});
+      closeScope();
       return () -> {};
     }
-    return () -> owner.removeCloseHook(closeable);
+    return () -> {
+      // The ferry closed: its hook is let go of (review AL). What its calls made is still the
+      // owner's to close: the scope takes the hook's place (a refused add: the owner is closing).
+      if (owner.closeFuture().remove(closeable) && scope != null && !owner.closeFuture().add(scope)) {
+        scope.close();
+      }
+    };
+  }
+
+  private io.vertx.core.Future<Void> closeScope() {
+    return scope == null ? io.vertx.core.Future.succeededFuture() : scope.close();
   }
 
   @Override
