@@ -39,6 +39,12 @@ abstract class EngineCore<K, I> {
   private boolean ownerClosing;
   /** The calls in flight were abandoned and forgotten when the owner closed; late completions are ignored. */
   private boolean callsForgotten;
+  /**
+   * Calls on the wire whose timeout passed (told {@link Probe#callOverdue}), counted whether or not
+   * a probe listened then: a probe added later is told of them as it is added (review AQ), so each
+   * {@link Probe#overdueCallEnded} it hears matches a {@link Probe#callOverdue} it heard.
+   */
+  private int callsPastTimeout;
   private long drainTimer = -1;
   /** When the drain timer fires, in loop nanos. */
   private long drainEndsAt;
@@ -51,6 +57,11 @@ abstract class EngineCore<K, I> {
     this.loop = loop;
     this.out = out;
     this.callTimeouts = new CallTimeouts<>(loop, callTimeoutNanos, this::callOverdue);
+  }
+
+  /** Calls on the wire past their timeout, for a probe added while they are (see {@link Driver#observe}). */
+  final int callsPastTimeout() {
+    return callsPastTimeout;
   }
 
   /** Inputs waiting (not in flight). */
@@ -182,6 +193,7 @@ abstract class EngineCore<K, I> {
     callTimeouts.over(batch);
     probe.batchFinished(loop.nanoTime() - batch.startedAt, batch.overdue || batch.failure != null);
     if (batch.overdue) {
+      callsPastTimeout--;
       probe.overdueCallEnded();
     } else {
       if (batch.failure != null) {
@@ -210,6 +222,7 @@ abstract class EngineCore<K, I> {
     // FAILED carries its cause (the contract): a timeout, which says the outcome is unknown, so a
     // caller can tell it from a call that failed. One per batch: its callers share the one call.
     TimeoutException cause = new TimeoutException(message + " (it may still be applied)");
+    callsPastTimeout++;
     if (probe.active()) {
       // Still on the wire, its key or slot held (a health check tells this from a call that ended).
       probe.callOverdue();
@@ -381,6 +394,7 @@ abstract class EngineCore<K, I> {
           }
         });
         callsForgotten = true;
+        callsPastTimeout = 0; // forgotten: no end will be told of them (the probes are told closed)
         forgetCallsInFlight();
       }
       closedSignalled = true;

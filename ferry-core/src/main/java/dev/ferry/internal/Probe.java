@@ -34,7 +34,9 @@ public interface Probe {
   /**
    * A call's timeout passed while it was still on the wire: reported just before its {@link
    * #batchFailed} (a {@link java.util.concurrent.TimeoutException}). The call keeps its key or
-   * slot until {@link #overdueCallEnded}; meanwhile it is a call past its timeout on the wire.
+   * slot until {@link #overdueCallEnded}; meanwhile it is a call past its timeout on the wire. A
+   * probe added while such calls are on the wire is told this once for each of them as it is
+   * added, so every {@link #overdueCallEnded} a probe hears matches one of these it heard.
    */
   default void callOverdue() {}
 

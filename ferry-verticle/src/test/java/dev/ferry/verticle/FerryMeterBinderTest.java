@@ -112,6 +112,32 @@ class FerryMeterBinderTest {
     assertEquals(0, registry.get("ferry.calls.past.timeout").gauge().value());
   }
 
+  /**
+   * A binder bound while a call is already past its timeout (review AQ): it hears of that call's
+   * end, and heard nothing of its timeout. Counted from the events alone, the gauge read -1 then,
+   * and never 1 while the call hung. Told of the calls already past their timeout as it binds, it
+   * reads what is on the wire, and every call it heard end it had heard time out.
+   */
+  @Test
+  void aBinderBoundWhileACallIsPastItsTimeoutCountsIt() {
+    VirtualLoop loop = new VirtualLoop();
+    RecordingDownstream<String, String> down = new RecordingDownstream<>(loop);
+    PerKeyFerry<String, String, List<String>, String> ferry = new PerKeyFerry<>(loop,
+        PerKeyConfig.builder().callTimeout(Duration.ofMillis(100)).pinnedLimit(2).build(), s -> s, null, null, down,
+        (in, r) -> in);
+    ferry.submit("a");
+    loop.runPending();
+    loop.advanceMillis(100); // past its timeout, and no one listening
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    FerryMeterBinder.bind(ferry, registry, "orders");
+    loop.runPending();
+    assertEquals(1, registry.get("ferry.calls.past.timeout").tag("ferry", "orders").gauge().value(),
+        "the call past its timeout when the binder bound is still on the wire");
+    down.succeed(0);
+    loop.runPending();
+    assertEquals(0, registry.get("ferry.calls.past.timeout").gauge().value(), "never below zero");
+  }
+
   @Test
   void makeMetersRecordBatchesToo() {
     VirtualLoop loop = new VirtualLoop();
