@@ -30,12 +30,16 @@ import java.util.function.BooleanSupplier;
  *   hours apart on a node that sent nothing between are no stall); a call hung on the wire with
  *   nothing behind it is no stall either, until an input waits.
  * </ul>
- * Back to UP at the first call that ends well, as in calls.
+ * Back to UP at the first call that ends well, as in calls, and only then: a stall that read
+ * degraded stays so when the inputs that waited behind a hung call reach their own deadlines, or
+ * the hung call ends failed and the wire empties (review AQ).
  *
  * <h2>Invariants</h2>
  * Between the engine's transitions: {@code 0 <= pastTimeout <= inFlight}; {@code since == NONE}
- * iff {@code failures == 0}; {@code idleSince != NONE} only while {@code inFlight == 0}. A stall
- * that has lasted the window is ended only by a call that ends well.
+ * iff {@code failures == 0}; {@code idleSince != NONE} only while {@code inFlight == 0}; {@code
+ * tripped} only while {@code since != NONE}. A stall that has read degraded, or that holds two
+ * failures over the window, is ended only by a call that ends well; one that merely lasted the
+ * window with a single failure ends at an idle gap like any other.
  */
 final class HealthWatch {
   /** No instant: no stall, or not idle. */
@@ -54,6 +58,12 @@ final class HealthWatch {
   private int failures;
   /** When the wire last emptied, or NONE while a call is on it. */
   private long idleSince = NONE;
+  /**
+   * The current stall has read degraded by the rule in time (review AQ): it stays so until a call
+   * is served, whatever waits, so inputs that wait and expire behind a hung call do not make
+   * health flap.
+   */
+  private boolean tripped;
 
   /** {@code windowNanos}: how long a stall lasts before it degrades the node ({@code callTimeoutMs}). */
   HealthWatch(long windowNanos) {
@@ -70,9 +80,10 @@ final class HealthWatch {
     // A stall that already degraded the node stays until a call is served (the recovery rule):
     // ended by the next input, a node in front of a hung downstream with sparse inputs would
     // flap, down while idle and up with each input.
-    if (needsWaits() && now - longestWait > idleSince && idleSince - since < windowNanos) {
+    if (needsWaits() && now - longestWait > idleSince && !degradedWhileIdle()) {
       since = NONE;
       failures = 0;
+      tripped = false;
     }
     idleSince = NONE;
     inFlight++;
@@ -106,6 +117,7 @@ final class HealthWatch {
       inARow = 0;
       since = NONE;
       failures = 0;
+      tripped = false;
     }
     if (inFlight == 0) {
       idleSince = now;
@@ -144,9 +156,25 @@ final class HealthWatch {
     if (inARow >= Operations.DEGRADED_AFTER) {
       return true;
     }
+    if (tripped) {
+      return true;
+    }
     if (stalledNanos(now) < windowNanos) {
       return false;
     }
-    return failures >= 2 || (pastTimeout > 0 && inputsWaiting.getAsBoolean());
+    // Read degraded once, the stall stays so until a call is served (the recovery rule): an input
+    // waiting behind the hung call may expire, and the call may end, failed, leaving the wire idle.
+    tripped = failures >= 2 || (pastTimeout > 0 && inputsWaiting.getAsBoolean());
+    return tripped;
+  }
+
+  /**
+   * Whether the stall, idle now, degrades the node: it read so already, or it would now (on an idle
+   * wire no call is past its timeout, so only the second failure counts). A stall with one failure
+   * that merely lasted the window, its call held past its timeout with nothing behind it, does not
+   * (review AQ): kept across the gap, it made a lone failure hours later read degraded at once.
+   */
+  private boolean degradedWhileIdle() {
+    return tripped || (failures >= 2 && idleSince - since >= windowNanos);
   }
 }

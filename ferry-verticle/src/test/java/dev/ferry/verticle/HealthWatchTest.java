@@ -155,6 +155,48 @@ class HealthWatchTest {
     assertFalse(degraded(50 * T + 1));
   }
 
+  /**
+   * One call past its timeout, held to the downstream's own longer timeout (HTTP's timeoutMs at
+   * three times callTimeoutMs) with nothing behind it: never degraded, and not a stall that lives
+   * on (review AQ). Kept across the idle gap because it had lasted the window, it made the first
+   * fast failure hours later read degraded at once, and until the next call served: two failures
+   * hours apart on a quiet node.
+   */
+  @Test
+  void aLoneFailureHeldPastTheWindowWithNothingWaitingDoesNotOutliveTheIdleGap() {
+    w.started(0, 0);
+    timesOut(T);
+    overdueEnds(3 * T);
+    assertFalse(degraded(3 * T));
+    w.started(100 * T, 0); // a direct call: its input came long after the wire emptied
+    failsAtItsEnd(100 * T + 1);
+    assertFalse(degraded(100 * T + 1), "one failure now, one hours ago, nothing held up between");
+    assertEquals(0, w.stalledNanos(100 * T + 1), "a stall begun afresh, its time stopped at the idle wire");
+  }
+
+  /**
+   * A hung call degraded the node while an input waited behind it; that input's own deadline then
+   * passed (the caller's {@code timeout-ms}), leaving nothing waiting (review AQ). Still no call
+   * served: degraded stays. Read UP there, a hung downstream with sparse callers that set deadlines
+   * flapped, degraded while each input waited and UP once it expired.
+   */
+  @Test
+  void aStallThatDegradedOnAWaitingInputStaysDegradedWhenThatInputExpires() {
+    w.started(0, 0);
+    timesOut(T);
+    waiting = true;
+    assertTrue(degraded(2 * T));
+    waiting = false; // the waiting input's deadline passed: TIMEOUT to its caller
+    assertTrue(degraded(2 * T + 1), "no call served: no flap back to UP");
+    assertTrue(degraded(10 * T));
+    overdueEnds(20 * T); // the hung call ends at last, failed
+    assertTrue(degraded(30 * T), "idle since: still no call served");
+    w.started(40 * T, 0);
+    assertTrue(degraded(40 * T), "a new input is no call served");
+    w.ended(40 * T + 1, true);
+    assertFalse(degraded(40 * T + 1));
+  }
+
   /** Recovery: UP at the first call that ends well, from either rule. */
   @Test
   void theFirstCallServedEndsEitherRule() {
