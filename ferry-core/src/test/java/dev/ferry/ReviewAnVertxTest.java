@@ -204,6 +204,53 @@ class ReviewAnVertxTest {
     await(undeployed);
   }
 
+  /**
+   * A worker that makes a short-lived ferry per task, closing each, and stays deployed (review AQ):
+   * each closed ferry's scope moved into the worker's close future to be closed at the undeploy,
+   * though its calls made nothing there; 200 ferries left 200 entries in the worker for as long as
+   * it lived. A scope with nothing in it when its ferry closes is closed then, and the worker holds
+   * nothing of a ferry it closed. (The count is read from Vert.x's close future itself: it has no
+   * public size.)
+   */
+  @Test
+  void aWorkerThatMakesAndClosesManyFerriesHoldsNothingOfThem(Vertx vertx) throws Exception {
+    CompletableFuture<io.vertx.core.internal.ContextInternal> deployed = new CompletableFuture<>();
+    VerticleBase worker = new VerticleBase() {
+      @Override
+      public Future<?> start() {
+        deployed.complete((io.vertx.core.internal.ContextInternal) context);
+        return Future.succeededFuture();
+      }
+    };
+    String id = await(vertx.deployVerticle(worker, new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER)));
+    io.vertx.core.internal.ContextInternal workerContext = deployed.get(10, TimeUnit.SECONDS);
+    int before = closeHooks(workerContext.closeFuture());
+    CompletableFuture<Object> done = new CompletableFuture<>();
+    workerContext.runOnContext(v -> {
+      Future<?> chain = Future.succeededFuture();
+      for (int i = 0; i < 200; i++) {
+        chain = chain.compose(x -> {
+          Ferry<String, String> ferry = Ferry.perKey(vertx, PerKeyConfig.defaults(), s -> s,
+              (String key, List<String> inputs) -> Future.succeededFuture(inputs), (in, out) -> in);
+          return ferry.submit("a").compose(answer -> ferry.close());
+        });
+      }
+      chain.onComplete(ar -> done.complete(ar.succeeded() ? "closed" : ar.cause()));
+    });
+    assertEquals("closed", done.get(30, TimeUnit.SECONDS));
+    assertEquals(before, closeHooks(workerContext.closeFuture()), "the worker holds nothing of 200 closed ferries");
+    await(vertx.undeploy(id));
+  }
+
+  private static int closeHooks(io.vertx.core.internal.CloseFuture future) throws Exception {
+    java.lang.reflect.Field children = io.vertx.core.internal.CloseFuture.class.getDeclaredField("children");
+    children.setAccessible(true);
+    synchronized (future) { // Vert.x's own lock on the map
+      java.util.Map<?, ?> hooks = (java.util.Map<?, ?>) children.get(future);
+      return hooks == null ? 0 : hooks.size();
+    }
+  }
+
   private static Throwable failureOf(java.util.function.Supplier<Future<?>> attempt) throws Exception {
     Future<?> f;
     try {

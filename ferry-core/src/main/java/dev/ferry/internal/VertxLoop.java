@@ -23,7 +23,40 @@ public final class VertxLoop implements Loop {
    * otherwise: what the ferry's batch calls make on their context is tied to it, and it is closed
    * with the owner once the ferry's drain is over (ADR 0168).
    */
-  private final io.vertx.core.internal.CloseFuture scope;
+  private final Scope scope;
+
+  /**
+   * A close future that knows whether anything is in it (Vert.x's has no size): what its ferry's
+   * calls made on their context, each added and removed by Vert.x from any thread. Read once, as
+   * its ferry closes: a scope with nothing in it is closed then rather than kept by the owner to
+   * its close (review AQ), which held one per closed ferry, for a worker that makes and closes
+   * ferries as it goes, for as long as it lived.
+   */
+  private static final class Scope extends io.vertx.core.internal.CloseFuture {
+    private final java.util.concurrent.atomic.AtomicInteger held = new java.util.concurrent.atomic.AtomicInteger();
+
+    @Override
+    public boolean add(io.vertx.core.Closeable closeable) {
+      boolean added = super.add(closeable);
+      if (added) {
+        held.incrementAndGet();
+      }
+      return added;
+    }
+
+    @Override
+    public boolean remove(io.vertx.core.Closeable closeable) {
+      boolean removed = super.remove(closeable);
+      if (removed) {
+        held.decrementAndGet();
+      }
+      return removed;
+    }
+
+    boolean holdsNothing() {
+      return held.get() <= 0;
+    }
+  }
 
   public VertxLoop(Context context) {
     this(context, context, null);
@@ -33,7 +66,7 @@ public final class VertxLoop implements Loop {
    * A loop on {@code context} that closes with {@code owner}'s deployment (or, for a context of no
    * deployment, its Vert.x instance).
    */
-  private VertxLoop(Context context, Context owner, io.vertx.core.internal.CloseFuture scope) {
+  private VertxLoop(Context context, Context owner, Scope scope) {
     if (!context.isEventLoopContext()) {
       throw new IllegalArgumentException("a ferry needs an event-loop context, got a "
           + context.threadingModel() + " context: create it on an event loop (its lanes are kept without locks)");
@@ -90,7 +123,7 @@ public final class VertxLoop implements Loop {
       return new VertxLoop(current);
     }
     if (ours) {
-      io.vertx.core.internal.CloseFuture scope = new io.vertx.core.internal.CloseFuture();
+      Scope scope = new Scope();
       return new VertxLoop(inDeploymentOf((ContextInternal) current, scope), current, scope);
     }
     return new VertxLoop(((io.vertx.core.internal.VertxInternal) vertx).createEventLoopContext());
@@ -108,7 +141,7 @@ public final class VertxLoop implements Loop {
    * virtual-thread context, its pool of virtual threads (an event-loop context's blocking tasks run
    * on Vert.x's worker pool).
    */
-  private static Context inDeploymentOf(ContextInternal worker, io.vertx.core.internal.CloseFuture scope) {
+  private static Context inDeploymentOf(ContextInternal worker, Scope scope) {
     ContextInternal base = worker.unwrap();
     io.vertx.core.internal.VertxInternal vertx = base.owner();
     return base.toBuilder()
@@ -196,7 +229,10 @@ public final class VertxLoop implements Loop {
     return () -> {
       // The ferry closed: its hook is let go of (review AL). What its calls made is still the
       // owner's to close: the scope takes the hook's place (a refused add: the owner is closing).
-      if (owner.closeFuture().remove(closeable) && scope != null && !owner.closeFuture().add(scope)) {
+      // Nothing in it: closed now, not kept by the owner till its close (review AQ); nothing of
+      // the ferry runs on its context any more.
+      if (owner.closeFuture().remove(closeable) && scope != null
+          && (scope.holdsNothing() || !owner.closeFuture().add(scope))) {
         scope.close();
       }
     };
