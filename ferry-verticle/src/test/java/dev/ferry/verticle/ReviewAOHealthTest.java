@@ -196,4 +196,25 @@ class ReviewAOHealthTest extends VerticleTestBase {
     assertEquals(502, code(send("k", "fifth")));
     assertEquals("DOWN", health().getString("status"));
   }
+
+  /**
+   * Review AQ: the data says callsPastTimeout "in every state with data" (operations.md), and a
+   * drain held by a hung call is where an operator most needs it; it was added only once the node
+   * read up, so a draining node never said it. It now does while draining, too.
+   */
+  @Test
+  void aDrainingNodeSaysHowManyCallsPastTheirTimeoutHoldIt() {
+    HostileHttpServer server = HostileHttpServer.start(vertx, r -> { }); // never answers
+    String id = deploy(new JsonObject()
+        .put("downstream", new JsonObject().put("type", "http").put("url", server.url()).put("timeoutMs", 60_000))
+        .put("callTimeoutMs", CALL_TIMEOUT_MS).put("drainTimeoutMs", 60_000));
+    assertEquals(502, code(send("a", 1))); // at callTimeoutMs; the call stays on the wire
+    Future<Void> undeployed = vertx.undeploy(id);
+    awaitDraining(); // the drain waits for the hung call
+    JsonObject h = health();
+    assertEquals("draining", data(h).getString("state"), h.encode());
+    assertEquals(1, data(h).getInteger("callsPastTimeout"), h.encode());
+    await(server.request(0)).socket().close();
+    await(undeployed);
+  }
 }
