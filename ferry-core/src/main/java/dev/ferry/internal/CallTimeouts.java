@@ -69,7 +69,8 @@ final class CallTimeouts<K, I> {
   /**
    * Gives up on every open call (its owner is closing): each is marked overdue and over, and
    * handed to {@code abandoned}; the timer stops. A completion that arrives later finds its call
-   * over and is ignored.
+   * over and is ignored. A call already past its timeout left the FIFO when it timed out (see
+   * {@link #fire}): it is not handed over again, its callers having been answered then (review AR).
    */
   void abandonAll(Consumer<Batch<K, I>> abandoned) {
     for (Batch<K, I> b : open) {

@@ -382,6 +382,8 @@ abstract class EngineCore<K, I> {
     }
     if (phase == Phase.CLOSED && !closedSignalled && (inFlight() == 0 || ownerClosing)) {
       if (ownerClosing) {
+        // Only calls whose callers wait: one past its timeout was answered then and is not
+        // handed over again (CallTimeouts#abandonAll), nor counted again (review AR).
         callTimeouts.abandonAll(batch -> {
           String message = "the ferry's owner closed while this input's call was in flight"
               + " (it may have been applied)";
