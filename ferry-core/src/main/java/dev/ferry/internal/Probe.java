@@ -21,7 +21,14 @@ public interface Probe {
   /** A call started: {@code waitsNanos} is how long each of its inputs waited, in sending order. */
   default void batchStarted(boolean direct, int size, long weight, long[] waitsNanos) {}
 
-  /** A call is over; {@code failed} when it failed or timed out. */
+  /**
+   * A call is over; {@code failed} when it failed or timed out. A probe added while calls are on
+   * the wire hears this for each of them without having heard its {@link #batchStarted}: the start
+   * is not replayed (what it carries, the inputs' waits, happened before the probe came), so a
+   * probe that counts calls on the wire from the two must not let its count fall below zero. A
+   * call given up at the owner's close is never told over: {@link #closed} is told instead (review
+   * AR, ADR 0173).
+   */
   default void batchFinished(long latencyNanos, boolean failed) {}
 
   /**
