@@ -54,7 +54,7 @@ final class HealthWatch {
   private int pastTimeout;
   /** When the current stall began (its first failed call), or NONE. */
   private long since = NONE;
-  /** Failed calls in the current stall. */
+  /** Failed calls in the current stall; stops at the int's top, as {@link #inARow} does. */
   private int failures;
   /** When the wire last emptied, or NONE while a call is on it. */
   private long idleSince = NONE;
@@ -100,9 +100,7 @@ final class HealthWatch {
     if (since == NONE) {
       since = now;
     }
-    if (failures < Integer.MAX_VALUE) {
-      failures++;
-    }
+    failures = Operations.streak(failures, true);
   }
 
   /** The call's timeout passed while it was on the wire (told just before its {@link #failed}). */
