@@ -24,6 +24,10 @@ import io.vertx.core.json.JsonObject;
  * @param seenFloorMicros the floor it compared them with: their latency without queueing (0 before)
  * @param seenLoopLagMicros how late the ferry's own event loop ran those calls' completions, on
  *     average: latency the limit did not count as the downstream's (ADR 0015; 0 before)
+ * @param callsPastTimeout calls whose callers were failed at the call timeout and that are still
+ *     on the wire, each holding its key or call slot until it ends (ADR 0170): the one count the
+ *     gauge {@code ferry.calls.past.timeout}, {@code ferry.metrics} and the verticle's health read;
+ *     0 once the ferry's owner closed and gave those calls up
  */
 public record FerryMetrics(
     int inFlightBatches,
@@ -40,7 +44,8 @@ public record FerryMetrics(
     int callsWaiting,
     long seenLatencyMicros,
     long seenFloorMicros,
-    long seenLoopLagMicros) {
+    long seenLoopLagMicros,
+    int callsPastTimeout) {
 
   /** All zeros: a ferry that has seen nothing yet. */
   public static final FerryMetrics EMPTY = new FerryMetrics(0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
@@ -49,7 +54,18 @@ public record FerryMetrics(
   public FerryMetrics(int inFlightBatches, int queuedInputs, long queuedWeight, int activeLanes, long submitted,
       long rejected, long batches, long directCalls, long failedBatches, long timedOut) {
     this(inFlightBatches, queuedInputs, queuedWeight, activeLanes, submitted, rejected, batches, directCalls,
-        failedBatches, timedOut, 0, 0, 0, 0, 0);
+        failedBatches, timedOut, 0, 0, 0, 0, 0, 0);
+  }
+
+  /**
+   * A snapshot without {@code callsPastTimeout} (0): the components before it was added (ADR 0170),
+   * so that code built against them still compiles.
+   */
+  public FerryMetrics(int inFlightBatches, int queuedInputs, long queuedWeight, int activeLanes, long submitted,
+      long rejected, long batches, long directCalls, long failedBatches, long timedOut, int callLimit,
+      int callsWaiting, long seenLatencyMicros, long seenFloorMicros, long seenLoopLagMicros) {
+    this(inFlightBatches, queuedInputs, queuedWeight, activeLanes, submitted, rejected, batches, directCalls,
+        failedBatches, timedOut, callLimit, callsWaiting, seenLatencyMicros, seenFloorMicros, seenLoopLagMicros, 0);
   }
 
   /** The snapshot as JSON, with the field names of the record (what {@code ferry.metrics} replies). */
@@ -69,6 +85,7 @@ public record FerryMetrics(
         .put("callsWaiting", callsWaiting)
         .put("seenLatencyMicros", seenLatencyMicros)
         .put("seenFloorMicros", seenFloorMicros)
-        .put("seenLoopLagMicros", seenLoopLagMicros);
+        .put("seenLoopLagMicros", seenLoopLagMicros)
+        .put("callsPastTimeout", callsPastTimeout);
   }
 }

@@ -40,9 +40,9 @@ abstract class EngineCore<K, I> {
   /** The calls in flight were abandoned and forgotten when the owner closed; late completions are ignored. */
   private boolean callsForgotten;
   /**
-   * Calls on the wire whose timeout passed (told {@link Probe#callOverdue}), counted whether or not
-   * a probe listened then: a probe added later is told of them as it is added (review AQ), so each
-   * {@link Probe#overdueCallEnded} it hears matches a {@link Probe#callOverdue} it heard.
+   * Calls on the wire whose timeout passed (told {@link Probe#callOverdue}), whether or not a probe
+   * listened then: published as {@link dev.ferry.FerryMetrics#callsPastTimeout()}, the one count
+   * the gauge, {@code ferry.metrics} and health read (ADR 0170).
    */
   private int callsPastTimeout;
   private long drainTimer = -1;
@@ -59,7 +59,7 @@ abstract class EngineCore<K, I> {
     this.callTimeouts = new CallTimeouts<>(loop, callTimeoutNanos, this::callOverdue);
   }
 
-  /** Calls on the wire past their timeout, for a probe added while they are (see {@link Driver#observe}). */
+  /** Calls on the wire past their timeout (the snapshot's {@code callsPastTimeout}). */
   final int callsPastTimeout() {
     return callsPastTimeout;
   }

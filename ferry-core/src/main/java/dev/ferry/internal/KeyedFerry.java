@@ -465,7 +465,8 @@ public final class KeyedFerry<K, V> implements Ferry<K, Optional<V>>, Probe.Obse
     // The queue's call-limit figures pass through: a keyed ferry's ferry.call.limit meter must not read 0.
     return new FerryMetrics(m.inFlightBatches(), m.queuedInputs(), m.queuedWeight(), 0,
         m.submitted() + joined, m.rejected() + rejectedJoins, m.batches(), 0, m.failedBatches(), callersTimedOut,
-        m.callLimit(), m.callsWaiting(), m.seenLatencyMicros(), m.seenFloorMicros(), m.seenLoopLagMicros());
+        m.callLimit(), m.callsWaiting(), m.seenLatencyMicros(), m.seenFloorMicros(), m.seenLoopLagMicros(),
+        m.callsPastTimeout());
   }
 
   @Override

@@ -754,6 +754,6 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
         rejected, batches + directCount, directCount, failedBatches, timedOut, callLimitNow(), readyLanes,
         callLimit == null ? 0 : callLimit.seenLatencyNanos() / 1000,
         callLimit == null ? 0 : callLimit.seenFloorNanos() / 1000,
-        callLimit == null ? 0 : callLimit.seenLoopLagNanos() / 1000);
+        callLimit == null ? 0 : callLimit.seenLoopLagNanos() / 1000, callsPastTimeout());
   }
 }

@@ -41,13 +41,16 @@ public interface Probe {
   /**
    * A call's timeout passed while it was still on the wire: reported just before its {@link
    * #batchFailed} (a {@link java.util.concurrent.TimeoutException}). The call keeps its key or
-   * slot until {@link #overdueCallEnded}; meanwhile it is a call past its timeout on the wire. A
-   * probe added while such calls are on the wire is told this once for each of them as it is
-   * added, so every {@link #overdueCallEnded} a probe hears matches one of these it heard.
+   * slot until {@link #overdueCallEnded}; meanwhile it is a call past its timeout on the wire.
+   * How many there are is the snapshot's {@link dev.ferry.FerryMetrics#callsPastTimeout()}, kept by
+   * the engine (ADR 0170): count from these two events only what happened while listening. A probe
+   * added while such calls are on the wire is not told of them, and hears {@link
+   * #overdueCallEnded} for each of them without this, as it hears {@link #batchFinished} without
+   * {@link #batchStarted} (ADR 0173).
    */
   default void callOverdue() {}
 
-  /** A call reported by {@link #callOverdue} is over (just after its {@link #batchFinished}). */
+  /** A call past its timeout is over (just after its {@link #batchFinished}). */
   default void overdueCallEnded() {}
 
   /** An input was refused: {@code "queueing"} (count) or {@code "weight"}. */

@@ -34,7 +34,7 @@ final class PublishedMetrics {
   }
 
   /** The order of {@link FerryMetrics}' components. */
-  private static final int FIELDS = 15;
+  private static final int FIELDS = 16;
 
   private final Loop loop;
   private final Supplier<FerryMetrics> read;
@@ -92,11 +92,12 @@ final class PublishedMetrics {
     f[12] = m.seenLatencyMicros();
     f[13] = m.seenFloorMicros();
     f[14] = m.seenLoopLagMicros();
+    f[15] = m.callsPastTimeout();
     VERSION.setRelease(this, v + 2);
   }
 
   private static FerryMetrics of(long[] f) {
     return new FerryMetrics((int) f[0], (int) f[1], f[2], (int) f[3], f[4], f[5], f[6], f[7], f[8], f[9],
-        (int) f[10], (int) f[11], f[12], f[13], f[14]);
+        (int) f[10], (int) f[11], f[12], f[13], f[14], (int) f[15]);
   }
 }

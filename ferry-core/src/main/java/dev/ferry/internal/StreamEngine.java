@@ -252,7 +252,8 @@ public final class StreamEngine<I> extends EngineCore<Void, I> {
   @Override
   public FerryMetrics metrics() {
     return new FerryMetrics(batchesInFlight, queue.count, queue.weight, 0, submitted, rejected,
-        batches, 0, failedBatches, timedOut, limits.maxInFlightBatches(), heldBack() ? 1 : 0, 0, 0, 0);
+        batches, 0, failedBatches, timedOut, limits.maxInFlightBatches(), heldBack() ? 1 : 0, 0, 0, 0,
+        callsPastTimeout());
   }
 
   /**

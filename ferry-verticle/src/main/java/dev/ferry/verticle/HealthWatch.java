@@ -32,10 +32,11 @@ import java.util.function.BooleanSupplier;
  * </ul>
  * Back to UP at the first call that ends well, as in calls, and only then: a stall that read
  * degraded stays so when the inputs that waited behind a hung call reach their own deadlines, or
- * the hung call ends failed and the wire empties (review AQ).
+ * the hung call ends failed and the wire empties (review AQ). How many calls are past their
+ * timeout is the ferry's own count, in its snapshot (ADR 0170), not kept here.
  *
  * <h2>Invariants</h2>
- * Between the engine's transitions: {@code 0 <= pastTimeout <= inFlight}; {@code since == NONE}
+ * Between the engine's transitions: {@code since == NONE}
  * iff {@code failures == 0}; {@code idleSince != NONE} only while {@code inFlight == 0}; {@code
  * tripped} only while {@code since != NONE}. A stall that has read degraded, or that holds two
  * failures over the window, is ended only by a call that ends well; one that merely lasted the
@@ -50,8 +51,6 @@ final class HealthWatch {
   private int inARow;
   /** Calls on the wire. */
   private int inFlight;
-  /** Calls on the wire whose callers were failed at their timeout: each holds its key or slot. */
-  private int pastTimeout;
   /** When the current stall began (its first failed call), or NONE. */
   private long since = NONE;
   /** Failed calls in the current stall; stops at the int's top, as {@link #inARow} does. */
@@ -103,11 +102,6 @@ final class HealthWatch {
     failures = Operations.streak(failures, true);
   }
 
-  /** The call's timeout passed while it was on the wire (told just before its {@link #failed}). */
-  void overdue() {
-    pastTimeout++;
-  }
-
   /** A call is over at {@code now}; {@code ok} when it ended well and not past its timeout. */
   void ended(long now, boolean ok) {
     inFlight = Math.max(0, inFlight - 1);
@@ -122,19 +116,9 @@ final class HealthWatch {
     }
   }
 
-  /** A call told {@link #overdue} is over (told just after its {@link #ended}). */
-  void overdueEnded() {
-    pastTimeout = Math.max(0, pastTimeout - 1);
-  }
-
   /** Failed calls in a row. */
   int inARow() {
     return inARow;
-  }
-
-  /** Calls past their timeout still on the wire. */
-  int pastTimeout() {
-    return pastTimeout;
   }
 
   /** How long the current stall has lasted at {@code now}, in nanoseconds: its time stops while idle. */
@@ -147,10 +131,12 @@ final class HealthWatch {
   }
 
   /**
-   * Whether the node is degraded at {@code now}: in calls, or in time ({@code inputsWaiting} is
-   * asked only when the answer hangs on it).
+   * Whether the node is degraded at {@code now}: in calls, or in time. {@code heldUp}, asked only
+   * when the answer hangs on it, says whether a call past its timeout is on the wire (holding its
+   * key or slot) while inputs wait: the ferry's snapshot, {@code callsPastTimeout} and {@code
+   * queuedInputs}.
    */
-  boolean degraded(long now, BooleanSupplier inputsWaiting) {
+  boolean degraded(long now, BooleanSupplier heldUp) {
     if (inARow >= Operations.DEGRADED_AFTER) {
       return true;
     }
@@ -162,7 +148,7 @@ final class HealthWatch {
     }
     // Read degraded once, the stall stays so until a call is served (the recovery rule): an input
     // waiting behind the hung call may expire, and the call may end, failed, leaving the wire idle.
-    tripped = failures >= 2 || (pastTimeout > 0 && inputsWaiting.getAsBoolean());
+    tripped = failures >= 2 || heldUp.getAsBoolean();
     return tripped;
   }
 

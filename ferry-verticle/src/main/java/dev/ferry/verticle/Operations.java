@@ -115,21 +115,11 @@ public final class Operations {
           calls.failed(clock.getAsLong());
         }
 
-        @Override
-        public void callOverdue() {
-          calls.overdue();
-        }
-
         // A call's end only ends the streak when it went well: a failed one was counted above,
         // at its timeout or as it ended.
         @Override
         public void batchFinished(long latencyNanos, boolean failed) {
           calls.ended(clock.getAsLong(), !failed);
-        }
-
-        @Override
-        public void overdueCallEnded() {
-          calls.overdueEnded();
         }
       });
       stops.add(() -> {
@@ -258,17 +248,22 @@ public final class Operations {
     if (publishesDropped > 0) {
       data.put("publishesDropped", publishesDropped);
     }
-    // Draining too (review AQ): a drain held by a hung call is where an operator asks. Not once
-    // closed: calls abandoned at the owner's close are never told over, and the count would lie.
-    if (calls.pastTimeout() > 0 && !"closed".equals(phase)) {
-      data.put("callsPastTimeout", calls.pastTimeout());
+    // The engine's count (ADR 0170), in every state: a drain held by a hung call is where an
+    // operator asks (review AQ), and calls given up at the owner's close leave it at 0.
+    int pastTimeout = ferry.metrics().callsPastTimeout();
+    if (pastTimeout > 0) {
+      data.put("callsPastTimeout", pastTimeout);
     }
     if (!"up".equals(phase)) {
       return Status.KO(data.put("state", phase));
     }
     long now = clock.getAsLong();
-    // Whether inputs wait is asked only of a call held past its timeout through a whole stall.
-    if (calls.degraded(now, () -> ferry.metrics().queuedInputs() > 0)) {
+    // Whether a call past its timeout holds the wire with inputs waiting is asked only at the end
+    // of a whole stall (the snapshot read again: exact on this context).
+    if (calls.degraded(now, () -> {
+      dev.ferry.FerryMetrics m = ferry.metrics();
+      return m.callsPastTimeout() > 0 && m.queuedInputs() > 0;
+    })) {
       return Status.KO(data.put("state", "degraded").put("failedBatchesInARow", calls.inARow())
           .put("failingForMs", java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(calls.stalledNanos(now))));
     }
