@@ -695,6 +695,25 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
         "the forward to the key's new owner failed (it may have been applied): " + LogText.describe(cause), cause);
   }
 
+  /**
+   * One line for the calls the owner's close gave up (ADR 0171), at WARNING: their callers got
+   * FAILED and their inputs may have been applied, and no other trace is left (the ferry's meters
+   * go with it). The calls past their timeout were answered and counted then; named here only.
+   */
+  @Override
+  public final void gaveUp(int calls, int keys, int inputs, int pastTimeout) {
+    pending.add(() -> GAVE_UP.log(System.Logger.Level.WARNING, keys > 0
+        ? "ferry: its owner closed with the calls of {1,number,#} key(s) still on the wire: given up, their"
+            + " {2,number,#} input(s) answered FAILED, which may have been applied; {3,number,#} more call(s),"
+            + " past their timeout, were answered then"
+        : "ferry: its owner closed with {0,number,#} call(s) still on the wire: given up, their {2,number,#}"
+            + " input(s) answered FAILED, which may have been applied; {3,number,#} more call(s), past their"
+            + " timeout, were answered then",
+        calls, keys, inputs, pastTimeout));
+  }
+
+  private static final System.Logger GAVE_UP = System.getLogger(Driver.class.getName());
+
   @Override
   public final void closed() {
     pending.add(() -> {

@@ -26,4 +26,12 @@ public interface Effects<K, I> {
 
   /** The ferry is closed and its last call is over. */
   void closed();
+
+  /**
+   * The owner's close gave up calls still on the wire (ADR 0171): {@code calls} calls whose callers
+   * were answered FAILED now ({@code keys} of them had a key: one per key), {@code inputs} inputs
+   * in all, and {@code pastTimeout} calls already past their timeout, answered then. Once per close,
+   * when there were any: for one log line.
+   */
+  void gaveUp(int calls, int keys, int inputs, int pastTimeout);
 }

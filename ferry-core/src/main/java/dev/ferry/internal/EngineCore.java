@@ -384,11 +384,18 @@ abstract class EngineCore<K, I> {
       if (ownerClosing) {
         // Only calls whose callers wait: one past its timeout was answered then and is not
         // handed over again (CallTimeouts#abandonAll), nor counted again (review AR).
+        int[] givenUp = {0, 0, 0}; // calls, their keys, their inputs
         callTimeouts.abandonAll(batch -> {
           String message = "the ferry's owner closed while this input's call was in flight"
               + " (it may have been applied)";
           // Its outcome can no longer be learned: a cancellation, as the cause FAILED carries.
           CancellationException cause = new CancellationException(message);
+          // A failed batch, as a call that timed out is (review AS): its callers got 502. Once:
+          // the call is over now, and its late completion is ignored (callsForgotten).
+          failedBatches++;
+          givenUp[0]++;
+          givenUp[1] += batch.key == null ? 0 : 1; // one call per key at most (guarantee 2)
+          givenUp[2] += batch.entries.size();
           for (Entry<K, I> e : batch.entries) {
             // Sent, then given up: FAILED (502), as for a call timeout; CLOSED (503) is only ever
             // the answer for an input that was never sent (ADR 0064).
@@ -396,7 +403,13 @@ abstract class EngineCore<K, I> {
           }
         });
         callsForgotten = true;
+        int pastTimeout = callsPastTimeout;
         callsPastTimeout = 0; // forgotten: no end will be told of them (the probes are told closed)
+        if (givenUp[0] + pastTimeout > 0) {
+          // Once for them all, for one log line (ADR 0171); the calls past their timeout were
+          // counted and told as they passed it, and are only named here.
+          out.gaveUp(givenUp[0], givenUp[1], givenUp[2], pastTimeout);
+        }
         forgetCallsInFlight();
       }
       closedSignalled = true;

@@ -35,6 +35,8 @@ public interface Probe {
    * A call failed, or its call timeout passed ({@code cause} a {@link java.util.concurrent.TimeoutException}):
    * once per call, when its callers are failed, for an operator's log. {@code inputs} are the
    * call's, in sending order. A call that fails after its timeout was reported is not reported again.
+   * A call given up at the owner's close is not told here: it is counted in {@code failedBatches},
+   * and the ferry logs the calls it gave up in one line (ADR 0171).
    */
   default void batchFailed(Object key, java.util.List<?> inputs, Throwable cause) {}
 

@@ -103,4 +103,169 @@ class ReviewAsTest {
     loop.runPending();
     pastTimeout(ferry, 0, "over");
   }
+
+  // ------------------------------------------------------------- the owner's close (ADR 0171)
+
+  private final List<String> heard = new ArrayList<>();
+
+  private Probe recorder() {
+    return new Probe() {
+      @Override
+      public void batchStarted(boolean direct, int size, long weight, long[] waitsNanos) {
+        heard.add("started " + size);
+      }
+
+      @Override
+      public void batchFinished(long latencyNanos, boolean failed) {
+        heard.add("finished");
+      }
+
+      @Override
+      public void batchFailed(Object key, List<?> inputs, Throwable cause) {
+        heard.add("failed " + key);
+      }
+
+      @Override
+      public void callOverdue() {
+        heard.add("overdue");
+      }
+
+      @Override
+      public void overdueCallEnded() {
+        heard.add("overdue ended");
+      }
+
+      @Override
+      public void timedOut() {
+        heard.add("timed out");
+      }
+
+      @Override
+      public void closed() {
+        heard.add("closed");
+      }
+    };
+  }
+
+  /** WARNING lines of the ferry's own loggers, as the log shows them. */
+  private static List<String> warnings(Runnable act) {
+    List<String> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
+    java.util.logging.Logger ferryLogs = java.util.logging.Logger.getLogger("dev.ferry");
+    java.util.logging.Handler capture = new java.util.logging.Handler() {
+      @Override
+      public void publish(java.util.logging.LogRecord r) {
+        if (r.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue()) {
+          lines.add(new java.util.logging.SimpleFormatter().formatMessage(r));
+        }
+      }
+
+      @Override
+      public void flush() {}
+
+      @Override
+      public void close() {}
+    };
+    ferryLogs.addHandler(capture);
+    try {
+      act.run();
+    } finally {
+      ferryLogs.removeHandler(capture);
+    }
+    return lines;
+  }
+
+  /**
+   * The owner closes with two calls on the wire (keys a and b), neither past its timeout, and one
+   * past it (key c): the two are failed batches now (they counted nowhere: their callers got 502
+   * and failedBatches said nothing), c's was counted at its timeout and is not counted again. One
+   * WARNING line names them all, and no batchFailed is told per call; the late answers, good and
+   * failed, count and log nothing more.
+   */
+  @Test
+  void perKey_theOwnersCloseCountsEachCallItGivesUpOnceAndLogsThemInOneLine() throws InterruptedException {
+    VirtualLoop loop = new VirtualLoop();
+    RecordingDownstream<String, PerKeyHarness.In> down = new RecordingDownstream<>(loop);
+    PerKeyFerry<String, PerKeyHarness.In, List<PerKeyHarness.In>, String> ferry = new PerKeyFerry<>(loop,
+        PerKeyConfig.builder().dispatch(Dispatch.FIXED_SLOTS).maxInFlightBatches(3).maxBatchDelay(Duration.ofMillis(1))
+            .callTimeout(Duration.ofMillis(100)).drainTimeout(Duration.ofMillis(10)).build(),
+        PerKeyHarness.In::key, PerKeyHarness.In::weight, null, down, (in, result) -> in.label());
+    ferry.observe(recorder());
+    loop.runPending();
+    ferry.submit(PerKeyHarness.In.of("c", "c1"));
+    loop.advanceMillis(1); // c's call leaves
+    loop.advanceMillis(100); // and is past its timeout: failed and counted now, still on the wire
+    assertEquals(1, ferry.metrics().failedBatches());
+    ferry.submit(PerKeyHarness.In.of("a", "a1"));
+    ferry.submit(PerKeyHarness.In.of("a", "a2"));
+    ferry.submit(PerKeyHarness.In.of("b", "b1"));
+    loop.advanceMillis(1); // a's two inputs leave in one call, b's in another
+    assertEquals(3, down.calls.size());
+
+    List<String> logged = warnings(() -> {
+      loop.closeOwner();
+      loop.runPending();
+      loop.advanceMillis(10); // the owner's drain runs out: the three calls are given up
+    });
+    assertEquals(List.of("ferry: its owner closed with the calls of 2 key(s) still on the wire: given up, their 3"
+        + " input(s) answered FAILED, which may have been applied; 1 more call(s), past their timeout, were"
+        + " answered then"), logged);
+    assertEquals(List.of("started 1", "overdue", "failed c", "started 2", "started 1", "closed"), heard,
+        "no batchFailed told per call given up, no end of any");
+    assertEquals(3, ferry.metrics().failedBatches(), "c's counted at its timeout, a's and b's at the close");
+    assertEquals(3, offTheLoop(ferry).failedBatches(), "and published so");
+
+    List<String> late = warnings(() -> {
+      down.succeed(0);
+      down.succeed(1);
+      down.fail(2, new IllegalStateException("late failure"));
+      loop.runPending();
+    });
+    assertEquals(List.of(), late);
+    assertEquals(3, ferry.metrics().failedBatches(), "late answers after the close count nothing more");
+    assertEquals(List.of("started 1", "overdue", "failed c", "started 2", "started 1", "closed"), heard);
+  }
+
+  /** A stream ferry's close gives up its call (no key to name), and with nothing on the wire logs nothing. */
+  @Test
+  void stream_anOwnersCloseLogsTheCallsItGivesUpAndNothingWhenThereAreNone() {
+    VirtualLoop loop = new VirtualLoop();
+    RecordingDownstream<Void, String> down = new RecordingDownstream<>(loop);
+    StreamFerry<String, List<String>, String> ferry = new StreamFerry<>(loop,
+        FerryConfig.builder().maxInFlightBatches(2).drainTimeout(Duration.ofMillis(10)).build(),
+        null, inputs -> down.call(null, inputs), (in, result) -> in);
+    ferry.observe(recorder());
+    loop.runPending();
+    ferry.submit("x1");
+    loop.runPending();
+    down.succeed(0);
+    loop.runPending();
+    List<String> logged = warnings(() -> {
+      loop.closeOwner();
+      loop.runPending();
+      loop.advanceMillis(10);
+    });
+    assertEquals(List.of(), logged, "nothing was on the wire");
+    assertEquals(List.of("started 1", "finished", "closed"), heard);
+    assertEquals(0, ferry.metrics().failedBatches());
+
+    VirtualLoop loop2 = new VirtualLoop();
+    RecordingDownstream<Void, String> down2 = new RecordingDownstream<>(loop2);
+    StreamFerry<String, List<String>, String> ferry2 = new StreamFerry<>(loop2,
+        FerryConfig.builder().maxInFlightBatches(1).drainTimeout(Duration.ofMillis(10)).build(),
+        null, inputs -> down2.call(null, inputs), (in, result) -> in);
+    loop2.runPending();
+    ferry2.submit("y1");
+    ferry2.submit("y2");
+    loop2.runPending();
+    assertEquals(1, down2.calls.size(), "y1's call; y2 waits for the one slot");
+    List<String> logged2 = warnings(() -> {
+      loop2.closeOwner();
+      loop2.runPending();
+      loop2.advanceMillis(10);
+    });
+    assertEquals(List.of("ferry: its owner closed with 1 call(s) still on the wire: given up, their 1 input(s)"
+        + " answered FAILED, which may have been applied; 0 more call(s), past their timeout, were answered then"),
+        logged2);
+    assertEquals(1, ferry2.metrics().failedBatches());
+  }
 }
