@@ -193,6 +193,7 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
     long deadline = timeoutNanos == 0 ? Long.MAX_VALUE : Deadlines.after(loop.nanoTime(), timeoutNanos);
     if (loop.inLoop() && !inTransition) {
       // The common case, inlined: no task object for the transition.
+      beforeTransition();
       inTransition = true;
       try {
         admitSafely(input, deadline, answer);
@@ -454,6 +455,7 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
 
   /** One transition on the loop: the transition, the metrics it changed, then the effects it queued. */
   private void step(Runnable transition) {
+    beforeTransition();
     inTransition = true;
     try {
       transition.run();
@@ -462,6 +464,18 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
     }
     published.publish();
     runEffects();
+  }
+
+  /**
+   * Tells the probes that a call past its timeout holds the wire while inputs wait, when it does as
+   * a transition begins (ADR 0171): the state since the last transition, which the transition may
+   * end (an input's deadline, the hung call's end) before anyone asked for health. Two reads per
+   * transition; the second only while a call is past its timeout.
+   */
+  private void beforeTransition() {
+    if (engine.callsPastTimeout() > 0 && engine.queuedInputs() > 0 && probe.active()) {
+      probe.heldUp();
+    }
   }
 
   private void runEffects() {

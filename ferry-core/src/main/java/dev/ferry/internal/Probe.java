@@ -41,6 +41,14 @@ public interface Probe {
   default void batchFailed(Object key, java.util.List<?> inputs, Throwable cause) {}
 
   /**
+   * A transition of the ferry begins while a call past its timeout is on the wire and inputs
+   * wait (ADR 0171): told before any other event of that transition, so the state it describes
+   * held until now, however the transition changes it. Health latches its stall on it, whether or
+   * not anyone asked for health while that state held.
+   */
+  default void heldUp() {}
+
+  /**
    * A call's timeout passed while it was still on the wire: reported just before its {@link
    * #batchFailed} (a {@link java.util.concurrent.TimeoutException}). The call keeps its key or
    * slot until {@link #overdueCallEnded}; meanwhile it is a call past its timeout on the wire.
@@ -141,6 +149,17 @@ public interface Probe {
         for (Probe p : probes) {
           try {
             p.overdueCallEnded();
+          } catch (Throwable t) {
+            report.accept(t);
+          }
+        }
+      }
+
+      @Override
+      public void heldUp() {
+        for (Probe p : probes) {
+          try {
+            p.heldUp();
           } catch (Throwable t) {
             report.accept(t);
           }

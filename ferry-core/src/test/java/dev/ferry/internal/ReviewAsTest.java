@@ -141,6 +141,11 @@ class ReviewAsTest {
       }
 
       @Override
+      public void heldUp() {
+        heard.add("held up");
+      }
+
+      @Override
       public void closed() {
         heard.add("closed");
       }
@@ -209,6 +214,7 @@ class ReviewAsTest {
     assertEquals(List.of("ferry: its owner closed with the calls of 2 key(s) still on the wire: given up, their 3"
         + " input(s) answered FAILED, which may have been applied; 1 more call(s), past their timeout, were"
         + " answered then"), logged);
+    heard.removeIf("held up"::equals); // c's call past its timeout while a's and b's waited their delay
     assertEquals(List.of("started 1", "overdue", "failed c", "started 2", "started 1", "closed"), heard,
         "no batchFailed told per call given up, no end of any");
     assertEquals(3, ferry.metrics().failedBatches(), "c's counted at its timeout, a's and b's at the close");
@@ -267,5 +273,45 @@ class ReviewAsTest {
         + " answered FAILED, which may have been applied; 0 more call(s), past their timeout, were answered then"),
         logged2);
     assertEquals(1, ferry2.metrics().failedBatches());
+  }
+
+  // ------------------------------------------------ held up, told without asking (ADR 0171)
+
+  /**
+   * A call past its timeout holds its key; an input with a short deadline waits behind it and
+   * expires. The transition that expires it begins with the state "a call past its timeout holds
+   * the wire while an input waits", and the probes hear so first, before the input's timeout: a
+   * health check latches on it though nobody asked while the input waited. The hung call's late end
+   * with another input waiting is told so too; a transition that begins with nothing waiting is not.
+   */
+  @Test
+  void perKey_aTransitionThatBeginsWithACallPastItsTimeoutAndInputsWaitingIsToldFirst() {
+    VirtualLoop loop = new VirtualLoop();
+    RecordingDownstream<String, PerKeyHarness.In> down = new RecordingDownstream<>(loop);
+    PerKeyFerry<String, PerKeyHarness.In, List<PerKeyHarness.In>, String> ferry = new PerKeyFerry<>(loop,
+        PerKeyConfig.builder().dispatch(Dispatch.FIXED_SLOTS).maxInFlightBatches(1)
+            .callTimeout(Duration.ofMillis(100)).build(),
+        PerKeyHarness.In::key, PerKeyHarness.In::weight, null, down, (in, result) -> in.label());
+    ferry.observe(recorder());
+    loop.runPending();
+    ferry.submit(PerKeyHarness.In.of("a", "a1"));
+    loop.runPending();
+    loop.advanceMillis(100);
+    ferry.submit(PerKeyHarness.In.of("a", "a2"), Duration.ofMillis(50)); // waits for its key
+    loop.runPending();
+    assertEquals(List.of("started 1", "overdue", "failed a"), heard, "nothing waited before a2's own submit");
+    loop.advanceMillis(50);
+    assertEquals(List.of("started 1", "overdue", "failed a", "held up", "timed out"), heard,
+        "a2's expiry began with a1's call past its timeout and a2 waiting: told before a2's timeout");
+    ferry.submit(PerKeyHarness.In.of("a", "a3"));
+    loop.runPending();
+    heard.clear();
+    down.succeed(0); // a1's call answers late, a3 waiting behind it
+    loop.runPending();
+    assertEquals(List.of("held up", "finished", "overdue ended", "started 1"), heard);
+    heard.clear();
+    down.succeed(1);
+    loop.runPending();
+    assertEquals(List.of("finished"), heard, "nothing past its timeout any more");
   }
 }

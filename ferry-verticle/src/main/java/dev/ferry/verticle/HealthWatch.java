@@ -32,13 +32,17 @@ import java.util.function.BooleanSupplier;
  * </ul>
  * Back to UP at the first call that ends well, as in calls, and only then: a stall that read
  * degraded stays so when the inputs that waited behind a hung call reach their own deadlines, or
- * the hung call ends failed and the wire empties (review AQ). How many calls are past their
- * timeout is the ferry's own count, in its snapshot (ADR 0170), not kept here.
+ * the hung call ends failed and the wire empties (review AQ). "Read degraded" does not wait for
+ * someone to ask: the ferry tells, as each transition begins, that a call past its timeout held
+ * the wire while inputs waited until then ({@link #heldUp}), and the stall is judged at that
+ * instant too (review AS, ADR 0171). How many calls are past their timeout is the ferry's own
+ * count, in its snapshot (ADR 0170), not kept here.
  *
  * <h2>Invariants</h2>
  * Between the engine's transitions: {@code since == NONE}
  * iff {@code failures == 0}; {@code idleSince != NONE} only while {@code inFlight == 0}; {@code
- * tripped} only while {@code since != NONE}. A stall that has read degraded, or that holds two
+ * tripped} only while {@code since != NONE}; {@code tripped} is set once the rule in time held at
+ * an instant health was asked, or at one the ferry told ({@link #heldUp}), whichever came first. A stall that has read degraded, or that holds two
  * failures over the window, is ended only by a call that ends well; one that merely lasted the
  * window with a single failure ends at an idle gap like any other.
  */
@@ -116,6 +120,19 @@ final class HealthWatch {
     }
   }
 
+  /**
+   * A call past its timeout held the wire while inputs waited, until {@code now} (told as the
+   * ferry's next transition began, ADR 0171): the rule in time is judged at that instant, as it
+   * would have been had health been asked then. Without it the latch was set only by an answer:
+   * a stall that qualified between two asks (its waiting input expired before the next) read UP
+   * afterwards, and which answer a load balancer got hung on whether someone else had asked.
+   */
+  void heldUp(long now) {
+    if (!tripped && since != NONE && stalledNanos(now) >= windowNanos) {
+      tripped = true;
+    }
+  }
+
   /** Failed calls in a row. */
   int inARow() {
     return inARow;
@@ -148,6 +165,7 @@ final class HealthWatch {
     }
     // Read degraded once, the stall stays so until a call is served (the recovery rule): an input
     // waiting behind the hung call may expire, and the call may end, failed, leaving the wire idle.
+    // The same latch is set between answers by heldUp(now), so it does not hang on being asked.
     tripped = failures >= 2 || heldUp.getAsBoolean();
     return tripped;
   }

@@ -121,6 +121,13 @@ public final class Operations {
         public void batchFinished(long latencyNanos, boolean failed) {
           calls.ended(clock.getAsLong(), !failed);
         }
+
+        // A call past its timeout held the wire while inputs waited, until this transition: the
+        // stall is judged then too, not only when someone asks (ADR 0171).
+        @Override
+        public void heldUp() {
+          calls.heldUp(clock.getAsLong());
+        }
       });
       stops.add(() -> {
         stopObserving.run();

@@ -219,4 +219,28 @@ class HealthWatchTest {
     assertFalse(degraded(4 * T));
     assertEquals(0, w.inARow());
   }
+
+  /**
+   * Review AS (ADR 0171): a hung call held the wire past the window while an input waited, and
+   * nobody asked; the input then left (its deadline). Told as the ferry's next transition began
+   * ({@link HealthWatch#heldUp}), the stall latched then, as an answer in between would have: read
+   * afterwards, it is degraded, not UP. Told before the window, it latches nothing.
+   */
+  @Test
+  void aStallToldHeldUpPastTheWindowLatchesThoughNobodyAsked() {
+    w.started(0, 0);
+    timesOut(T);
+    w.heldUp(2 * T - 1); // an input waited until just before the window: nothing yet
+    waiting = false;
+    assertFalse(degraded(2 * T - 1));
+    w.heldUp(3 * T); // another waited until 3 T, past the window, and left: nobody asked meanwhile
+    assertTrue(degraded(3 * T + 1), "read after the input left: the stall held, degraded");
+    overdueEnds(4 * T);
+    assertTrue(degraded(10 * T), "no call served since");
+    w.started(10 * T, 0);
+    w.ended(10 * T + 1, true);
+    assertFalse(degraded(10 * T + 1), "UP at the first call served");
+    w.heldUp(20 * T);
+    assertFalse(degraded(20 * T), "no stall: nothing to latch");
+  }
 }

@@ -13,7 +13,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Review AS: the calls past their timeout are one count, the ferry's, read alike by {@code
- * ferry.metrics} and health (ADR 0170). Real time for the calls, health's own clock moved by hand ({@link Operations#clock}) where
+ * ferry.metrics} and health (ADR 0170); and health's stall latches when it held, not only when
+ * someone asked while it did (ADR 0171). Real time for the calls, health's own clock moved by hand ({@link Operations#clock}) where
  * the point is time passing.
  */
 class ReviewAsHealthTest extends VerticleTestBase {
@@ -62,5 +63,36 @@ class ReviewAsHealthTest extends VerticleTestBase {
     assertEquals(1, data(h).getJsonObject("metrics").getInteger("callsPastTimeout"), h.encode());
     await(server.request(0)).socket().close();
     metricsUntil(x -> x.getInteger("callsPastTimeout") == 0 && x.getInteger("inFlightBatches") == 0);
+  }
+
+  /**
+   * A hung call holds the only slot past its timeout; a callTimeoutMs later an input waits behind
+   * it and reaches its own deadline (504). Nobody asked for health while it waited. Health asked
+   * afterwards read UP (nothing waits now), although the stall held exactly as in the AQ case
+   * where an answer in between latched it: which answer a load balancer got hung on whether
+   * someone else had asked before. It now reads degraded, and stays so until a call is served.
+   */
+  @Test
+  void aStallNobodyAskedAboutWhileItHeldReadsDegradedAfterwards() {
+    manualClock();
+    HostileHttpServer server = HostileHttpServer.start(vertx, r -> {
+      if (r.index() > 0) {
+        r.socket().write(HostileHttpServer.ok(r.input(0)));
+      }
+    });
+    deployHttp(server);
+    assertEquals(502, code(send("a", 1))); // at callTimeoutMs; the call holds the only slot
+    advanceMs(CALL_TIMEOUT_MS); // health's clock: the stall has lasted callTimeoutMs
+    assertEquals(504, code(send("b", 2, "timeout-ms", "200")), "waited behind the hung call, unsent");
+    JsonObject h = health();
+    assertEquals("degraded", data(h).getString("state"), h.encode());
+    assertEquals(1, data(h).getInteger("callsPastTimeout"), h.encode());
+    // The hung call ends, failed: still no call served, still degraded.
+    await(server.request(0)).socket().close();
+    metricsUntil(m -> m.getInteger("inFlightBatches") == 0);
+    assertEquals("degraded", data(health()).getString("state"));
+    assertEquals(3, answeredDespiteSlowness("c", 3));
+    JsonObject up = health();
+    assertEquals("UP", up.getString("status"), up.encode());
   }
 }
