@@ -21,6 +21,7 @@ import java.util.Set;
  */
 public final class PerKeyConfig extends FerryBounds {
   private static final Set<String> JSON_FIELDS = jsonFields();
+  private static final String DISPATCH_RULE = "must be \"adaptive\" or \"fixed-slots\"";
 
   /** The default {@code maxInFlightBatches} with fixed slots (the seeds' mode, opt-in since ADR 0016): 16 batch slots. */
   public static final int DEFAULT_MAX_IN_FLIGHT = 16;
@@ -84,10 +85,10 @@ public final class PerKeyConfig extends FerryBounds {
   }
 
   private static PerKeyConfig read(JsonObject json, ConfigCheck check) {
-    String mode = check.readString(json, "dispatch");
+    String mode = check.readChoice(json, "dispatch", DISPATCH_RULE);
     Dispatch dispatch = mode == null ? DEFAULT_DISPATCH : Dispatch.fromJson(mode);
     if (dispatch == null) {
-      check.violation("dispatch = \"" + mode + "\": must be \"adaptive\" or \"fixed-slots\"");
+      check.violation("dispatch = \"" + mode + "\": " + DISPATCH_RULE);
       dispatch = DEFAULT_DISPATCH;
     }
     Limits limits = Limits.read(json, dispatch == Dispatch.ADAPTIVE ? ADAPTIVE_DEFAULTS : FIXED_DEFAULTS, check);

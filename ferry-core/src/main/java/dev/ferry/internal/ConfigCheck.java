@@ -135,6 +135,20 @@ public final class ConfigCheck {
     return read(json, field, String.class, "a string");
   }
 
+  /**
+   * A string field that takes one of a few values, or {@code null} when absent or null; a wrong type
+   * is recorded with {@code rule}, the values it may take ({@code must be "a" or "b"}), rather than
+   * "must be a string", which names none of them.
+   */
+  public String readChoice(JsonObject json, String field, String rule) {
+    Object value = json.getValue(field);
+    if (value == null || value instanceof String) {
+      return (String) value;
+    }
+    violations.add(field + " = " + describe(value) + ": " + rule);
+    return null;
+  }
+
   /** A JSON object field, or {@code null} when absent or null; a wrong type is recorded. */
   public JsonObject readObject(JsonObject json, String field) {
     return read(json, field, JsonObject.class, "a JSON object");

@@ -217,11 +217,13 @@ abstract class EngineCore<K, I> {
   final void callOverdue(Batch<K, I> batch) {
     assert loop.inLoop();
     failedBatches++;
+    // Names the setting, so that a caller holding a 502 knows which bound to look at (JSON
+    // callTimeoutMs; an HTTP downstream's own timeoutMs says its own name).
     String message = "the batch call did not complete within "
-        + TimeUnit.NANOSECONDS.toMillis(callTimeoutNanos) + " ms";
+        + TimeUnit.NANOSECONDS.toMillis(callTimeoutNanos) + " ms (callTimeout)";
     // FAILED carries its cause (the contract): a timeout, which says the outcome is unknown, so a
     // caller can tell it from a call that failed. One per batch: its callers share the one call.
-    TimeoutException cause = new TimeoutException(message + " (it may still be applied)");
+    TimeoutException cause = new TimeoutException(message + "; it may still be applied");
     callsPastTimeout++;
     if (probe.active()) {
       // Still on the wire, its key or slot held (a health check tells this from a call that ended).

@@ -244,7 +244,7 @@ public final class HttpDownstream implements Downstream {
     Exchange(OutgoingBatch batch) {
       this.batch = batch;
       this.timer = vertx.setTimer(timeoutMs, t -> fail(new DownstreamException(
-          "the downstream gave no complete answer within " + timeoutMs + " ms")));
+          "the downstream gave no complete answer within " + timeoutMs + " ms (downstream.timeoutMs)")));
     }
 
     Future<JsonArray> start() {

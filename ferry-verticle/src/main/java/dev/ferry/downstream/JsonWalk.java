@@ -105,6 +105,19 @@ public final class JsonWalk {
         || value instanceof Enum) {
       return null; // written as strings (ISO-8601, base64, the constant's name), as Vert.x's JSON does
     }
-    return "it holds a value of type " + value.getClass().getSimpleName() + ", which JSON cannot encode";
+    return "it holds a value of type " + typeName(value) + ", which JSON cannot encode";
+  }
+
+  /**
+   * The type a user would name for {@code value} in a message: the public Vert.x type, not its
+   * implementation ({@code Buffer}, where the class is {@code BufferImpl}), else the class's simple
+   * name (its full name when it has none, as an anonymous class).
+   */
+  public static String typeName(Object value) {
+    if (value instanceof io.vertx.core.buffer.Buffer) {
+      return "Buffer";
+    }
+    String simple = value.getClass().getSimpleName();
+    return simple.isEmpty() ? value.getClass().getName() : simple;
   }
 }

@@ -29,7 +29,7 @@ public final class Outcomes {
   public static JsonArray validate(Object answer, int expected) {
     if (!(answer instanceof JsonObject json)) {
       throw new DownstreamException("the answer is not a JSON object but "
-          + (answer == null ? "empty" : answer.getClass().getSimpleName()));
+          + (answer == null ? "empty" : JsonWalk.typeName(answer)));
     }
     if (!(json.getValue("outcomes") instanceof JsonArray outcomes)) {
       throw new DownstreamException("the answer has no \"outcomes\" array");

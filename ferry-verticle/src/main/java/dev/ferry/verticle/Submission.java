@@ -317,7 +317,7 @@ public final class Submission implements Completable<Object> {
       return null;
     }
     return "the body must be a JSON value (JsonObject, JsonArray, String, number, Boolean), got "
-        + (body instanceof Double || body instanceof Float ? body : body.getClass().getSimpleName());
+        + (body instanceof Double || body instanceof Float ? body : JsonWalk.typeName(body));
   }
 
   /** The 400 for a body another thread changed while it was checked or copied to be sent. */
