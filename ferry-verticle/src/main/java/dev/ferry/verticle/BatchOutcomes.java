@@ -56,8 +56,14 @@ public final class BatchOutcomes {
     if (ok != null || !outcome.containsKey("error")) {
       return ok;
     }
-    throw FerryException.inputRejected(outcome.getString("error"));
+    String reason = outcome.getString("error");
+    // An empty reason reached the caller as a 422 with an empty message, which says nothing in a log
+    // line or an exception (ADR 0177): it is said for the downstream instead.
+    throw FerryException.inputRejected(reason.isEmpty() ? NO_REASON : reason);
   }
+
+  /** A 422's message when the downstream's {@code "error"} was the empty string (ADR 0177). */
+  public static final String NO_REASON = "the downstream rejected this input and gave no reason (its \"error\" was \"\")";
 
   /** One batch between its lane and the wire. */
   private static final class Outgoing implements OutgoingBatch {

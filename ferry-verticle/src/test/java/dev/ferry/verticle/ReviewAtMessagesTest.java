@@ -9,7 +9,9 @@ import dev.ferry.FerryError;
 import dev.ferry.FerryException;
 import dev.ferry.InvalidConfigException;
 import dev.ferry.PerKeyConfig;
+import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.json.JsonArray;
@@ -91,5 +93,38 @@ class ReviewAtMessagesTest extends VerticleTestBase {
     ReplyException failed = (ReplyException) failure(send("k", 1));
     assertEquals(502, failed.failureCode());
     assertTrue(failed.getMessage().endsWith("within 300 ms (downstream.timeoutMs)"), failed.getMessage());
+  }
+
+  /**
+   * A downstream that rejects an input with an empty reason: its caller got a 422 whose message was
+   * empty, in an exception and in any log line of it. Now the message says so (ADR 0177); a
+   * reason given is passed on as it is, and the other inputs are served.
+   */
+  @Test
+  void aRejectionWithoutAReasonSaysSo() {
+    deploy(config(new JsonObject()));
+    // Each input's outcome follows from its body, however the three are batched.
+    downstream.auto(c -> {
+      JsonArray outcomes = new JsonArray();
+      for (Object body : c.bodies()) {
+        int n = ((Number) body).intValue();
+        outcomes.add(n == 1 || n == 4 ? new JsonObject().put("error", "")
+            : n == 2 ? new JsonObject().put("error", "no funds") : new JsonObject().put("ok", n));
+      }
+      c.reply(new JsonObject().put("outcomes", outcomes));
+    });
+    Future<Message<Object>> first = send("k", 1);
+    Future<Message<Object>> second = send("k", 2);
+    Future<Message<Object>> third = send("k", 3);
+    ReplyException empty = (ReplyException) failure(first);
+    assertEquals(422, empty.failureCode());
+    assertEquals(BatchOutcomes.NO_REASON, empty.getMessage());
+    ReplyException given = (ReplyException) failure(second);
+    assertEquals(422, given.failureCode());
+    assertEquals("no funds", given.getMessage());
+    assertEquals(3, await(third).body());
+    FerryException client = (FerryException) failure(FerryClient.create(vertx).submit("k2", 4));
+    assertEquals(FerryError.INPUT_REJECTED, client.kind());
+    assertEquals(BatchOutcomes.NO_REASON, client.getMessage());
   }
 }
