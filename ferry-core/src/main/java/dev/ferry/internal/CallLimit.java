@@ -62,9 +62,12 @@ import java.util.Arrays;
  * <p>Failed calls back the limit off only while they follow our concurrency (ADR 0065): a back-off
  * whose next round fails as large a share is undone and that share tolerated (it comes from the
  * inputs: one key whose batches always fail), decaying; half the calls failing always backs off.
- * Once failures have backed the limit off to half or less of what it was (an outage), each wave
- * of successes in a row (as many calls as the limit) doubles it back toward that limit (ADR 0019,
- * TCP's slow start after a timeout).
+ * A round's failed share counts the failures that started no later than its last successful call
+ * did (ADR 0175): a round ends on its first completions, where fast refusals would be
+ * over-represented. Once failures have backed the limit off to half or less of what it was (an
+ * outage), each wave of successes in a row (as many calls as the limit) doubles it back toward
+ * that limit (ADR 0019, TCP's slow start after a timeout); a back-off before the doubled limit has
+ * held for a round ends the recovery at the limit the doubling came from (ADR 0175).
  *
  * <p>Latency this loop added is not the downstream's (ADR 0015): a loop that runs callbacks late
  * (other processes hold the cores, a long task ahead in its queue) delays every completion by its
@@ -200,6 +203,12 @@ public final class CallLimit {
    * again, the limit doubles per clean wave back up to it (TCP's ssthresh; ADR 0019).
    */
   private int recoverTo;
+  /**
+   * The limit a recovery doubling (ADR 0019) came from, until a judged round at the doubled limit
+   * shows it held (0: none pending): a back-off on failures before then says the doubling
+   * overshot, and the recovery ends at this limit (ADR 0175).
+   */
+  private int doubledFrom;
   /** Successful calls in a row in the current round (a wave of them doubles a limit recovering from failures). */
   private int cleanRun;
 
@@ -449,6 +458,7 @@ public final class CallLimit {
       // of successes (as many as the limit, about one call time) doubles it back toward where it
       // was (ADR 0019). The round's earlier failures are behind us; latency is judged again as the
       // rounds go on.
+      doubledFrom = limit;
       setLimit(Math.min(recoverTo, 2 * limit));
       if (limit >= recoverTo) {
         recoverTo = 0;
@@ -522,6 +532,10 @@ public final class CallLimit {
       }
     }
     boolean failed = failedTooMany(failedShare);
+    if (!failed) {
+      // The limit a recovery doubling set held for a round: it is what the downstream takes.
+      doubledFrom = 0;
+    }
     failuresAllowed *= 1 - LOSS;
     if (settling && !failed) {
       // The round after a cut: its calls queued behind those started before the cut. Not judged.
@@ -844,8 +858,20 @@ public final class CallLimit {
     trial = 0;
     failureCutFrom = limit;
     failureShareAtCut = failedShare;
-    recoverTo = Math.max(recoverTo, limit);
-    setLimit(limit - Math.max(1, limit / 10));
+    if (doubledFrom > 0) {
+      // The wave of successes that doubled this limit did not last (ADR 0175): the doubling went
+      // past what the downstream takes now (a rate limit that refuses calls beyond it; refused
+      // calls come back at once, so their slots keep the refusals coming), and doubling again from
+      // a tenth below would repeat it for good. The limit returns to where the doubling came from
+      // and the recovery ends there, as TCP halves its threshold on a loss in slow start; the next
+      // back-off, if the failures go on, starts a new one from that limit.
+      setLimit(doubledFrom);
+      doubledFrom = 0;
+      recoverTo = 0;
+    } else {
+      recoverTo = Math.max(recoverTo, limit);
+      setLimit(limit - Math.max(1, limit / 10));
+    }
     slowStart = false;
   }
 
