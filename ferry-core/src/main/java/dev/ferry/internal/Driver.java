@@ -193,9 +193,9 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
     long deadline = timeoutNanos == 0 ? Long.MAX_VALUE : Deadlines.after(loop.nanoTime(), timeoutNanos);
     if (loop.inLoop() && !inTransition) {
       // The common case, inlined: no task object for the transition.
-      beforeTransition();
       inTransition = true;
       try {
+        beforeTransition();
         admitSafely(input, deadline, answer);
       } finally {
         inTransition = false;
@@ -455,9 +455,9 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
 
   /** One transition on the loop: the transition, the metrics it changed, then the effects it queued. */
   private void step(Runnable transition) {
-    beforeTransition();
     inTransition = true;
     try {
+      beforeTransition();
       transition.run();
     } finally {
       inTransition = false;
@@ -470,7 +470,9 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
    * Tells the probes that a call past its timeout holds the wire while inputs wait, when it does as
    * a transition begins (ADR 0171): the state since the last transition, which the transition may
    * end (an input's deadline, the hung call's end) before anyone asked for health. Two reads per
-   * transition; the second only while a call is past its timeout.
+   * transition; the second only while a call is past its timeout. Told inside the transition (ADR
+   * 0178): a probe that re-enters the ferry from it waits for the transition to end, as from any
+   * other event; told before, its submit ran a whole transition first, heard held up twice.
    */
   private void beforeTransition() {
     if (engine.callsPastTimeout() > 0 && engine.queuedInputs() > 0 && probe.active()) {
