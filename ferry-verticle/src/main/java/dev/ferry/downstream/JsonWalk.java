@@ -109,15 +109,43 @@ public final class JsonWalk {
   }
 
   /**
-   * The type a user would name for {@code value} in a message: the public Vert.x type, not its
-   * implementation ({@code Buffer}, where the class is {@code BufferImpl}), else the class's simple
-   * name (its full name when it has none, as an anonymous class).
+   * The type a user would name for {@code value} in a message: for a Vert.x implementation class
+   * (one in an {@code impl} or {@code internal} package, as {@code BufferImpl}, {@code
+   * HeadersMultiMap} or {@code SucceededFuture}) the public Vert.x type it implements ({@code
+   * Buffer}, {@code MultiMap}, {@code Future}; ADR 0178), else the class's simple name (its full
+   * name when it has none, as an anonymous class). Only for messages: never on the hot path.
    */
   public static String typeName(Object value) {
-    if (value instanceof io.vertx.core.buffer.Buffer) {
-      return "Buffer";
+    Class<?> type = value.getClass();
+    if (vertxInternal(type)) {
+      String shown = publicVertxType(type);
+      if (shown != null) {
+        return shown;
+      }
     }
-    String simple = value.getClass().getSimpleName();
-    return simple.isEmpty() ? value.getClass().getName() : simple;
+    String simple = type.getSimpleName();
+    return simple.isEmpty() ? type.getName() : simple;
+  }
+
+  private static boolean vertxInternal(Class<?> type) {
+    String name = type.getName();
+    return name.startsWith("io.vertx.") && (name.contains(".impl.") || name.contains(".internal."));
+  }
+
+  /** The nearest public Vert.x class or interface above {@code type}, breadth first; null if none. */
+  private static String publicVertxType(Class<?> type) {
+    java.util.ArrayDeque<Class<?>> next = new java.util.ArrayDeque<>();
+    next.add(type);
+    for (Class<?> c = next.poll(); c != null; c = next.poll()) {
+      if (c != type && c.getName().startsWith("io.vertx.") && !vertxInternal(c)
+          && java.lang.reflect.Modifier.isPublic(c.getModifiers())) {
+        return c.getSimpleName();
+      }
+      next.addAll(java.util.Arrays.asList(c.getInterfaces()));
+      if (c.getSuperclass() != null) {
+        next.add(c.getSuperclass());
+      }
+    }
+    return null;
   }
 }
