@@ -44,7 +44,8 @@ public interface Probe {
    * A transition of the ferry begins while a call past its timeout is on the wire and inputs
    * wait (ADR 0171): told before any other event of that transition, so the state it describes
    * held until now, however the transition changes it. Health latches its stall on it, whether or
-   * not anyone asked for health while that state held.
+   * not anyone asked for health while that state held. Told inside the transition (ADR 0178): a
+   * probe that submits to the ferry or closes it from here waits for the transition to end.
    */
   default void heldUp() {}
 
