@@ -718,14 +718,20 @@ public abstract class Driver<K, I, R, O> implements Effects<K, I>, Probe.Observa
    */
   @Override
   public final void gaveUp(int calls, int keys, int inputs, int pastTimeout) {
-    pending.add(() -> GAVE_UP.log(System.Logger.Level.WARNING, keys > 0
-        ? "ferry: its owner closed with the calls of {1,number,#} key(s) still on the wire: given up, their"
-            + " {2,number,#} input(s) answered FAILED, which may have been applied; {3,number,#} more call(s),"
-            + " past their timeout, were answered then"
-        : "ferry: its owner closed with {0,number,#} call(s) still on the wire: given up, their {2,number,#}"
-            + " input(s) answered FAILED, which may have been applied; {3,number,#} more call(s), past their"
-            + " timeout, were answered then",
-        calls, keys, inputs, pastTimeout));
+    pending.add(() -> GAVE_UP.log(System.Logger.Level.WARNING, gaveUpText(calls, keys, inputs, pastTimeout)));
+  }
+
+  /** The close's one line, naming only what it holds (no "0 call(s)" parts). */
+  static String gaveUpText(int calls, int keys, int inputs, int pastTimeout) {
+    String late = pastTimeout == 1 ? "1 call past its timeout" : pastTimeout + " calls past their timeout";
+    if (calls == 0) {
+      return "ferry: its owner closed with " + late + " still on the wire: given up; their inputs were"
+          + " answered FAILED at the timeout, and may have been applied";
+    }
+    String held = keys > 0 ? "the calls of " + keys + " key(s)" : calls + " call(s)";
+    return "ferry: its owner closed with " + held + " still on the wire: given up, their " + inputs
+        + " input(s) answered FAILED, which may have been applied"
+        + (pastTimeout == 0 ? "" : "; " + late + ", answered then, given up too");
   }
 
   private static final System.Logger GAVE_UP = System.getLogger(Driver.class.getName());

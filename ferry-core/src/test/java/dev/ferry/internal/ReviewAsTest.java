@@ -212,8 +212,8 @@ class ReviewAsTest {
       loop.advanceMillis(10); // the owner's drain runs out: the three calls are given up
     });
     assertEquals(List.of("ferry: its owner closed with the calls of 2 key(s) still on the wire: given up, their 3"
-        + " input(s) answered FAILED, which may have been applied; 1 more call(s), past their timeout, were"
-        + " answered then"), logged);
+        + " input(s) answered FAILED, which may have been applied; 1 call past its timeout, answered then, given"
+        + " up too"), logged);
     heard.removeIf("held up"::equals); // c's call past its timeout while a's and b's waited their delay
     assertEquals(List.of("started 1", "overdue", "failed c", "started 2", "started 1", "closed"), heard,
         "no batchFailed told per call given up, no end of any");
@@ -270,9 +270,23 @@ class ReviewAsTest {
       loop2.advanceMillis(10);
     });
     assertEquals(List.of("ferry: its owner closed with 1 call(s) still on the wire: given up, their 1 input(s)"
-        + " answered FAILED, which may have been applied; 0 more call(s), past their timeout, were answered then"),
+        + " answered FAILED, which may have been applied"),
         logged2);
     assertEquals(1, ferry2.metrics().failedBatches());
+  }
+
+  /** The close's line names only what it holds: no "0 call(s)" part, in any of its forms. */
+  @Test
+  void theClosesLineNamesOnlyWhatItHolds() {
+    assertEquals("ferry: its owner closed with 2 calls past their timeout still on the wire: given up; their"
+        + " inputs were answered FAILED at the timeout, and may have been applied", Driver.gaveUpText(0, 0, 0, 2));
+    assertEquals("ferry: its owner closed with 1 call past its timeout still on the wire: given up; their"
+        + " inputs were answered FAILED at the timeout, and may have been applied", Driver.gaveUpText(0, 0, 0, 1));
+    assertEquals("ferry: its owner closed with the calls of 3 key(s) still on the wire: given up, their 7"
+        + " input(s) answered FAILED, which may have been applied", Driver.gaveUpText(3, 3, 7, 0));
+    assertEquals("ferry: its owner closed with 2 call(s) still on the wire: given up, their 4 input(s) answered"
+        + " FAILED, which may have been applied; 2 calls past their timeout, answered then, given up too",
+        Driver.gaveUpText(2, 0, 4, 2));
   }
 
   // ------------------------------------------------ held up, told without asking (ADR 0171)
