@@ -103,6 +103,19 @@ import java.util.Arrays;
  * instead. A FIFO pool beyond its size, or processor sharing beyond its cores, serves the same at
  * every limit, and is cut as before.
  *
+ * <p>A downstream that slows gradually (a database that loads up) is not a queue either (ADR 0179).
+ * Floors only fall between re-measurements, so each round reads a little more latency over floor
+ * at every limit alike; the limit cut a call, the round at the lower limit probed back, each cut a
+ * streak of its own, and it walked down to 1 at a pool with no queue. Rounds in a row at limits a
+ * call apart see the same downstream and floors, so the drift cancels out of their difference: in
+ * a queue, the call a cut removes was waiting and what the downstream serves at once stays; in a
+ * drift, it was served and what the downstream seems to serve falls with it. Each judged round
+ * that held calls back is paired with the last one (calls in flight at least {@link
+ * #SERVED_SPREAD} apart); a round that would cut does not when the last {@link #SERVED_ROUNDS}
+ * pairs say the downstream served at least {@link #PAIR_SERVED} of the calls that moved (each
+ * pair's part capped at its own calls, so a pool that shrank between two rounds is one pair, not
+ * the whole evidence): the floors move up instead. A rebase or a floor round forgets the pairs.
+ *
  * <h2>Invariants</h2>
  * {@code 1 <= limit() <= max}; floors are positive or absent; a pinned limit never moves.
  *
@@ -179,6 +192,14 @@ public final class CallLimit {
   static final double HELD_FLOORS = 2;
   /** Limits whose rounds are remembered for {@link #servedByEvidence}. */
   static final int SERVED_LIMITS = 8;
+  /**
+   * Pairs of rounds in a row (ADR 0179) say the downstream served the calls that moved between
+   * them when at least this share of those calls was served: the majority, not {@link #SERVED}'s
+   * third. A pair is two single rounds, not two means of many: rounds a call apart at a FIFO pool
+   * twice its size, whose floors were learned on a queue after a cold start, read more than a
+   * third of the moved calls as served.
+   */
+  static final double PAIR_SERVED = 0.5;
   /** Rounds at a limit, at least, before its mean says what the downstream served there. */
   static final int SERVED_ROUNDS = 16;
   /** The mean runs over about this many of a limit's latest rounds. */
@@ -295,6 +316,13 @@ public final class CallLimit {
   private final double[] servedInFlight = new double[SERVED_LIMITS];
   private final double[] servedAtLimit = new double[SERVED_LIMITS];
   private long servedClock;
+  // What the downstream served at once between rounds in a row (see notePair; ADR 0179).
+  private final double[] pairMoved = new double[SERVED_ROUNDS];
+  private final double[] pairServed = new double[SERVED_ROUNDS];
+  private int pairNext;
+  private int pairCount;
+  private double pairPrevInFlight;
+  private double pairPrevServed;
   /**
    * How far above its floor the median call may be before it counts as queueing, where that is
    * the smaller queue ({@link #queueAllowance}; above {@link #TOLERANCE} it also widens the square
@@ -730,8 +758,9 @@ public final class CallLimit {
       servedOnMean = meanInFlight / meanRatio(ratio);
       if (heldBack) {
         noteServed(meanInFlight, servedOnMean);
+        notePair(meanInFlight, servedOnMean);
       }
-      if (queueing && servedByEvidence(meanInFlight, servedOnMean)) {
+      if (queueing && (servedByEvidence(meanInFlight, servedOnMean) || servedByPairs())) {
         // The calls this cut would remove were served: the latency is this downstream's at this
         // concurrency, not a queue. The floors move up to it (forgetting the rounds read against
         // the old ones), and the limit stays.
@@ -791,6 +820,7 @@ public final class CallLimit {
 
   /** A round at a lowered limit: its class means become the floors, then the limit is restored. */
   private void endFloorRound(long now) {
+    forgetPairs();
     if (failures == 0) {
       Arrays.fill(floorLatency, 0);
       for (int c = 0; c < CLASSES; c++) {
@@ -999,8 +1029,55 @@ public final class CallLimit {
     return n % 2 == 1 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
   }
 
+  /**
+   * Remembers what the downstream served at once against the round before (both held calls back):
+   * the calls in flight moved by {@code d}, what was served by {@code s} (ADR 0179).
+   */
+  private void notePair(double inFlight, double served) {
+    if (pairPrevInFlight > 0 && Math.abs(inFlight - pairPrevInFlight) >= SERVED_SPREAD) {
+      double d = inFlight - pairPrevInFlight;
+      double s = served - pairPrevServed;
+      if (d < 0) {
+        d = -d;
+        s = -s;
+      }
+      // A pair that straddled a change of the downstream (a pool that shrank between the two
+      // rounds) counts as at most its own calls, served or queued: one pair never outweighs others.
+      s = Math.max(-d, Math.min(d, s));
+      pairMoved[pairNext] = d;
+      pairServed[pairNext] = s;
+      pairNext = (pairNext + 1) % SERVED_ROUNDS;
+      pairCount = Math.min(SERVED_ROUNDS, pairCount + 1);
+    }
+    pairPrevInFlight = inFlight;
+    pairPrevServed = served;
+  }
+
+  /**
+   * The last {@link #SERVED_ROUNDS} pairs of rounds in a row whose calls in flight differed say the
+   * downstream served at least {@link #PAIR_SERVED} of the calls that moved (ADR 0179).
+   */
+  private boolean servedByPairs() {
+    if (pairCount < SERVED_ROUNDS) {
+      return false;
+    }
+    double moved = 0;
+    double served = 0;
+    for (int i = 0; i < SERVED_ROUNDS; i++) {
+      moved += pairMoved[i];
+      served += pairServed[i];
+    }
+    return served >= PAIR_SERVED * moved;
+  }
+
+  private void forgetPairs() {
+    pairCount = 0;
+    pairPrevInFlight = 0;
+  }
+
   /** Scales every floor by {@code ratio}, then takes this round's class means as the floors of its classes. */
   private void rebaseFloors(double ratio) {
+    forgetPairs();
     for (int c = 0; c < CLASSES; c++) {
       floorLatency[c] *= ratio;
     }

@@ -106,4 +106,50 @@ class OutsideShapesTest {
       assertTrue(res.meanLimit >= 12, "seed " + seed + ": " + res);
     }
   }
+  /** A pool of 16 at 2 ms + 5 us an input, every call slower by 4x its cost over each minute (or faster). */
+  static Downstream drifting(boolean slower) {
+    return new Downstream() {
+      @Override
+      int capacity(long t) {
+        return 16;
+      }
+
+      @Override
+      long cost(long t, int inputs, int busy, SplittableRandom rnd) {
+        double x = 4.0 * t / (60 * SEC);
+        return (long) ((2 * MS + 5_000L * inputs) * (slower ? 1 + x : Math.max(1, 5 - x)));
+      }
+    };
+  }
+
+  @Test
+  void aDownstreamThatSlowsGraduallyKeepsTheLimitNearItsPool() {
+    // 8,000 inputs a second over 256 keys against a pool of 16 whose calls get slower by their
+    // cost every 15 s (a database that loads up): pinned at 16, nothing waits at the pool and
+    // nothing fails. Every round read a little more latency over floors learned earlier; the limit
+    // alternated a cut of one call and a probe back, each cut a streak of its own, so the test of
+    // cuts in a row (latency did not fall: not our queue) never ran, and on main the limit walked
+    // down to 1 within 8 s, inputs waited past their timeout and tens of thousands failed. Rounds
+    // in a row at limits a call apart say the downstream served the calls the cuts removed: not a
+    // queue, the floors move up (ADR 0179).
+    for (long seed = 1; seed <= 3; seed++) {
+      Run r = run(256, 8_000, 20, seed);
+      r.settle = 2 * SEC;
+      Result res = OutsideShapes.run(drifting(true), r);
+      assertTrue(res.lowest >= 8 && res.failedInputs == 0, "seed " + seed + ": " + res);
+    }
+  }
+
+  @Test
+  void aDownstreamThatGetsFasterGraduallyKeepsItsCallsServed() {
+    // The same pool, its calls 5x their cost at the start and faster by their cost every 15 s:
+    // floors fall only as far as two rounds agree (ADR 0152), so the limit follows from above;
+    // nothing fails, and the limit is never cut below half the pool.
+    for (long seed = 1; seed <= 3; seed++) {
+      Run r = run(256, 4_000, 20, seed);
+      r.settle = 2 * SEC;
+      Result res = OutsideShapes.run(drifting(false), r);
+      assertTrue(res.lowest >= 8 && res.failedInputs == 0, "seed " + seed + ": " + res);
+    }
+  }
 }
