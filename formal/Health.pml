@@ -1,7 +1,8 @@
 /*
  * Health.pml -- model of dev.ferry.verticle.HealthWatch: when a node reads
- * `degraded` by ADR 0172's stall rule (with review AQ's amendment) and by
- * ADR 0164's rule in calls.
+ * `degraded` by ADR 0172's stall rule (with review AQ's amendment, and ADRs
+ * 0170 and 0171: the engine's count of calls past their timeout, the latch
+ * set as a transition begins) and by ADR 0164's rule in calls.
  *
  * The engine is reduced to what health hears of it: inputs that arrive,
  * wait and may pass their deadline; up to SLOTS calls, each started with the
@@ -14,10 +15,15 @@
  * step: each probe call and each health read runs on the verticle's loop.
  *
  * The HealthWatch part follows the Java methods one by one (hw*: `started`,
- * `failed`, `overdue`, `ended`, `overdueEnded`, `degraded`), in the order
- * Operations' probe calls them; instants are ticks, NONE no instant, and
+ * `failed`, `ended`, `heldUp`, `degraded`), in the order Operations' probe
+ * calls them; instants are ticks, NONE no instant, and
  * `now - longestWait > idleSince` is `oldest > idleSince` (the arrival of the
- * call's longest-waiting input). The properties are stated on ghost state
+ * call's longest-waiting input). The count of calls past their timeout is
+ * the engine's (the snapshot's `callsPastTimeout`, ADR 0170): the calls in
+ * state 2. Each of the engine's events is one transition of the ferry, and
+ * begins as Driver's does: `heldUp` is told first when a call past its
+ * timeout is on the wire and inputs wait (ADR 0171). The clock's tick and a
+ * health read are not transitions. The properties are stated on ghost state
  * (g*) kept from the events alone, never from HealthWatch's fields.
  *
  * Sizes (-D): N inputs in a run (at most 4), SLOTS calls at once, MAXB inputs
@@ -63,7 +69,8 @@
 #define PID(v)
 #endif
 hidden byte noFlap PID(1), needsWork PID(2), needsTime PID(3),
-  detectsHung PID(4), detectsSecond PID(5), inCalls PID(6), wellFormed PID(7);
+  detectsHung PID(4), detectsSecond PID(5), inCalls PID(6), wellFormed PID(7),
+  heldLatches PID(8);
 
 #define NONE 255
 
@@ -77,7 +84,7 @@ byte cto[SLOTS];                /* when it passed its timeout                  *
 byte narr;                      /* inputs arrived                              */
 
 /* HealthWatch's fields */
-byte inARow, inFlight, pastTimeout, failures;
+byte inARow, inFlight, failures;
 byte since = NONE, idleSince = NONE;
 bool tripped;
 
@@ -92,7 +99,10 @@ bool tripped;
  *   that arrives in the very tick the wire emptied counts as waiting then
  *   (the code's instants cannot order the two). */
 bool gDown;                     /* read degraded, no call served since         */
-bool gDownT;                    /* read degraded by the rule in time in this stall */
+bool gDownT;                    /* degraded by the rule in time in this stall, at
+                                   a read or as a transition began (ADR 0171) */
+bool gHeld;                     /* a call held past its timeout for the window with
+                                   inputs waiting in the stall, none served since */
 byte gF;                        /* failed calls of the stall                   */
 byte gInARow;                   /* failed calls since the last served          */
 bool gStall;
@@ -125,7 +135,14 @@ hidden byte deg, viaCalls, waiting, gap;
 #define ANY_CALL(P) (P(0) || P(1))
 #endif
 
+#define OVERDUE(c) (cst[c] == 2)
+/* the snapshot's callsPastTimeout() > 0 (ADR 0170) */
+#define PAST_TIMEOUT ANY_CALL(OVERDUE)
+
 /* ---- HealthWatch ------------------------------------------------------------ */
+/* the stall's latch, set by degraded() and by heldUp() (one macro, so that a
+   mutant can take both away: the rule before review AQ) */
+#define LATCH(d) tripped = (d)
 #define NEEDS_WAITS (inFlight == 0 && idleSince != NONE && since != NONE)
 #define DEGRADED_WHILE_IDLE (tripped || (failures >= 2 && idleSince - since >= W))
 /* stalledNanos: the stall's time stops while the wire is empty */
@@ -151,14 +168,22 @@ inline hwFailed() {
   if :: since == NONE -> since = now :: else fi;
   if :: failures < 250 -> failures++ :: else fi
 }
-inline hwOverdue() { pastTimeout++ }
 inline hwEnded(ok) {
   if :: inFlight > 0 -> inFlight-- :: else fi;
   if :: ok -> inARow = 0; since = NONE; failures = 0; tripped = false :: else fi;
   if :: inFlight == 0 -> idleSince = now :: else fi
 }
-inline hwOverdueEnded() { if :: pastTimeout > 0 -> pastTimeout-- :: else fi }
-inline hwDegraded() {           /* waiting: inputsWaiting, asked only when it decides */
+/* told as a transition begins while a call past its timeout holds the wire
+   and inputs wait (ADR 0171): the rule in time judged at that instant */
+inline hwHeldUp() {
+  if
+  :: !tripped && since != NONE ->
+     hwStalled();
+     if :: stalled >= W -> LATCH(true) :: else fi
+  :: else
+  fi
+}
+inline hwDegraded() {           /* waiting: queuedInputs() > 0, asked only when it decides */
   viaCalls = (inARow >= AFTER);
   deg = viaCalls || tripped;
   if
@@ -166,8 +191,8 @@ inline hwDegraded() {           /* waiting: inputsWaiting, asked only when it de
      hwStalled();
      if
      :: stalled >= W ->
-        tripped = (failures >= 2 || (pastTimeout > 0 && waiting));
-        deg = tripped
+        deg = (failures >= 2 || (PAST_TIMEOUT && waiting));
+        LATCH(deg)
      :: else
      fi
   :: else
@@ -181,7 +206,8 @@ inline gFail() {
   gInARow++
 }
 inline gServed() {
-  gStall = false; gF = 0; gWork = 0; gDownT = false; gDown = false; gInARow = 0
+  gStall = false; gF = 0; gWork = 0; gDownT = false; gDown = false; gInARow = 0;
+  gHeld = false
 }
 inline callGone() {             /* a call leaves the wire */
   gOnWire--;
@@ -243,10 +269,29 @@ inline dispatch() {
 #define TIMEOUT_DUE(c) (cst[c] == 1 && now >= cat[c] + W)
 #define NO_TIMEOUT_DUE (!ANY_CALL(TIMEOUT_DUE))
 #define OVERDUE_WAITED(c) (cst[c] == 2 && now >= cto[c] + W)
-#define OVERDUE(c) (cst[c] == 2)
+
+/* Driver's beforeTransition: the state since the last transition, told
+   before this one changes it; the ghost counts the stall as judged then */
+inline transition() {
+  if
+  :: PAST_TIMEOUT && WAITING ->
+     hwHeldUp();
+     if :: gStall && gWork >= W -> gDownT = true :: else fi
+  :: else
+  fi
+}
+
+/* the ghost of ADR 0171's point, looked at after every event */
+inline gLook() {
+  if
+  :: WAITING && gStall && ANY_CALL(OVERDUE_WAITED) -> gHeld = true
+  :: else
+  fi
+}
 
 inline invariants() {
-  PROP(wellFormed, pastTimeout <= inFlight && inFlight == gOnWire &&
+  gLook();
+  PROP(wellFormed, inFlight == gOnWire &&
        (since == NONE) == (failures == 0) && (idleSince == NONE || inFlight == 0) &&
        (!tripped || since != NONE))
 }
@@ -256,12 +301,16 @@ inline read() {
   hwDegraded();
   /* once degraded, degraded until a call is served (AQ) */
   PROP(noFlap, !gDown || deg);
+  /* a call held past its timeout for the window with inputs waiting, read or
+     not then: degraded until a call is served (ADR 0171) */
+  PROP(heldLatches, !gHeld || deg);
   /* the rule in calls */
   PROP(inCalls, viaCalls == (gInARow >= AFTER));
   if
   :: deg && !viaCalls ->
-     /* no alarm without work held up: it read so before in this stall, or
-        two failures in it, or a call held past its timeout with inputs behind */
+     /* no alarm without work held up: it read so before in this stall (or a
+        transition began with the rule met), or two failures in it, or a call
+        held past its timeout with inputs behind */
      PROP(needsWork, gDownT || gF >= 2 ||
           (ANY_CALL(OVERDUE) && waiting));
      /* nor before the stall had the window of work */
@@ -284,18 +333,18 @@ inline read() {
 
 /* the events of one input or call slot */
 #define EXPIRE(x) \
-  :: atomic { ist[x] == 1 -> ist[x] = 2; gOld[x] = false; invariants() }
+  :: atomic { ist[x] == 1 -> transition(); ist[x] = 2; gOld[x] = false; invariants() }
 #define CALL_EVENTS(x) \
   /* a call on the wire ends: served, or failed before its timeout */ \
-  :: atomic { cst[x] == 1 -> hwEnded(true); gServed(); cst[x] = 0; callGone(); \
+  :: atomic { cst[x] == 1 -> transition(); hwEnded(true); gServed(); cst[x] = 0; callGone(); \
               dispatch(); invariants() } \
-  :: atomic { cst[x] == 1 -> hwFailed(); gFail(); hwEnded(false); cst[x] = 0; callGone(); \
+  :: atomic { cst[x] == 1 -> transition(); hwFailed(); gFail(); hwEnded(false); cst[x] = 0; callGone(); \
               dispatch(); invariants() } \
   /* its timeout: its callers failed, the call keeps its slot */ \
-  :: atomic { TIMEOUT_DUE(x) -> hwOverdue(); hwFailed(); gFail(); cst[x] = 2; cto[x] = now; \
+  :: atomic { TIMEOUT_DUE(x) -> transition(); hwFailed(); gFail(); cst[x] = 2; cto[x] = now; \
               invariants() } \
   /* a call past its timeout ends, either way not well */ \
-  :: atomic { cst[x] == 2 -> hwEnded(false); hwOverdueEnded(); cst[x] = 0; callGone(); \
+  :: atomic { cst[x] == 2 -> transition(); hwEnded(false); cst[x] = 0; callGone(); \
               dispatch(); invariants() }
 
 active proctype Node() {
@@ -304,6 +353,7 @@ end:
   /* an input arrives (a direct call if a slot is free) */
   :: atomic {
        narr < N ->
+       transition();
        ist[narr] = 1; arr[narr] = now;
        gOld[narr] = (gOnWire == 0 && gEmptyAt == now && gStall);
        narr++;
@@ -321,7 +371,7 @@ end:
   EXPIRE(3)
 #endif
 #ifdef DELAY
-  :: atomic { SLOT_FREE && WAITING -> startCall(); invariants() }
+  :: atomic { SLOT_FREE && WAITING -> transition(); startCall(); invariants() }
 #endif
   CALL_EVENTS(0)
 #if SLOTS > 1
@@ -336,7 +386,8 @@ end:
        :: gStall && (gOnWire > 0 || ANYOLD) -> gWork++
        :: else
        fi;
-       now++
+       now++;
+       gLook()
      }
   od
 }
