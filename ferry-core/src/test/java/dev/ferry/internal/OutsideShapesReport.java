@@ -42,6 +42,31 @@ class OutsideShapesReport {
     };
   }
 
+  /** A remote downstream: 50 ms round trip and 5 us an input, no capacity bound. */
+  static Downstream remote() {
+    return new Downstream() {
+      @Override
+      long cost(long t, int inputs, int busy, SplittableRandom rnd) {
+        return 50 * MS + 5_000L * inputs;
+      }
+    };
+  }
+
+  /** A pool of 16 at 2 ms + 5 us an input that drops to 1 from 4 s to 7 s. */
+  static Downstream dropping() {
+    return new Downstream() {
+      @Override
+      int capacity(long t) {
+        return t >= 4 * SEC && t < 7 * SEC ? 1 : 16;
+      }
+
+      @Override
+      long cost(long t, int inputs, int busy, SplittableRandom rnd) {
+        return 2 * MS + 5_000L * inputs;
+      }
+    };
+  }
+
   static Case[] cases() {
     return new Case[] {
       // Flat up to 16 calls at once, then each call slower by the square of the excess share.
@@ -60,18 +85,8 @@ class OutsideShapesReport {
         }
       }, () -> run(256, 70_000, 10), new int[] {16, 24}),
       // A remote downstream: 50 ms round trip, no capacity bound.
-      new Case("remote", () -> new Downstream() {
-        @Override
-        long cost(long t, int inputs, int busy, SplittableRandom rnd) {
-          return 50 * MS + 5_000L * inputs;
-        }
-      }, () -> run(1024, 20_000, 20), new int[] {128, 256}),
-      new Case("remote-light", () -> new Downstream() {
-        @Override
-        long cost(long t, int inputs, int busy, SplittableRandom rnd) {
-          return 50 * MS + 5_000L * inputs;
-        }
-      }, () -> run(1024, 2_000, 20), new int[] {32, 256}),
+      new Case("remote", OutsideShapesReport::remote, () -> run(1024, 20_000, 20), new int[] {128, 256}),
+      new Case("remote-light", OutsideShapesReport::remote, () -> run(1024, 2_000, 20), new int[] {32, 256}),
       // 90% of calls 2 ms, 10% 40 ms, whatever the load; a pool of 16.
       new Case("bimodal", () -> new Downstream() {
         @Override
@@ -88,45 +103,10 @@ class OutsideShapesReport {
       new Case("per-call", () -> pool(8, 2 * MS, 0), () -> run(64, 16_000, 10), new int[] {8, 16}),
       new Case("per-input", () -> pool(8, 0, 250_000L), () -> run(64, 16_000, 10), new int[] {8, 16}),
       // A pool of 16 that drops to 1 from 4 s to 7 s.
-      new Case("drop", () -> new Downstream() {
-        @Override
-        int capacity(long t) {
-          return t >= 4 * SEC && t < 7 * SEC ? 1 : 16;
-        }
-
-        @Override
-        long cost(long t, int inputs, int busy, SplittableRandom rnd) {
-          return 2 * MS + 5_000L * inputs;
-        }
-      }, () -> run(64, 3_000, 12), new int[] {1, 16}),
-      new Case("drop-busy", () -> new Downstream() {
-        @Override
-        int capacity(long t) {
-          return t >= 4 * SEC && t < 7 * SEC ? 1 : 16;
-        }
-
-        @Override
-        long cost(long t, int inputs, int busy, SplittableRandom rnd) {
-          return 2 * MS + 5_000L * inputs;
-        }
-      }, () -> run(256, 30_000, 12), new int[] {16, 32}),
+      new Case("drop", OutsideShapesReport::dropping, () -> run(64, 3_000, 12), new int[] {1, 16}),
+      new Case("drop-busy", OutsideShapesReport::dropping, () -> run(256, 30_000, 12), new int[] {16, 32}),
       // 30% of calls refused at once (0.1 ms); a pool of 16.
-      new Case("fail30", () -> new Downstream() {
-        @Override
-        int capacity(long t) {
-          return 16;
-        }
-
-        @Override
-        long cost(long t, int inputs, int busy, SplittableRandom rnd) {
-          return 2 * MS + 5_000L * inputs;
-        }
-
-        @Override
-        long refuseAfter(long t, int inputs, SplittableRandom rnd) {
-          return rnd.nextInt(10) < 3 ? 100_000L : -1;
-        }
-      }, () -> run(256, 30_000, 10), new int[] {16, 32}),
+      new Case("fail30", OutsideShapesTest::failingAThird, () -> run(256, 30_000, 10), new int[] {16, 32}),
       // A pool growing from 2 to 32 over a minute.
       new Case("ramp", () -> new Downstream() {
         @Override
