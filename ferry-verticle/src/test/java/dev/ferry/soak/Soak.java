@@ -93,7 +93,12 @@ final class Soak {
   Report run() throws Exception {
     long end = System.nanoTime() + budget.toNanos();
     do {
-      round(rounds);
+      try {
+        round(rounds);
+      } catch (Exception | AssertionError e) {
+        // A hang guard's timeout carries no seed of its own: without this line a failed run could not be replayed.
+        throw new AssertionError("soak seed " + seed + ", round " + rounds + ": " + e, e);
+      }
       rounds++;
     } while (System.nanoTime() < end && findings.isEmpty());
     if (latestPastBoundMs != Long.MIN_VALUE) {
@@ -158,7 +163,7 @@ final class Soak {
       Thread.sleep(Math.max(1, TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime()) / (cycles + 1 - c)));
       checkBounds(round, vertx, verticleConfig, owner);
       List<Ferry<?, ?>> before = owner.ferries;
-      await(vertx.undeploy(ownerId));
+      await(vertx.undeploy(ownerId), "the library owner's undeploy");
       checkClosed(round, "library ferries after their verticle undeployed", before);
       owner = new Owner(r.nextLong(), down);
       ownerId = await(vertx.deployVerticle(owner));
@@ -167,7 +172,7 @@ final class Soak {
         // The verticle too: requests racing its undeploy must still be answered (issue 13 item 8).
         // No reset of the downstream's view: a redeployed verticle's calls must respect the old
         // one's calls exactly as its own (ADR 0064).
-        await(vertx.undeploy(verticleId));
+        await(vertx.undeploy(verticleId), "the FerryVerticle's undeploy under load" + (http ? " (HTTP downstream)" : ""));
         verticleId = await(vertx.deployVerticle("dev.ferry.verticle.FerryVerticle",
             new DeploymentOptions().setConfig(verticleConfig)));
         ebLoad.probe(verticleCalls.unanswered());
@@ -334,6 +339,15 @@ final class Soak {
 
   static <T> T await(Future<T> f) throws Exception {
     return f.toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+  }
+
+  /** {@link #await(Future)}, naming what did not complete within the minute. */
+  static <T> T await(Future<T> f, String what) throws Exception {
+    try {
+      return await(f);
+    } catch (java.util.concurrent.TimeoutException e) {
+      throw new AssertionError(what + " did not complete within 60 s", e);
+    }
   }
 
   // ------------------------------------------------------------------ the downstreams
