@@ -255,9 +255,14 @@ public final class HttpDownstream implements Downstream {
 
     /** Asks the pool for a connection (again after one closed before this batch was written). */
     private void ask() {
-      // The pool wait is part of the deadline: past it, the client gives up the wait by itself.
+      // The pool wait is part of the deadline, which the exchange's own timer keeps: past it, the
+      // call has failed, and the pool's answer, when it comes, is reset unwritten (connected()).
+      // No connect timeout is handed to Vert.x: in 5.0.7 its timer for the pool wait, fired while
+      // the connection opened for this request was still opening, left the request to be failed
+      // a second time by the pool's close, which threw out of that close: the client's close, and
+      // so the verticle's undeploy, never completed (ADR 0180).
       RequestOptions options = new RequestOptions().setMethod(HttpMethod.POST).setAbsoluteURI(url)
-          .setHeaders(headers).setConnectTimeout(timeoutMs);
+          .setHeaders(headers);
       client.request(options).onComplete(ar -> {
         if (ar.failed()) {
           fail(new DownstreamException("no connection to the downstream: " + ar.cause().getMessage(), ar.cause()));
