@@ -127,37 +127,13 @@ class OutsideShapesReport {
         return r;
       }, new int[] {32}),
       // Calls 5x slower at the end of a minute than at its start (a pool of 16).
-      new Case("drift", () -> new Downstream() {
-        @Override
-        int capacity(long t) {
-          return 16;
-        }
-
-        @Override
-        long cost(long t, int inputs, int busy, SplittableRandom rnd) {
-          return (long) ((2 * MS + 5_000L * inputs) * (1 + 4.0 * t / (60 * SEC)));
-        }
-      }, () -> {
+      new Case("drift", () -> OutsideShapesTest.drifting(true), () -> {
         Run r = run(256, 8_000, 60);
         r.band = t -> new int[] {16, 32};
         return r;
       }, new int[] {16, 32}),
       // At most 2,000 calls a second (a bucket of 20), the rest refused at once (0.2 ms).
-      new Case("ratelimit", () -> new Downstream() {
-        double tokens = 20;
-        long at;
-
-        @Override
-        long refuseAfter(long t, int inputs, SplittableRandom rnd) {
-          tokens = Math.min(20, tokens + (t - at) * 2_000 / 1e9);
-          at = t;
-          if (tokens >= 1) {
-            tokens--;
-            return -1;
-          }
-          return 200_000L;
-        }
-      }, () -> run(256, 10_000, 10), new int[] {4, 8, 16}),
+      new Case("ratelimit", OutsideShapesTest::rateLimited, () -> run(256, 10_000, 10), new int[] {4, 8, 16}),
       new Case("max1", () -> pool(16, 2 * MS, 5_000L), () -> {
         Run r = run(64, 2_000, 10);
         r.maxInFlight = 1;

@@ -106,6 +106,7 @@ class OutsideShapesTest {
       assertTrue(res.meanLimit >= 12, "seed " + seed + ": " + res);
     }
   }
+
   /** A pool of 16 at 2 ms + 5 us an input, every call slower by 4x its cost over each minute (or faster). */
   static Downstream drifting(boolean slower) {
     return new Downstream() {
