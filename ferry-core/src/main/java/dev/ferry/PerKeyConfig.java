@@ -21,7 +21,6 @@ import java.util.Set;
  */
 public final class PerKeyConfig extends FerryBounds {
   private static final Set<String> JSON_FIELDS = jsonFields();
-  private static final String DISPATCH_RULE = "must be \"adaptive\" or \"fixed-slots\"";
 
   /** The default {@code maxInFlightBatches} with fixed slots (the seeds' mode, opt-in since ADR 0016): 16 batch slots. */
   public static final int DEFAULT_MAX_IN_FLIGHT = 16;
@@ -85,12 +84,9 @@ public final class PerKeyConfig extends FerryBounds {
   }
 
   private static PerKeyConfig read(JsonObject json, ConfigCheck check) {
-    String mode = check.readChoice(json, "dispatch", DISPATCH_RULE);
+    // A value it does not take is recorded, and the default stands in for it meanwhile.
+    String mode = check.readChoice(json, "dispatch", Dispatch.ADAPTIVE.jsonName(), Dispatch.FIXED_SLOTS.jsonName());
     Dispatch dispatch = mode == null ? DEFAULT_DISPATCH : Dispatch.fromJson(mode);
-    if (dispatch == null) {
-      check.violation("dispatch = \"" + mode + "\": " + DISPATCH_RULE);
-      dispatch = DEFAULT_DISPATCH;
-    }
     Limits limits = Limits.read(json, dispatch == Dispatch.ADAPTIVE ? ADAPTIVE_DEFAULTS : FIXED_DEFAULTS, check);
     Boolean direct = check.readBoolean(json, "directIdleKeys");
     // Past an int the value cannot be held, so it is refused here with the rule check() names

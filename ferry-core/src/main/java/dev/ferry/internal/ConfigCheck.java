@@ -136,14 +136,18 @@ public final class ConfigCheck {
   }
 
   /**
-   * A string field that takes one of a few values, or {@code null} when absent or null; a wrong type
-   * is recorded with {@code rule}, the values it may take ({@code must be "a" or "b"}), rather than
-   * "must be a string", which names none of them.
+   * A string field that takes one of {@code values}, or {@code null} when absent or null. Anything
+   * else, a wrong type included, is recorded with the values it may take ({@code must be "a" or
+   * "b"}), never "must be a string", which names none of them; and {@code null} is returned.
    */
-  public String readChoice(JsonObject json, String field, String rule) {
+  public String readChoice(JsonObject json, String field, String... values) {
     Object value = json.getValue(field);
-    if (value == null || value instanceof String) {
+    if (value == null || (value instanceof String s && java.util.Arrays.asList(values).contains(s))) {
       return (String) value;
+    }
+    StringBuilder rule = new StringBuilder("must be ");
+    for (int i = 0; i < values.length; i++) {
+      rule.append(i == 0 ? "" : i == values.length - 1 ? " or " : ", ").append('"').append(values[i]).append('"');
     }
     violations.add(field + " = " + describe(value) + ": " + rule);
     return null;

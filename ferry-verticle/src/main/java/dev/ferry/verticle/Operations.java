@@ -257,24 +257,22 @@ public final class Operations {
     }
     // The engine's count (ADR 0170), in every state: a drain held by a hung call is where an
     // operator asks (review AQ), and calls given up at the owner's close leave it at 0.
-    int pastTimeout = ferry.metrics().callsPastTimeout();
-    if (pastTimeout > 0) {
-      data.put("callsPastTimeout", pastTimeout);
+    // One snapshot for the whole answer: on this context nothing moves while it is made.
+    dev.ferry.FerryMetrics m = ferry.metrics();
+    if (m.callsPastTimeout() > 0) {
+      data.put("callsPastTimeout", m.callsPastTimeout());
     }
     if (!"up".equals(phase)) {
       return Status.KO(data.put("state", phase));
     }
     long now = clock.getAsLong();
     // Whether a call past its timeout holds the wire with inputs waiting is asked only at the end
-    // of a whole stall (the snapshot read again: exact on this context).
-    if (calls.degraded(now, () -> {
-      dev.ferry.FerryMetrics m = ferry.metrics();
-      return m.callsPastTimeout() > 0 && m.queuedInputs() > 0;
-    })) {
+    // of a whole stall.
+    if (calls.degraded(now, () -> m.callsPastTimeout() > 0 && m.queuedInputs() > 0)) {
       return Status.KO(data.put("state", "degraded").put("failedBatchesInARow", calls.inARow())
           .put("failingForMs", java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(calls.stalledNanos(now))));
     }
-    return Status.OK(data.put("state", "up").put("metrics", ferry.metrics().toJson()));
+    return Status.OK(data.put("state", "up").put("metrics", m.toJson()));
   }
 
   /** The verticle's start completed: the node takes and serves inputs. */

@@ -62,9 +62,7 @@ public record VerticleConfig(
     String address = nonEmpty(check, "address", check.readString(in, "address"), DEFAULT_ADDRESS);
     String metrics = nonEmpty(check, "metricsAddress", check.readString(in, "metricsAddress"), DEFAULT_METRICS_ADDRESS);
     check.require(!address.equals(metrics), "metricsAddress", quote(metrics), "must differ from address");
-    String orderRule = "must be \"submission\" or \"header\"";
-    String order = check.readChoice(in, "order", orderRule);
-    check.require(order == null || order.equals("submission") || order.equals("header"), "order", quote(order), orderRule);
+    String order = check.readChoice(in, "order", "submission", "header");
     // drainTimeoutMs is a PerKeyConfig field: the ferry drains for it when the verticle undeploys.
     long callMs = (perKey != null ? perKey : PerKeyConfig.defaults()).callTimeout().toMillis();
     DownstreamConfig downstream = readDownstream(in, check, callMs, address);
