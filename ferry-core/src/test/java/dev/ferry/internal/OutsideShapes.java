@@ -45,6 +45,21 @@ final class OutsideShapes {
     boolean fails(long t, int inputs, SplittableRandom rnd) {
       return false;
     }
+
+    /** {@link #cost(long, int, int, SplittableRandom)} for a call of {@code key}: override where keys differ (review BC). */
+    long cost(long t, int key, int inputs, int busy, SplittableRandom rnd) {
+      return cost(t, inputs, busy, rnd);
+    }
+
+    /** At least 0: the call is answered after that long without taking the capacity (a cache hit); negative: it is not. */
+    long hitAfter(long t, int inputs, SplittableRandom rnd) {
+      return -1;
+    }
+
+    /** The network's round trip at {@code t}: half of it before a call reaches the downstream, half after it is served. */
+    long roundTrip(long t) {
+      return 0;
+    }
   }
 
   /** What a run is: the load and the ferry's config. */
@@ -59,6 +74,14 @@ final class OutsideShapes {
     long seed = 17;
     /** The limit's band a user expects at {@code t} (since the start), for the share of time within it; null: none. */
     java.util.function.LongFunction<int[]> band;
+    /** The arrival rate at {@code t} (since the start), inputs a second; null: {@link #rate} throughout (review BC). */
+    java.util.function.LongToDoubleFunction rateAt;
+    /** Each caller's deadline from its submit, nanos; 0: none. */
+    long deadline;
+    /** The ferry's {@code callTimeout}, nanos; 0: its default. */
+    long callTimeout;
+    /** Keys below this are "marked" (slow keys, say): their inputs' latency is also reported apart. */
+    int marked;
   }
 
   /** What a run measured (from its settle time on, except the trace). */
@@ -73,13 +96,18 @@ final class OutsideShapes {
     long p99Micros;
     long calls;
     double meanBatch;
+    long markedP99Micros;
+    long othersP99Micros;
     final StringBuilder trace = new StringBuilder();
+    /** Inputs delivered a second in each 250 ms from the start, settle included. */
+    final StringBuilder deliveredTrace = new StringBuilder();
 
     @Override
     public String toString() {
       return String.format("limit %d..%d mean %.1f, in band %.0f%%, %.0f inputs/s, failed %d, p50 %.1f ms p99 %.1f ms, batch %.1f",
           lowest, highest, meanLimit, 100 * withinBand, delivered, failedInputs, p50Micros / 1000.0, p99Micros / 1000.0,
-          meanBatch);
+          meanBatch) + (markedP99Micros + othersP99Micros == 0 ? ""
+              : String.format(", p99 marked %.1f ms others %.1f ms", markedP99Micros / 1000.0, othersP99Micros / 1000.0));
     }
   }
 
@@ -94,20 +122,32 @@ final class OutsideShapes {
     if (run.pinned > 0) {
       b.pinnedLimit(run.pinned);
     }
+    if (run.callTimeout > 0) {
+      b.callTimeout(java.time.Duration.ofNanos(run.callTimeout));
+    }
     PerKeyFerry<Integer, Integer, List<Integer>, Integer> ferry = new PerKeyFerry<>(loop, b.build(), k -> k, null, null,
-        (k, ins) -> server.call(ins.size()).map(v -> ins), (in, r) -> in);
+        (k, ins) -> server.call(k, ins.size()).map(v -> ins), (in, r) -> in);
     SplittableRandom rnd = new SplittableRandom(run.seed);
     long end = start + run.seconds * SEC;
     long since = start + run.settle;
     Result res = new Result();
     long[] lat = new long[1 << 16];
-    int[] n = {0};
+    long[] marked = new long[1 << 16];
+    long[] others = new long[1 << 16];
+    int[] n = {0, 0, 0};
     long[] ok = {0};
+    long[] buckets = new long[(int) (run.seconds * 4 + 1)];
     Runnable[] arrive = new Runnable[1];
+    long[] nextArrival = {start};
     arrive[0] = () -> {
       long t0 = loop.nanoTime();
       boolean count = t0 - since >= 0;
-      ferry.submit(rnd.nextInt(run.keys)).onComplete(ar -> {
+      int key = rnd.nextInt(run.keys);
+      Future<Integer> answer = run.deadline > 0 ? ferry.submit(key, java.time.Duration.ofNanos(run.deadline)) : ferry.submit(key);
+      answer.onComplete(ar -> {
+        if (ar.succeeded()) {
+          buckets[(int) Math.min(buckets.length - 1, (loop.nanoTime() - start) / (250 * MS))]++;
+        }
         if (!count) {
           return;
         }
@@ -116,12 +156,38 @@ final class OutsideShapes {
           return;
         }
         ok[0]++;
-        if (n[0] == lat.length) {
-          return;
+        long took = loop.nanoTime() - t0;
+        if (n[0] < lat.length) {
+          lat[n[0]++] = took;
         }
-        lat[n[0]++] = loop.nanoTime() - t0;
+        if (key < run.marked && n[1] < marked.length) {
+          marked[n[1]++] = took;
+        } else if (key >= run.marked && run.marked > 0 && n[2] < others.length) {
+          others[n[2]++] = took;
+        }
       });
-      long gap = (long) (-Math.log(1 - rnd.nextDouble()) / run.rate * 1e9);
+      // The next arrival at the rate in force now (the rate changes in steps far longer than a gap);
+      // from the last arrival's time, so a rate of zero for a while pauses the arrivals, not skews them.
+      double rate = run.rateAt == null ? run.rate : run.rateAt.applyAsDouble(t0 - start);
+      long gap = rate <= 0 ? MS : (long) (-Math.log(1 - rnd.nextDouble()) / rate * 1e9);
+      if (rate <= 0) {
+        // No arrivals for now: look again a millisecond on, without an input.
+        Runnable[] idle = new Runnable[1];
+        idle[0] = () -> {
+          long t = loop.nanoTime();
+          double r = run.rateAt.applyAsDouble(t - start);
+          if (t >= end) {
+            return;
+          }
+          if (r <= 0) {
+            loop.schedule(MS, idle[0]);
+          } else {
+            loop.schedule(Math.max(1, (long) (-Math.log(1 - rnd.nextDouble()) / r * 1e9)), arrive[0]);
+          }
+        };
+        loop.schedule(MS, idle[0]);
+        return;
+      }
       if (loop.nanoTime() + gap < end) {
         loop.schedule(Math.max(1, gap), arrive[0]);
       }
@@ -165,9 +231,23 @@ final class OutsideShapes {
     Arrays.sort(sorted);
     res.p50Micros = sorted.length == 0 ? 0 : sorted[sorted.length / 2] / 1000;
     res.p99Micros = sorted.length == 0 ? 0 : sorted[(int) (sorted.length * 0.99)] / 1000;
+    res.markedP99Micros = p99(marked, n[1]);
+    res.othersP99Micros = p99(others, n[2]);
+    for (int i = 0; i < buckets.length - 1; i++) {
+      res.deliveredTrace.append(i == 0 ? "" : " ").append(buckets[i] * 4);
+    }
     res.calls = server.calls - Math.max(0, callsAtSettle);
     res.meanBatch = res.calls == 0 ? 0 : (server.inputs - inputsAtSettle) / (double) res.calls;
     return res;
+  }
+
+  private static long p99(long[] lat, int n) {
+    if (n == 0) {
+      return 0;
+    }
+    long[] sorted = Arrays.copyOf(lat, n);
+    Arrays.sort(sorted);
+    return sorted[(int) (n * 0.99)] / 1000;
   }
 
   /** Serves calls as its {@link Downstream} says: at most its capacity at once, the rest in order. */
@@ -190,18 +270,46 @@ final class OutsideShapes {
     }
 
     Future<Void> call(int n) {
+      return call(0, n);
+    }
+
+    Future<Void> call(int key, int n) {
       Promise<Void> done = Promise.promise();
       calls++;
       inputs += n;
       long t = loop.nanoTime() - start;
+      long rtt = down.roundTrip(t);
+      if (rtt > 0) {
+        // Half the round trip there, served, half back: the network holds the call, not the downstream.
+        Promise<Void> there = Promise.promise();
+        loop.schedule(Math.max(1, rtt / 2), () -> arrive(key, n, there));
+        there.future().onComplete(ar -> loop.schedule(Math.max(1, rtt - rtt / 2), () -> {
+          if (ar.succeeded()) {
+            done.complete();
+          } else {
+            done.fail(ar.cause());
+          }
+        }));
+        return done.future();
+      }
+      arrive(key, n, done);
+      return done.future();
+    }
+
+    private void arrive(int key, int n, Promise<Void> done) {
+      long t = loop.nanoTime() - start;
+      long hit = down.hitAfter(t, n, rnd);
+      if (hit >= 0) {
+        loop.schedule(Math.max(1, hit), done::complete);
+        return;
+      }
       long refuse = down.refuseAfter(t, n, rnd);
       if (refuse >= 0) {
         loop.schedule(Math.max(1, refuse), () -> done.fail("refused"));
-        return done.future();
+        return;
       }
-      waiting.add(new Object[] {done, n});
+      waiting.add(new Object[] {done, n, key});
       next();
-      return done.future();
     }
 
     @SuppressWarnings("unchecked")
@@ -212,7 +320,7 @@ final class OutsideShapes {
         Promise<Void> done = (Promise<Void>) w[0];
         int n = (Integer) w[1];
         busy++;
-        long nanos = Math.max(1, down.cost(t, n, busy, rnd));
+        long nanos = Math.max(1, down.cost(t, (Integer) w[2], n, busy, rnd));
         boolean fail = down.fails(t, n, rnd);
         loop.schedule(nanos, () -> {
           busy--;

@@ -67,6 +67,172 @@ class OutsideShapesReport {
     };
   }
 
+  /**
+   * A pool of 16 at 2 ms + 5 us an input whose calls all fail from 4 s to 6 s: at once (0.1 ms), or
+   * with {@code hangs} after 1 s (a client's own timeout; the ferry's call timeout is set to 1 s too).
+   */
+  static Downstream outage(boolean hangs) {
+    return new Downstream() {
+      @Override
+      int capacity(long t) {
+        return 16;
+      }
+
+      @Override
+      long cost(long t, int inputs, int busy, SplittableRandom rnd) {
+        return 2 * MS + 5_000L * inputs;
+      }
+
+      @Override
+      long refuseAfter(long t, int inputs, SplittableRandom rnd) {
+        return t >= 4 * SEC && t < 6 * SEC ? (hangs ? SEC + MS : 100_000L) : -1;
+      }
+    };
+  }
+
+  /**
+   * A pool of 16 at 2 ms + 5 us an input that stops the world for 200 ms every 2 s (a GC at the
+   * downstream): nothing starts, nothing completes; what would have completed then completes at
+   * the pause's end, all at once.
+   */
+  static Downstream pausing() {
+    return new Downstream() {
+      final long period = 2 * SEC;
+      final long pause = 200 * MS;
+
+      @Override
+      int capacity(long t) {
+        return t % period >= period - pause ? 0 : 16;
+      }
+
+      @Override
+      long cost(long t, int inputs, int busy, SplittableRandom rnd) {
+        long c = 2 * MS + 5_000L * inputs;
+        long end = t + c;
+        return end % period >= period - pause ? (end / period + 1) * period - t : c;
+      }
+    };
+  }
+
+  /**
+   * No pool: calls share 8 cores, each as slow as the calls running beside it make it (base x
+   * max(1, busy / 8)); a batch costs 1 ms + 0.05 ms an input, or with {@code square} 1 ms + 0.1 ms
+   * x n^2 (small batches are cheaper per input beyond 3).
+   */
+  static Downstream sharedCpu(boolean square) {
+    return new Downstream() {
+      @Override
+      long cost(long t, int inputs, int busy, SplittableRandom rnd) {
+        double base = square ? MS + 100_000.0 * inputs * inputs : MS + 50_000.0 * inputs;
+        return (long) (base * Math.max(1, busy / 8.0));
+      }
+    };
+  }
+
+  /** A pool of 16 at 2 ms + 5 us an input, where the calls of keys 0 to 3 take ten times as long. */
+  static Downstream slowKeys() {
+    return new Downstream() {
+      @Override
+      int capacity(long t) {
+        return 16;
+      }
+
+      @Override
+      long cost(long t, int key, int inputs, int busy, SplittableRandom rnd) {
+        long c = 2 * MS + 5_000L * inputs;
+        return key < 4 ? 10 * c : c;
+      }
+    };
+  }
+
+  /** A pool of 16 at 2 ms + 5 us an input behind a network whose round trip is 1 ms, then 30 ms from 5 s on (or the reverse). */
+  static Downstream rttJump(boolean up) {
+    return new Downstream() {
+      @Override
+      int capacity(long t) {
+        return 16;
+      }
+
+      @Override
+      long cost(long t, int inputs, int busy, SplittableRandom rnd) {
+        return 2 * MS + 5_000L * inputs;
+      }
+
+      @Override
+      long roundTrip(long t) {
+        return (t < 5 * SEC) == up ? MS : 30 * MS;
+      }
+    };
+  }
+
+  /** A cache answering 90% of calls in 50 us without a connection; the rest go to a pool of 4 at 2 ms + 5 us an input. */
+  static Downstream cached() {
+    return new Downstream() {
+      @Override
+      int capacity(long t) {
+        return 4;
+      }
+
+      @Override
+      long cost(long t, int inputs, int busy, SplittableRandom rnd) {
+        return 2 * MS + 5_000L * inputs;
+      }
+
+      @Override
+      long hitAfter(long t, int inputs, SplittableRandom rnd) {
+        return rnd.nextInt(10) < 9 ? 50_000L : -1;
+      }
+    };
+  }
+
+  /**
+   * A pool of 16 at 2 ms + 5 us an input of which a share of calls fail whatever the load: refused
+   * at once (0.1 ms) or, with {@code hangAfter} > 0, never served and failed after that long (a
+   * replica that stopped answering behind a balancer).
+   */
+  static Downstream partlyFailing(int percent, long hangAfter) {
+    return new Downstream() {
+      @Override
+      int capacity(long t) {
+        return 16;
+      }
+
+      @Override
+      long cost(long t, int inputs, int busy, SplittableRandom rnd) {
+        return 2 * MS + 5_000L * inputs;
+      }
+
+      @Override
+      long refuseAfter(long t, int inputs, SplittableRandom rnd) {
+        return rnd.nextInt(100) < percent ? (hangAfter > 0 ? hangAfter : 100_000L) : -1;
+      }
+    };
+  }
+
+  /** No queue: 8 calls served at once (2 ms + 5 us an input), any call beyond them refused at once (0.1 ms). */
+  static Downstream refusingBeyond(int size) {
+    return new Downstream() {
+      final java.util.PriorityQueue<Long> ends = new java.util.PriorityQueue<>();
+
+      @Override
+      long refuseAfter(long t, int inputs, SplittableRandom rnd) {
+        while (!ends.isEmpty() && ends.peek() <= t) {
+          ends.poll();
+        }
+        if (ends.size() >= size) {
+          return 100_000L;
+        }
+        ends.add(t + 2 * MS + 5_000L * inputs);
+        return -1;
+      }
+
+      @Override
+      long cost(long t, int inputs, int busy, SplittableRandom rnd) {
+        return 2 * MS + 5_000L * inputs;
+      }
+    };
+  }
+
   static Case[] cases() {
     return new Case[] {
       // Flat up to 16 calls at once, then each call slower by the square of the excess share.
@@ -154,6 +320,60 @@ class OutsideShapesReport {
         r.maxBatchSize = 1;
         return r;
       }, new int[] {16, 32}),
+      // Review BC. Every call fails for 2 s (4 s to 6 s): at once, or after hanging for the call
+      // timeout (1 s).
+      new Case("outage-fast", () -> outage(false), () -> run(256, 30_000, 12), new int[] {16, 32}),
+      new Case("outage-hang", () -> outage(true), () -> {
+        Run r = run(256, 30_000, 12);
+        r.callTimeout = SEC;
+        return r;
+      }, new int[] {16, 32}),
+      // Nothing completes for 200 ms every 2 s, then a burst.
+      new Case("gc", OutsideShapesReport::pausing, () -> run(256, 30_000, 12), new int[] {16, 32}),
+      // Shared CPU (8 cores), no pool; batch cost linear, then quadratic.
+      new Case("cpu", () -> sharedCpu(false), () -> run(256, 30_000, 10), new int[] {8, 16}),
+      new Case("cpu-square", () -> sharedCpu(true), () -> run(256, 8_000, 10), new int[] {8, 16}),
+      // Keys 0-3 of 64 ten times as slow, one pool of 16.
+      new Case("slow-keys", OutsideShapesReport::slowKeys, () -> {
+        Run r = run(64, 16_000, 10);
+        r.marked = 4;
+        return r;
+      }, new int[] {16, 32}),
+      // On/off arrivals: 100 ms at 100,000/s, then 400 ms of none (20,000/s on average).
+      new Case("bursts", () -> pool(16, 2 * MS, 5_000L), () -> {
+        Run r = run(256, 20_000, 12);
+        r.rateAt = t -> t % (500 * MS) < 100 * MS ? 100_000 : 0;
+        return r;
+      }, new int[] {16, 32}),
+      // 10% -> 120% -> 10% of what the pool of 16 delivers in full batches (about 62,000/s).
+      new Case("steps", () -> pool(16, 2 * MS, 5_000L), () -> {
+        Run r = run(256, 6_000, 12);
+        r.rateAt = t -> t >= 4 * SEC && t < 8 * SEC ? 75_000 : 6_000;
+        return r;
+      }, new int[] {16, 32}),
+      // The round trip jumps 1 -> 30 ms at 5 s; the pool of 16 does not change.
+      new Case("rtt", () -> rttJump(true), () -> run(256, 30_000, 12), new int[] {16, 64, 256}),
+      new Case("rtt-down", () -> rttJump(false), () -> run(256, 30_000, 12), new int[] {16, 32, 256}),
+      // A pool of 4 at 120% of what it delivers, callers giving up after 50 ms.
+      new Case("deadline", () -> pool(4, 2 * MS, 5_000L), () -> {
+        Run r = run(64, 19_000, 10);
+        r.deadline = 50 * MS;
+        return r;
+      }, new int[] {4, 8}),
+      // 90% cache hits at once, the rest to a pool of 4.
+      new Case("cache90", OutsideShapesReport::cached, () -> run(256, 20_000, 10), new int[] {8, 16, 40}),
+      new Case("cache90-light", OutsideShapesReport::cached, () -> run(256, 15_000, 10), new int[] {8, 16, 40}),
+      // Half, and 60%, of calls refused at once whatever the load (one replica of two down).
+      new Case("fail50", () -> partlyFailing(50, 0), () -> run(256, 30_000, 10), new int[] {16, 32}),
+      new Case("fail60", () -> partlyFailing(60, 0), () -> run(256, 30_000, 10), new int[] {16, 32}),
+      // A pool of 8 with no queue: calls beyond it refused at once (failures that follow the load).
+      new Case("refuse-over", () -> refusingBeyond(8), () -> run(256, 30_000, 10), new int[] {8, 16}),
+      // 5% of calls hang until the call timeout (1 s).
+      new Case("hang5", () -> partlyFailing(5, SEC + MS), () -> {
+        Run r = run(256, 30_000, 10);
+        r.callTimeout = SEC;
+        return r;
+      }, new int[] {16, 64, 256}),
     };
   }
 
@@ -171,11 +391,18 @@ class OutsideShapesReport {
       OutsideShapes.Result learned = OutsideShapes.run(c.down().get(), r);
       System.out.println(c.name() + " learned: " + learned);
       System.out.println(c.name() + "   trace: " + learned.trace);
+      if (Boolean.getBoolean("ferry.outside.delivered")) {
+        System.out.println(c.name() + "   delivered: " + learned.deliveredTrace);
+      }
       for (int pin : c.pins()) {
         Run p = c.run().get();
         p.seed = seed;
         p.pinned = Math.min(pin, p.maxInFlight > 0 ? p.maxInFlight : 256);
-        System.out.println(c.name() + " pinned " + pin + ": " + OutsideShapes.run(c.down().get(), p));
+        OutsideShapes.Result pinned = OutsideShapes.run(c.down().get(), p);
+        System.out.println(c.name() + " pinned " + pin + ": " + pinned);
+        if (Boolean.getBoolean("ferry.outside.delivered")) {
+          System.out.println(c.name() + "   delivered: " + pinned.deliveredTrace);
+        }
       }
     }
   }
