@@ -61,7 +61,10 @@ import java.util.Arrays;
  *
  * <p>Failed calls back the limit off only while they follow our concurrency (ADR 0065): a back-off
  * whose next round fails as large a share is undone and that share tolerated (it comes from the
- * inputs: one key whose batches always fail), decaying; half the calls failing always backs off.
+ * inputs: one key whose batches always fail), decaying. That judgement runs at any share short of
+ * every call failing (ADR 0184): a fixed half of calls refused whatever the load (one replica of two
+ * down) held the limit at 1 when half always backed off; a round in which no call succeeded (the
+ * downstream is down) always backs off.
  * A round's failed share counts the failures that started no later than its last successful call
  * did (ADR 0175): a round ends on its first completions, where fast refusals would be
  * over-represented. Once failures have backed the limit off to half or less of what it was (an
@@ -155,8 +158,9 @@ public final class CallLimit {
    */
   static final double TRIAL_CUT = 2 * LOSS;
   /**
-   * A round in which at least this share of calls failed always backs off: the downstream is
-   * failing most of what it gets (down, or overloaded), whatever the failures follow.
+   * A round in which at least this share of calls failed is judged even when most of its latency
+   * was loop lag: the downstream is failing most of what it gets. (Such a round no longer always
+   * backs off: only one in which every call failed does, ADR 0184.)
    */
   static final double MOSTLY_FAILING = 0.5;
   /** The tolerance never rises above this: latency 5x its floor is queueing, whatever was learned. */
@@ -549,7 +553,9 @@ public final class CallLimit {
     if (failureCutFrom > 0) {
       int from = failureCutFrom;
       failureCutFrom = 0;
-      if (failures > 0 && failedShare < MOSTLY_FAILING && failedShare >= failureShareAtCut) {
+      // Any share short of every call failing (ADR 0184): a fixed share of half or more held the
+      // limit at 1 when such rounds always backed off.
+      if (failures > 0 && failedShare < 1 && failedShare >= failureShareAtCut) {
         failuresAllowed = Math.max(failuresAllowed, failedShare);
         setLimit(from);
         if (limit >= recoverTo) {
@@ -849,7 +855,9 @@ public final class CallLimit {
 
   /** The round's failed share says the downstream fails more than its tolerated share (ADR 0065). */
   private boolean failedTooMany(double failedShare) {
-    return failedShare > 0 && (failedShare >= MOSTLY_FAILING || failedShare > failuresAllowed * (1 + TOLERANCE));
+    // Only a round in which no call succeeded always backs off (the downstream is down); a
+    // share short of that is judged against the tolerated one, as ADR 0065 judges any (ADR 0184).
+    return failedShare > 0 && (failedShare >= 1 || failedShare > failuresAllowed * (1 + TOLERANCE));
   }
 
   /**

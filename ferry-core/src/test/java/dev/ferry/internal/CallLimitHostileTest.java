@@ -326,24 +326,44 @@ class CallLimitHostileTest {
   }
 
   @Test
-  void halfTheCallsFailingAlwaysBacksOff() {
-    // ADR 0065: a downstream failing half of what it gets is down or overloaded, whatever the
-    // failures follow: no back-off is undone for it, and no tolerated share excuses it.
+  void everyCallFailingAlwaysBacksOffAndHalfFailingIsJudgedLikeAnyShare() {
+    // ADR 0065 as amended by ADR 0184: a downstream failing every call it gets is down: no back-off
+    // is undone for it, and no tolerated share excuses it.
     CallLimit limit = CallLimit.learned(100);
     long t = toTheMaximum(limit, 100);
-    t = wave(limit, t, 100, 2 * MS, 50);
+    t = wave(limit, t, 100, 2 * MS, 100);
     assertEquals(90, limit.limit());
-    t = wave(limit, t, 90, 2 * MS, 45);
-    assertEquals(81, limit.limit(), "half failed again: backed off again, not undone");
-    // A tolerated share learned from 40% failing at 81 and at 73 ...
+    t = wave(limit, t, 90, 2 * MS, 90);
+    assertEquals(81, limit.limit(), "every call failed again: backed off again, not undone");
+    // A tolerated share learned from 40% failing at 100 and at 90 ...
     CallLimit tolerant = CallLimit.learned(100);
     t = toTheMaximum(tolerant, 100);
     t = wave(tolerant, t, 100, 2 * MS, 40);
     t = wave(tolerant, t, 90, 2 * MS, 36);
     assertEquals(100, tolerant.limit(), "40% failing at 100 and at 90: tolerated");
-    // ... does not excuse half failing.
-    wave(tolerant, t, 100, 2 * MS, 50);
-    assertEquals(90, tolerant.limit(), "half failed: backed off whatever was tolerated");
+    // ... does not excuse every call failing.
+    wave(tolerant, t, 100, 2 * MS, 100);
+    assertEquals(90, tolerant.limit(), "every call failed: backed off whatever was tolerated");
+    // Half failing at 100 and at 90 is a share that does not follow the load (a replica of two
+    // down): the back-off is undone and the share tolerated, as any other share is. Until ADR 0184
+    // half or more always backed off, and such a downstream held the limit at 1.
+    CallLimit half = CallLimit.learned(100);
+    t = toTheMaximum(half, 100);
+    t = wave(half, t, 100, 2 * MS, 50);
+    assertEquals(90, half.limit(), "half failed: backed off by a tenth");
+    t = wave(half, t, 90, 2 * MS, 45);
+    assertEquals(100, half.limit(), "half failed at 90 as well: the back-off is undone");
+    for (int round = 1; round <= 3; round++) {
+      t = wave(half, t, 100, 2 * MS, 50);
+      assertEquals(100, half.limit(), "round " + round + " after: the share is tolerated");
+    }
+    // Half failing at 100 and a fifth at 90 follows the load (a pool refusing calls beyond it):
+    // the back-off stands.
+    CallLimit following = CallLimit.learned(100);
+    t = toTheMaximum(following, 100);
+    t = wave(following, t, 100, 2 * MS, 50);
+    t = wave(following, t, 90, 2 * MS, 18);
+    assertTrue(following.limit() <= 90, "the failed share fell with the limit: not undone, limit " + following.limit());
   }
 
   @Test

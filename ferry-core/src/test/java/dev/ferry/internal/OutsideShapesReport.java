@@ -233,6 +233,57 @@ class OutsideShapesReport {
     };
   }
 
+  /**
+   * A pool of 16 at 2 ms + 5 us an input of which a share of calls fail once served (after their
+   * cost), whatever the load.
+   */
+  static Downstream partlyFailingServed(int percent) {
+    return new Downstream() {
+      @Override
+      int capacity(long t) {
+        return 16;
+      }
+
+      @Override
+      long cost(long t, int inputs, int busy, SplittableRandom rnd) {
+        return 2 * MS + 5_000L * inputs;
+      }
+
+      @Override
+      boolean fails(long t, int inputs, SplittableRandom rnd) {
+        return rnd.nextInt(100) < percent;
+      }
+    };
+  }
+
+  /**
+   * No pool: calls share 16 cores (2 ms + 5 us an input, slower in proportion beyond 16 at once),
+   * and a call served beside more than 16 others fails with the share of them beyond 16 (a
+   * downstream that times out its own work under overload): failures that follow the load.
+   */
+  static Downstream overloadFails() {
+    return new Downstream() {
+      @Override
+      long cost(long t, int inputs, int busy, SplittableRandom rnd) {
+        return (long) ((2 * MS + 5_000L * inputs) * Math.max(1, busy / 16.0));
+      }
+
+      // The server asks a call's cost, then whether it fails, one call at a time.
+      boolean failing;
+
+      @Override
+      long cost(long t, int key, int inputs, int busy, SplittableRandom rnd) {
+        failing = busy > 16 && rnd.nextDouble() < 1 - 16.0 / busy;
+        return cost(t, inputs, busy, rnd);
+      }
+
+      @Override
+      boolean fails(long t, int inputs, SplittableRandom rnd) {
+        return failing;
+      }
+    };
+  }
+
   static Case[] cases() {
     return new Case[] {
       // Flat up to 16 calls at once, then each call slower by the square of the excess share.
@@ -368,6 +419,10 @@ class OutsideShapesReport {
       new Case("fail60", () -> partlyFailing(60, 0), () -> run(256, 30_000, 10), new int[] {16, 32}),
       // A pool of 8 with no queue: calls beyond it refused at once (failures that follow the load).
       new Case("refuse-over", () -> refusingBeyond(8), () -> run(256, 30_000, 10), new int[] {8, 16}),
+      // Half of the calls fail once served, whatever the load.
+      new Case("fail50-served", () -> partlyFailingServed(50), () -> run(256, 30_000, 10), new int[] {16, 32}),
+      // Failures that follow the load: a call beside more than 16 others fails with their excess share.
+      new Case("overload-fails", OutsideShapesReport::overloadFails, () -> run(256, 70_000, 10), new int[] {16, 32}),
       // 5% of calls hang until the call timeout (1 s).
       new Case("hang5", () -> partlyFailing(5, SEC + MS), () -> {
         Run r = run(256, 30_000, 10);
