@@ -211,6 +211,11 @@ class OutsideShapesReport {
 
   /** No queue: 8 calls served at once (2 ms + 5 us an input), any call beyond them refused at once (0.1 ms). */
   static Downstream refusingBeyond(int size) {
+    return refusingBeyond(t -> size);
+  }
+
+  /** No queue: {@code size} calls served at once at {@code t}, any call beyond them refused at once (0.1 ms). */
+  static Downstream refusingBeyond(java.util.function.LongToIntFunction sizeAt) {
     return new Downstream() {
       final java.util.PriorityQueue<Long> ends = new java.util.PriorityQueue<>();
 
@@ -219,7 +224,7 @@ class OutsideShapesReport {
         while (!ends.isEmpty() && ends.peek() <= t) {
           ends.poll();
         }
-        if (ends.size() >= size) {
+        if (ends.size() >= sizeAt.applyAsInt(t)) {
           return 100_000L;
         }
         ends.add(t + 2 * MS + 5_000L * inputs);
@@ -419,6 +424,8 @@ class OutsideShapesReport {
       new Case("fail60", () -> partlyFailing(60, 0), () -> run(256, 30_000, 10), new int[] {16, 32}),
       // A pool of 8 with no queue: calls beyond it refused at once (failures that follow the load).
       new Case("refuse-over", () -> refusingBeyond(8), () -> run(256, 30_000, 10), new int[] {8, 16}),
+      // The same with no queue at 64 calls, then 4 from 4 s on: most calls refused at once at the limit learned before.
+      new Case("refuse-shrink", () -> refusingBeyond(t -> t < 4 * SEC ? 64 : 4), () -> run(256, 20_000, 10), new int[] {4, 64}),
       // Half of the calls fail once served, whatever the load.
       new Case("fail50-served", () -> partlyFailingServed(50), () -> run(256, 30_000, 10), new int[] {16, 32}),
       // Failures that follow the load: a call beside more than 16 others fails with their excess share.
