@@ -1,6 +1,7 @@
 package dev.ferry;
 
 import dev.ferry.internal.Limits;
+import dev.ferry.internal.SettingNames;
 import java.time.Duration;
 
 /**
@@ -9,15 +10,22 @@ import java.time.Duration;
  */
 public abstract sealed class FerryBounds permits PerKeyConfig, FerryConfig {
   final Limits limits;
+  /**
+   * The names its user wrote the settings under: the builder's, or the JSON fields' for a config
+   * read from JSON, so that a message names the setting as its reader wrote it (ADR 0185). Not part
+   * of the config's value (equals and hashCode leave it out).
+   */
+  final SettingNames names;
 
   static {
     // The engines read the validated limits through dev.ferry.internal, never through a public
     // method that would put an internal type in the public API.
-    Limits.Access.install(bounds -> bounds.limits);
+    Limits.Access.install(bounds -> bounds.limits, bounds -> bounds.names);
   }
 
-  FerryBounds(Limits limits) {
+  FerryBounds(Limits limits, SettingNames names) {
     this.limits = limits;
+    this.names = names;
   }
 
   public final int maxBatchSize() { return limits.maxBatchSize(); }
@@ -37,6 +45,11 @@ public abstract sealed class FerryBounds permits PerKeyConfig, FerryConfig {
    */
   public abstract static sealed class Builder<B extends Builder<B>> permits PerKeyConfig.Builder, FerryConfig.Builder {
     Limits.Draft draft = new Limits.Draft();
+    /**
+     * The names of the config this builder came from ({@code toBuilder}), kept until the setting
+     * they name is set here: a call timeout read from JSON is still the one written there.
+     */
+    SettingNames names = SettingNames.BUILDER;
 
     Builder() {}
 
@@ -73,7 +86,11 @@ public abstract sealed class FerryBounds permits PerKeyConfig, FerryConfig {
     /** Zero (default): batches form on completion. Positive: wait for company (per key: turns direct calls off). */
     public final B maxBatchDelay(Duration value) { draft.maxBatchDelay = value; return self(); }
     /** A call not completed by then fails its callers with FAILED; at least 1 ms (default 30 s). */
-    public final B callTimeout(Duration value) { draft.callTimeout = value; return self(); }
+    public final B callTimeout(Duration value) {
+      draft.callTimeout = value;
+      names = SettingNames.BUILDER; // written here now, under this builder's name
+      return self();
+    }
     /**
      * When the ferry's owner closes (the verticle whose context it is bound to undeploys, or its
      * Vert.x closes): how long waiting inputs may still be sent before every caller still waiting

@@ -12,8 +12,8 @@ import java.util.Set;
  * directIdleKeys} (one stream has no idle keys).
  */
 public final class FerryConfig extends FerryBounds {
-  private FerryConfig(Limits limits) {
-    super(limits);
+  private FerryConfig(Limits limits, dev.ferry.internal.SettingNames names) {
+    super(limits, names);
   }
 
   public static FerryConfig defaults() {
@@ -33,7 +33,7 @@ public final class FerryConfig extends FerryBounds {
     Limits limits = Limits.read(json, Limits.DEFAULTS, check);
     limits.check(check);
     check.throwIfAny("FerryConfig");
-    return new FerryConfig(limits);
+    return new FerryConfig(limits, Limits.JSON_NAMES);
   }
 
   public static Set<String> jsonFieldNames() {
@@ -47,6 +47,7 @@ public final class FerryConfig extends FerryBounds {
   public Builder toBuilder() {
     Builder b = new Builder();
     b.draft = new Limits.Draft(limits);
+    b.names = names;
     return b;
   }
 
@@ -76,7 +77,7 @@ public final class FerryConfig extends FerryBounds {
 
     public FerryConfig build() {
       Limits limits = validated("FerryConfig");
-      return new FerryConfig(limits);
+      return new FerryConfig(limits, names);
     }
   }
 }

@@ -2,6 +2,7 @@ package dev.ferry;
 
 import dev.ferry.internal.ConfigCheck;
 import dev.ferry.internal.Limits;
+import dev.ferry.internal.SettingNames;
 import io.vertx.core.json.JsonObject;
 import java.util.HashSet;
 import java.util.List;
@@ -38,8 +39,8 @@ public final class PerKeyConfig extends FerryBounds {
   private final Dispatch dispatch;
   private final int pinnedLimit;
 
-  private PerKeyConfig(Limits limits, boolean directIdleKeys, Dispatch dispatch, int pinnedLimit) {
-    super(limits);
+  private PerKeyConfig(Limits limits, SettingNames names, boolean directIdleKeys, Dispatch dispatch, int pinnedLimit) {
+    super(limits, names);
     this.directIdleKeys = directIdleKeys;
     this.dispatch = dispatch;
     this.pinnedLimit = pinnedLimit;
@@ -92,7 +93,7 @@ public final class PerKeyConfig extends FerryBounds {
     // Past an int the value cannot be held, so it is refused here with the rule check() names
     // (not the int's range), and 0 stands in.
     Long pinned = check.readWhole(json, "pinnedLimit", Integer.MIN_VALUE, Integer.MAX_VALUE, pinnedRule(limits, check));
-    PerKeyConfig config = new PerKeyConfig(limits, direct == null || direct, dispatch, pinned == null ? 0 : pinned.intValue());
+    PerKeyConfig config = new PerKeyConfig(limits, Limits.JSON_NAMES, direct == null || direct, dispatch, pinned == null ? 0 : pinned.intValue());
     config.check(check);
     return check.ok() ? config : null;
   }
@@ -138,6 +139,7 @@ public final class PerKeyConfig extends FerryBounds {
   public Builder toBuilder() {
     Builder b = new Builder();
     b.draft = new Limits.Draft(limits);
+    b.names = names;
     b.directIdleKeys = directIdleKeys;
     b.dispatch = dispatch;
     b.pinnedLimit = pinnedLimit;
@@ -256,7 +258,7 @@ public final class PerKeyConfig extends FerryBounds {
       if (!draft.maxInFlightBatchesSet) {
         draft.maxInFlightBatches = maxInFlightDefault(mode);
       }
-      PerKeyConfig config = new PerKeyConfig(draft.toLimits(), directIdleKeys, mode, pinnedLimit);
+      PerKeyConfig config = new PerKeyConfig(draft.toLimits(), names, directIdleKeys, mode, pinnedLimit);
       config.check(check);
       check.throwIfAny("PerKeyConfig");
       return config;

@@ -24,6 +24,8 @@ abstract class EngineCore<K, I> {
   final Loop loop;
   final Effects<K, I> out;
   private final long callTimeoutNanos;
+  /** The names its user wrote the settings under, for the messages that name one (ADR 0185). */
+  private final SettingNames names;
   private final CallTimeouts<K, I> callTimeouts;
 
   long submitted;
@@ -50,8 +52,9 @@ abstract class EngineCore<K, I> {
   private long drainEndsAt;
   private long nextSeq;
 
-  EngineCore(Limits limits, Loop loop, Effects<K, I> out) {
+  EngineCore(Limits limits, SettingNames names, Loop loop, Effects<K, I> out) {
     this.limits = limits;
+    this.names = names;
     this.delayNanos = limits.maxBatchDelay().toNanos();
     this.callTimeoutNanos = limits.callTimeout().toNanos();
     this.loop = loop;
@@ -217,10 +220,11 @@ abstract class EngineCore<K, I> {
   final void callOverdue(Batch<K, I> batch) {
     assert loop.inLoop();
     failedBatches++;
-    // Names the setting, so that a caller holding a 502 knows which bound to look at (JSON
-    // callTimeoutMs; an HTTP downstream's own timeoutMs says its own name).
+    // Names the setting, so that a caller holding a 502 knows which bound to look at (an HTTP
+    // downstream's own timeoutMs says its own name), as its user wrote it: callTimeout in a
+    // builder, callTimeoutMs in a JSON config (ADR 0185).
     String message = "the batch call did not complete within "
-        + TimeUnit.NANOSECONDS.toMillis(callTimeoutNanos) + " ms (callTimeout)";
+        + TimeUnit.NANOSECONDS.toMillis(callTimeoutNanos) + " ms (" + names.callTimeout() + ")";
     // FAILED carries its cause (the contract): a timeout, which says the outcome is unknown, so a
     // caller can tell it from a call that failed. One per batch: its callers share the one call.
     TimeoutException cause = new TimeoutException(message + "; it may still be applied");

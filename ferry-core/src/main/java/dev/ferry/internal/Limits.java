@@ -27,15 +27,23 @@ public record Limits(
    */
   public static final class Access {
     private static volatile java.util.function.Function<dev.ferry.FerryBounds, Limits> reader;
+    private static volatile java.util.function.Function<dev.ferry.FerryBounds, SettingNames> namer;
 
     private Access() {}
 
-    public static void install(java.util.function.Function<dev.ferry.FerryBounds, Limits> r) {
+    public static void install(java.util.function.Function<dev.ferry.FerryBounds, Limits> r,
+        java.util.function.Function<dev.ferry.FerryBounds, SettingNames> n) {
       reader = r;
+      namer = n;
     }
 
     public static Limits of(dev.ferry.FerryBounds bounds) {
       return reader.apply(bounds);
+    }
+
+    /** The names its user wrote the config's settings under (ADR 0185). */
+    public static SettingNames names(dev.ferry.FerryBounds bounds) {
+      return namer.apply(bounds);
     }
   }
 
@@ -50,6 +58,9 @@ public record Limits(
   public static final Set<String> FIELDS =
       Set.of("maxBatchSize", "maxBatchWeight", "maxInFlightBatches", "maxQueueing",
           "maxQueuedWeight", "maxBatchDelayMs", "callTimeoutMs", "drainTimeoutMs");
+
+  /** The names of a config read from JSON ({@link #read}): its fields' (ADR 0185). */
+  public static final SettingNames JSON_NAMES = new SettingNames("callTimeoutMs");
 
   /** Records every violated rule; the caller throws once with all of them. */
   public void check(ConfigCheck check) {

@@ -131,7 +131,7 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
    *     fall back to submission order
    */
   public PerKeyEngine(PerKeyConfig config, Comparator<? super I> order, Loop loop, Effects<K, I> out) {
-    super(Limits.Access.of(config), loop, out);
+    super(Limits.Access.of(config), Limits.Access.names(config), loop, out);
     this.directCalls = config.directCallsEnabled();
     this.callLimit = config.dispatch() != Dispatch.ADAPTIVE ? null
         : config.pinnedLimit() > 0 ? CallLimit.pinned(config.pinnedLimit())

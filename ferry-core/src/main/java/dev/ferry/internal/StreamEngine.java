@@ -69,7 +69,7 @@ public final class StreamEngine<I> extends EngineCore<Void, I> {
   private long delayTimerAt = -1;
 
   public StreamEngine(FerryConfig config, Loop loop, Effects<Void, I> out) {
-    super(Limits.Access.of(config), loop, out);
+    super(Limits.Access.of(config), Limits.Access.names(config), loop, out);
   }
 
   /** Creates the entry for one valid input; {@code deadline}: absolute loop nanos, {@link Long#MAX_VALUE} for none. */

@@ -77,7 +77,7 @@ class ReviewAtMessagesTest extends VerticleTestBase {
         .put("url", "http://127.0.0.1:" + silent.actualPort() + "/batch").put("timeoutMs", 20_000)));
     ReplyException failed = (ReplyException) failure(send("k", 1));
     assertEquals(502, failed.failureCode());
-    assertEquals("the batch call did not complete within 300 ms (callTimeout)", failed.getMessage());
+    assertEquals("the batch call did not complete within 300 ms (callTimeoutMs)", failed.getMessage());
     await(silent.close()); // ends the call held on the wire, so that the undeploy need not wait for it
   }
 
