@@ -143,47 +143,68 @@ public final class Submission implements Completable<Object> {
    * Checks one client's request (at the submit address or a node address): as {@link #parse}, and
    * a header of the nodes' own ({@link #RESERVED_PREFIX}, except {@link #ORIGIN}) is bad input. A
    * client that could set them would claim to be a node: skip the held bound as a hand-off, stretch
-   * the hop limit, pose as a key's previous owner (ADR 0103).
+   * the hop limit, pose as a key's previous owner (ADR 0103). So is a header Ferry reads given
+   * twice with different values (ADR 0186): which one counts would be a guess, and a caller whose
+   * key or deadline was guessed wrong could not tell.
    */
   public static Submission parseFromClient(MultiMap headers, Object body) throws BadInput {
-    String reserved = reservedHeader(headers);
-    if (reserved != null) {
-      throw new BadInput("the header \"" + (reserved.length() > 64 ? reserved.substring(0, 64) + "..." : reserved)
+    HeaderWalk walk = new HeaderWalk(headers);
+    headers.forEach(walk);
+    if (walk.reserved != null) {
+      throw new BadInput("the header \"" + shortened(walk.reserved)
           + "\" is reserved for traffic between ferry nodes: of the " + RESERVED_PREFIX + "* headers a client may send "
           + ORIGIN + " only");
+    }
+    if (walk.twice != null) {
+      throw new BadInput("the \"" + walk.twice + "\" header is given more than once, with different values"
+          + " (\"" + shortened(headers.get(walk.twice)) + "\" and \"" + shortened(walk.other) + "\"): give it once");
     }
     return parse(headers, body);
   }
 
-  /**
-   * The first header of the nodes' own that {@code headers} holds, or null. Walked with {@code
-   * forEach} and a visitor that keeps no state, because Vert.x's header map walks its entries in
-   * place there, while its iterator allocates 56 bytes per request on the hot path (an iterator
-   * and an entry per header); a reserved header, which is bad input, ends the walk by throwing.
-   */
-  static String reservedHeader(MultiMap headers) {
-    try {
-      headers.forEach(REFUSE_RESERVED);
-      return null;
-    } catch (ReservedFound found) {
-      return found.name;
-    }
+  /** Text from a header for a 400: escaped and cut at 64 characters, so that no answer quotes a huge value. */
+  private static String shortened(String text) {
+    String escaped = dev.ferry.internal.LogText.escape(text);
+    return escaped.length() > 64 ? escaped.substring(0, 64) + "..." : escaped;
   }
 
-  private static final java.util.function.BiConsumer<String, String> REFUSE_RESERVED = (name, value) -> {
-    if (name.regionMatches(true, 0, RESERVED_PREFIX, 0, RESERVED_PREFIX.length()) && !name.equalsIgnoreCase(ORIGIN)) {
-      throw new ReservedFound(name);
+  /**
+   * One walk over a client's headers with {@code forEach}, which Vert.x's header map runs over its
+   * entries in place, where its iterator allocates an iterator and an entry per header: it finds
+   * the first reserved header, and the first header Ferry reads ({@link #READ}) whose value
+   * differs from the first one given ({@code get}). One small object per request.
+   */
+  private static final class HeaderWalk implements java.util.function.BiConsumer<String, String> {
+    /** The headers Ferry reads one value of: each may be given once, or again with the same value. */
+    private static final String[] READ = {KEY, ID, TIMEOUT_MS, ORDER, ORIGIN};
+    private final MultiMap headers;
+    String reserved;
+    String twice;
+    String other;
+
+    HeaderWalk(MultiMap headers) {
+      this.headers = headers;
     }
-  };
 
-  /** Ends {@link #reservedHeader}'s walk at a reserved header: no stack trace, it never leaves this class. */
-  private static final class ReservedFound extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-    final String name;
-
-    ReservedFound(String name) {
-      super(null, null, false, false);
-      this.name = name;
+    @Override
+    public void accept(String name, String value) {
+      if (reserved == null && name.regionMatches(true, 0, RESERVED_PREFIX, 0, RESERVED_PREFIX.length())
+          && !name.equalsIgnoreCase(ORIGIN)) {
+        reserved = name;
+      }
+      if (twice != null) {
+        return;
+      }
+      for (String read : READ) {
+        if (read.equalsIgnoreCase(name)) {
+          // The map is case-insensitive: get() answers the first value under any spelling.
+          if (!value.equals(headers.get(read))) {
+            twice = read;
+            other = value;
+          }
+          return;
+        }
+      }
     }
   }
 
@@ -239,13 +260,10 @@ public final class Submission implements Completable<Object> {
     long timeoutMs = 0;
     String t = headers.get(TIMEOUT_MS);
     if (t != null) {
-      timeoutMs = parseLong(t, TIMEOUT_MS);
-      if (timeoutMs < 1 || timeoutMs > VerticleConfig.MAX_MS) {
-        throw new BadInput("the \"timeout-ms\" header must be a whole number of ms >= 1 and <= " + VerticleConfig.MAX_MS);
-      }
+      timeoutMs = wholeHeader(t, TIMEOUT_MS, 1, VerticleConfig.MAX_MS, "a whole number of ms");
     }
     String o = headers.get(ORDER);
-    long order = o == null ? Long.MAX_VALUE : parseLong(o, ORDER);
+    long order = o == null ? Long.MAX_VALUE : wholeHeader(o, ORDER, Long.MIN_VALUE, Long.MAX_VALUE, "a whole number");
     // Beyond about 146 years a deadline is none: nanoTime differences stay free of overflow.
     long deadline = timeoutMs > 0 && timeoutMs <= Long.MAX_VALUE / 2_000_000
         ? System.nanoTime() + timeoutMs * 1_000_000 : Long.MAX_VALUE;
@@ -326,11 +344,32 @@ public final class Submission implements Completable<Object> {
   /** How a 400 for a body JSON cannot encode begins, at arrival or when its request is written. */
   static final String UNENCODABLE = "the body cannot be encoded as JSON: ";
 
-  private static long parseLong(String text, String header) throws BadInput {
-    try {
-      return Long.parseLong(text.trim());
-    } catch (NumberFormatException e) {
-      throw new BadInput("the \"" + header + "\" header is not a whole number");
+  /**
+   * A number header, read as {@link Long#toString} writes one: ASCII digits, a minus sign before
+   * them for a negative number, nothing else (no blank, no plus sign, no other script's digits, no
+   * exponent or hex: ADR 0186). Anything else, or a number outside {@code min} to {@code max},
+   * is 400 naming the header, the value given and the rule, as a config error names its field.
+   */
+  static long wholeHeader(String text, String header, long min, long max, String what) throws BadInput {
+    long value = 0;
+    boolean digits = text.length() > (text.startsWith("-") ? 1 : 0);
+    for (int i = text.startsWith("-") ? 1 : 0; i < text.length() && digits; i++) {
+      char c = text.charAt(i);
+      digits = c >= '0' && c <= '9';
     }
+    boolean fits = false;
+    if (digits) {
+      try {
+        value = Long.parseLong(text);
+        fits = value >= min && value <= max;
+      } catch (NumberFormatException pastLong) {
+        fits = false; // digits alone, but beyond a long: outside the range like any other
+      }
+    }
+    if (!fits) {
+      throw new BadInput("the \"" + header + "\" header is \"" + shortened(text) + "\": must be " + what
+          + " in ASCII digits, >= " + min + " and <= " + max);
+    }
+    return value;
   }
 }
