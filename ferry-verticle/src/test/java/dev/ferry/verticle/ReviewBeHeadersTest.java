@@ -44,6 +44,19 @@ class ReviewBeHeadersTest {
     }
   }
 
+  /**
+   * Blanks, a plus sign and other scripts' digits were read as the number (the value was trimmed
+   * and given to Long.parseLong, which takes any Unicode digit): each is now refused, in either header.
+   */
+  @Test
+  void blanksAPlusSignAndOtherScriptsDigitsAreNoLongerReadAsANumber() {
+    for (String header : new String[] {"timeout-ms", "order"}) {
+      for (String bad : new String[] {" 5", "5 ", "\t5", "+5", "\u0665", "\uff15", "\u096b"}) {
+        assertThrows(Submission.BadInput.class, () -> Submission.parseFromClient(with(header, bad), 1), header + " " + bad);
+      }
+    }
+  }
+
   @Test
   void theNumbersAHeaderTakesAreReadAsWritten() throws Exception {
     assertEquals(1, Submission.parseFromClient(with("timeout-ms", "1"), 1).timeoutMs);
