@@ -31,6 +31,12 @@ public final class FerryClient {
   public static final String ORDER_HEADER = "order";
   /** The longest key a node accepts, in characters. */
   public static final int MAX_KEY_LENGTH = 1024;
+  /**
+   * The longest {@code id} a node accepts, in characters. A node holds each waiting input's id, and
+   * neither the count nor the weight bound sees it (the weight is the body's), so without a bound of
+   * its own an id could make a node hold any amount of memory (review BE).
+   */
+  public static final int MAX_ID_LENGTH = 1024;
 
   private final Vertx vertx;
   private final String address;
@@ -128,6 +134,9 @@ public final class FerryClient {
     String badKey = Submission.clientKeyRefusal(key);
     if (badKey != null) {
       return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, badKey));
+    }
+    if (options.id != null && options.id.length() > MAX_ID_LENGTH) {
+      return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, Submission.idTooLong(options.id)));
     }
     DeliveryOptions delivery = new DeliveryOptions().addHeader(KEY_HEADER, key);
     if (options.id != null) {

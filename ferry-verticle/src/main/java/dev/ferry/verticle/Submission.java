@@ -29,6 +29,7 @@ public final class Submission implements Completable<Object> {
   public static final String TIMEOUT_MS = FerryClient.TIMEOUT_MS_HEADER;
   public static final String ORDER = FerryClient.ORDER_HEADER;
   public static final int MAX_KEY_LENGTH = FerryClient.MAX_KEY_LENGTH;
+  public static final int MAX_ID_LENGTH = FerryClient.MAX_ID_LENGTH;
   /**
    * A request's sender and place in that sender's order, "sender#n" (ADR 0098): the one header
    * of the reserved {@link #RESERVED_PREFIX} a client may send (a routing client stamps it).
@@ -240,6 +241,11 @@ public final class Submission implements Completable<Object> {
     return illFormed == null ? null : "the key " + illFormed;
   }
 
+  /** The refusal of an {@code id} longer than {@link #MAX_ID_LENGTH}, for a client and a node alike. */
+  public static String idTooLong(String id) {
+    return "the \"id\" header is " + id.length() + " characters long: at most " + MAX_ID_LENGTH + " are accepted";
+  }
+
   /** Checks one request's headers and body (a client's: {@link #parseFromClient}). */
   public static Submission parse(MultiMap headers, Object body) throws BadInput {
     String key = headers.get(KEY);
@@ -252,6 +258,10 @@ public final class Submission implements Completable<Object> {
     String illFormed = notWellFormed(key);
     if (illFormed != null) {
       throw new BadInput("the \"key\" header " + illFormed);
+    }
+    String id = headers.get(ID);
+    if (id != null && id.length() > MAX_ID_LENGTH) {
+      throw new BadInput(idTooLong(id));
     }
     String notJson = notJson(body);
     if (notJson != null) {
@@ -267,7 +277,7 @@ public final class Submission implements Completable<Object> {
     // Beyond about 146 years a deadline is none: nanoTime differences stay free of overflow.
     long deadline = timeoutMs > 0 && timeoutMs <= Long.MAX_VALUE / 2_000_000
         ? System.nanoTime() + timeoutMs * 1_000_000 : Long.MAX_VALUE;
-    return new Submission(key, headers.get(ID), body, o != null, order, timeoutMs, deadline);
+    return new Submission(key, id, body, o != null, order, timeoutMs, deadline);
   }
 
   /** The {@code {"id", "input"}} object sent downstream for this input. */

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ferry.FerryError;
+import dev.ferry.FerryException;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.buffer.Buffer;
@@ -157,6 +159,36 @@ class ReviewBeHostileTest extends VerticleTestBase {
     }
     assertEquals(Set.of(controls, longest, pair, "k"), keys, "each key reached the downstream as it was written");
     assertEquals(4, metrics().getLong("submitted"));
+  }
+
+  /**
+   * A node holds each waiting input's id, and neither bound sees it (the weight is the body's): an id
+   * beyond {@link Submission#MAX_ID_LENGTH} is 400 at once, naming its length and the bound, and a
+   * {@link FerryClient} refuses it before sending. One at the bound is served and reaches the
+   * downstream as written.
+   */
+  @Test
+  void anIdLongerThanItsBoundIs400AtOnceAndAClientRefusesItBeforeSending() {
+    downstream.auto(EbRecorder.Call::echo);
+    deploy(config(new JsonObject()));
+    String longest = "i".repeat(Submission.MAX_ID_LENGTH);
+    Future<Message<Object>> tooLong = send("k", 1, "id", longest + "i");
+    Future<Message<Object>> atBound = send("k", 2, "id", longest);
+    assertEquals("the \"id\" header is 1025 characters long: at most 1024 are accepted", message400(tooLong));
+    assertEquals(2, body(atBound));
+    Promise<Object> fromClient = Promise.promise();
+    client.runOnContext(v -> FerryClient.create(vertx, SUBMIT)
+        .submit("k", 3, new FerryClient.SubmitOptions().id(longest + "ii")).onComplete(fromClient));
+    Throwable refused = failure(fromClient.future());
+    assertTrue(refused instanceof FerryException f && f.kind() == FerryError.BAD_INPUT, "not BAD_INPUT: " + refused);
+    assertEquals("the \"id\" header is 1026 characters long: at most 1024 are accepted", refused.getMessage());
+    List<String> ids = new ArrayList<>();
+    for (EbRecorder.Call c : downstream.calls()) {
+      for (int i = 0; i < c.inputs.size(); i++) {
+        ids.add(c.inputs.getJsonObject(i).getString("id"));
+      }
+    }
+    assertEquals(List.of(longest), ids, "only the id at the bound reached the downstream");
   }
 
   /**
