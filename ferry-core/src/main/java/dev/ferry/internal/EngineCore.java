@@ -109,6 +109,11 @@ abstract class EngineCore<K, I> {
     return phase == Phase.OPEN;
   }
 
+  /** Inputs admitted so far: the admission number the next input will take. */
+  final long admitted() {
+    return nextSeq;
+  }
+
   /**
    * Creates the entry for one valid input; {@code deadline} is absolute in loop nanos, fixed when
    * the caller submitted ({@link Long#MAX_VALUE}: none).

@@ -54,6 +54,11 @@ final class Lane<K, I> {
    */
   Entry<K, I> tagged;
   /**
+   * Adaptive dispatch: the inputs admitted to the engine when this lane's last call was granted
+   * from the idle line ahead of waiting busy lanes (ADR 0183); -1 when its last call was not such a grant.
+   */
+  long grantedAt;
+  /**
    * The lane was removed from the engine's map; a stale reference in a line is skipped. A retired
    * lane holds no entry ({@link #release}), so a stale reference costs only the lane itself.
    */

@@ -35,7 +35,10 @@ import java.util.PriorityQueue;
  *       in the {@link #busy busy line}, ordered by the admission number of their next input (oldest
  *       first). A grant takes the idle line's head unless busy lanes wait and idle lanes have
  *       already carried, since the last busy grant, as many inputs as that grant did (ADR 0014 and
- *       its addendum): idle keys go first, but never send much more than the busy keys do.
+ *       its addendum): idle keys go first, but never send much more than the busy keys do. A key
+ *       gets one such head start per wait: granted from the idle line ahead of waiting busy lanes,
+ *       its next lane joins the busy line while an input admitted before that grant waits there
+ *       (ADR 0183).
  *   <li><b>Fixed slots</b> (the original rule, opt-in): at most {@code maxInFlightBatches} batch calls
  *       from one FIFO {@link #line}, a lane with inputs left goes to its back; direct calls of idle
  *       keys outside the slots, at most {@code maxInFlightBatches} of them (past that bound an
@@ -105,6 +108,16 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
    * idle keys send about as many inputs as busy keys, never more calls.
    */
   private int idleCredit = 1;
+  /**
+   * Adaptive: keys whose lane was let go of after a call granted from the idle line ahead of
+   * waiting busy lanes, by the admission number at that grant (ADR 0183). While an input admitted
+   * before that grant still waits in the busy line, such a key's next input is not an idle key's:
+   * its lane joins the busy line, by the age of that input (one head start per wait). Forgotten,
+   * in grant order ({@link #servedOrder}), once the busy line's head was admitted after the grant,
+   * and all at once when the busy line empties: only keys served while the current head waits are held.
+   */
+  private final HashMap<K, Long> servedOverWaiting = new HashMap<>();
+  private final ArrayDeque<Served<K>> servedOrder = new ArrayDeque<>();
   /** Adaptive: the lane being granted came from the busy line. */
   private boolean grantingBusy;
   /** Adaptive: the lane being granted is idle and busy lanes wait: its call spends the idle credit. */
@@ -181,7 +194,7 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     }
     if (lane == null) {
       lane = newLane(e.key);
-      lane.idle = directCalls;
+      lane.idle = directCalls && !servedWhileBusyWaits(e.key);
     }
     lane.add(e);
     queuedInputs++;
@@ -231,6 +244,7 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
       finishHandOff(lane);
     } else if (lane.count == 0) {
       retire(lane);
+      noteServedOverWaiting(lane);
     } else {
       offer(lane);
     }
@@ -447,6 +461,72 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
     }
   }
 
+  /** A key that had a head start over waiting busy lanes, let go of since (ADR 0183). */
+  private record Served<K>(K key, long grantedAt) {}
+
+  /**
+   * The key's lane was let go of after a call: remembered if that call was an idle grant ahead of
+   * waiting busy lanes and an input admitted before it still waits in the busy line (ADR 0183).
+   * Idle-first is a head start for keys that were quiet. At a limit of a few fast calls most calls
+   * empty their key, so a key as busy as the rest came back idle after every call and was granted
+   * ahead of the busy line again, one input a call: those calls took the ones the busy keys'
+   * backlog needed to drain, and the backlog stayed (review AU's `drop`; at a pinned limit of 1
+   * after a stall, for good).
+   */
+  private void noteServedOverWaiting(Lane<K, I> lane) {
+    if (lane.grantedAt < 0) {
+      return;
+    }
+    Lane<K, I> head = busyHead();
+    if (head == null || lane.grantedAt <= head.tag) {
+      return;
+    }
+    try {
+      servedOverWaiting.put(lane.key, lane.grantedAt);
+    } catch (Throwable keyBroke) {
+      // A key whose hashCode throws (ADR 0121): reported where its lane was let go of; it counts as idle.
+      return;
+    }
+    servedOrder.add(new Served<>(lane.key, lane.grantedAt));
+  }
+
+  /** Whether the key had a head start over the busy line since its oldest waiting input was admitted (ADR 0183). */
+  private boolean servedWhileBusyWaits(K key) {
+    Lane<K, I> head = busyHead();
+    if (head == null || servedOverWaiting.isEmpty()) {
+      return false;
+    }
+    Long grantedAt = servedOverWaiting.get(key);
+    return grantedAt != null && grantedAt > head.tag;
+  }
+
+  /**
+   * The busy line's head, its tag fresh (null when no busy lane waits); forgets the served keys the
+   * head no longer waited behind, all of them when the line is empty.
+   */
+  private Lane<K, I> busyHead() {
+    if (callLimit == null) {
+      return null;
+    }
+    skipStale();
+    retagBusyHead();
+    Lane<K, I> head = busy.peek();
+    if (head == null) {
+      servedOverWaiting.clear();
+      servedOrder.clear();
+      return null;
+    }
+    while (!servedOrder.isEmpty() && servedOrder.peek().grantedAt() <= head.tag) {
+      Served<K> old = servedOrder.poll();
+      try {
+        servedOverWaiting.remove(old.key(), old.grantedAt());
+      } catch (Throwable keyBroke) {
+        // Reported when its lane was let go of; what it left in the map goes when the line empties.
+      }
+    }
+    return head;
+  }
+
   private Lane<K, I> leaveLine(Lane<K, I> lane) {
     lane.inLine = false;
     readyLanes--;
@@ -475,6 +555,7 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
 
   private void start(Lane<K, I> lane, List<Entry<K, I>> entries, boolean direct, long weight) {
     lane.inFlight = true;
+    lane.grantedAt = !direct && grantingIdleOverBusy ? admitted() : -1;
     if (lane.delayTimer >= 0) {
       loop.cancel(lane.delayTimer);
       lane.delayTimer = -1;

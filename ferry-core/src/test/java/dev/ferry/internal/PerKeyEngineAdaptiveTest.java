@@ -99,6 +99,47 @@ class PerKeyEngineAdaptiveTest extends PerKeyEngineTest {
     }
 
     @Test
+    void aKeyServedWhileABusyInputWaitedIsNotIdleWhenItsNextInputComes() {
+      // ADR 0183: b was granted from the idle line while c2 (and a3) waited in the busy line, and
+      // let go of after its call. Its next input gets no second head start while c2 waits: it
+      // joins the busy line by its age, behind c2 (before, idle b2 took the credit a[a3] left:
+      // ... a[a3], b[b2], c[c2]).
+      PerKeyHarness h = new PerKeyHarness(pinned(1, config().maxBatchSize(1)));
+      h.submit("a", "a1"); // direct
+      h.submit("a", "a2");
+      h.submit("a", "a3");
+      h.submit("c", "c1"); // idle line
+      h.submit("c", "c2");
+      h.submit("b", "b1"); // idle line
+      h.succeed(0); // a joins the busy line; c[c1] (idle)
+      h.succeed(1); // c joins the busy line; a[a2] (busy)
+      h.succeed(2); // a joins the busy line again (a3, older than c2); b[b1] (idle)
+      h.succeed(3); // b is let go of; a[a3] (busy), c2 waits
+      h.submit("b", "b2");
+      h.succeed(4);
+      h.succeed(5);
+      assertEquals(List.of("a[a1]", "c[c1]", "a[a2]", "b[b1]", "a[a3]", "c[c2]", "b[b2]"), h.calls());
+      assertEquals(null, h.engine().brokenInvariant());
+    }
+
+    @Test
+    void aKeyServedBeforeTheBusyInputsCameIsStillIdle() {
+      // The head start stays for a key whose last call was not one (b1 was called directly, with
+      // nothing waiting): b2 goes ahead of a3 as an idle key's input.
+      PerKeyHarness h = new PerKeyHarness(pinned(1, config().maxBatchSize(1)));
+      h.submit("b", "b1"); // direct
+      h.succeed(0);
+      h.submit("a", "a1"); // direct
+      h.submit("a", "a2");
+      h.submit("a", "a3");
+      h.succeed(1); // a[a2] (busy)
+      h.submit("b", "b2"); // idle line, a3 not waiting yet (a is in flight)
+      h.succeed(2); // a joins the busy line (a3); b[b2] goes first (idle)
+      assertEquals(List.of("b[b1]", "a[a1]", "a[a2]", "b[b2]"), h.calls());
+      assertEquals(null, h.engine().brokenInvariant());
+    }
+
+    @Test
     void idleKeysTakeAtMostAsManyGrantsAsTheBusyGrantBeforeThemCarriedInputs() {
       // ADR 0014: a busy grant of n inputs lets idle keys take up to n grants before the next one,
       // so quiet keys (one input a call) keep up beside hot keys whose calls carry many.

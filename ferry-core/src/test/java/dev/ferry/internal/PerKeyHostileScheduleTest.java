@@ -195,6 +195,10 @@ class PerKeyHostileScheduleTest {
     final List<Call> calls = new ArrayList<>();
     final ArrayDeque<Boolean> directFlags = new ArrayDeque<>();
     final Map<String, FLane> lanes = new LinkedHashMap<>();
+    /** The admission number at each key's last grant, and the keys served while a busy input waited (ADR 0183). */
+    final Map<String, Long> grantedAt = new HashMap<>();
+    final Map<String, Long> servedOver = new HashMap<>();
+    final ArrayDeque<Object[]> servedOrder = new ArrayDeque<>();
     final Comparator<Sub> sendingOrder;
     int openBatch;
     int openDirect;
@@ -588,6 +592,7 @@ class PerKeyHostileScheduleTest {
 
     void grantInModel(Call c, long weight) {
       trace("grant " + (c.direct ? "direct " : "") + c.key + c.inputs.stream().map(x -> x.id()).toList());
+      grantedAt.put(c.key, -1L);
       FLane l = lane(c.key);
       if (c.direct) {
         if (adaptive && lanes.values().stream().anyMatch(o -> o != l && o.inLine)) {
@@ -610,6 +615,9 @@ class PerKeyHostileScheduleTest {
         lastBusyGrant = c.inputs.size();
         idleInputsSinceBusy = 0;
       } else if (adaptive && busyWait) {
+        // A head start over waiting busy lanes (ADR 0183): by the admission number the engine
+        // gives the next input (every input submitted so far has a lower one).
+        grantedAt.put(c.key, (long) subs.size());
         if (idleInputsSinceBusy >= lastBusyGrant) {
           violation("idle grant to " + c.key + " while busy lanes wait, after idle grants carrying "
               + idleInputsSinceBusy + " inputs since a busy grant of " + lastBusyGrant + " (ADR 0014 P3)");
@@ -630,7 +638,43 @@ class PerKeyHostileScheduleTest {
       TreeSet<Sub> w = waiting.get(key);
       if (w != null && !w.isEmpty()) {
         join(key, false);
+      } else if (adaptive && grantedAt.getOrDefault(key, -1L) >= 0) {
+        // Let go of after a head start: remembered while an input admitted before it waits in the busy line.
+        Long head = busyHeadTag();
+        Long at = grantedAt.get(key);
+        if (head != null && at > head) {
+          servedOver.put(key, at);
+          servedOrder.add(new Object[] {key, at});
+        }
       }
+    }
+
+    /**
+     * ADR 0183, as the engine keeps it: the busy line's oldest tag (null when no busy lane waits),
+     * forgetting the keys served before it was admitted (all of them when none waits).
+     */
+    Long busyHeadTag() {
+      java.util.OptionalLong min = lanes.values().stream().filter(o -> o.inLine && !o.idle).mapToLong(o -> o.tag).min();
+      if (min.isEmpty()) {
+        servedOver.clear();
+        servedOrder.clear();
+        return null;
+      }
+      while (!servedOrder.isEmpty() && (Long) servedOrder.peek()[1] <= min.getAsLong()) {
+        Object[] old = servedOrder.poll();
+        servedOver.remove(old[0], old[1]);
+      }
+      return min.getAsLong();
+    }
+
+    /** ADR 0183: the key was granted a call after the oldest input waiting in the busy line was admitted. */
+    boolean servedWhileBusyWaits(String key) {
+      Long head = busyHeadTag();
+      if (head == null || servedOver.isEmpty()) {
+        return false;
+      }
+      Long at = servedOver.get(key);
+      return at != null && at > head;
     }
 
     // ------------------------------------------------------------ answers
@@ -689,7 +733,11 @@ class PerKeyHostileScheduleTest {
         // Tentatively waiting (and, for the model, in line); taken back if it is answered at once.
         waiting.computeIfAbsent(key, k -> new TreeSet<>(sendingOrder)).add(s);
         if (fairness && keyIdle && e.isOpen()) {
-          join(key, config.directIdleKeys());
+          // The engine asks whether the key was served while a busy input waited (ADR 0183) only
+          // for an input that waits in a new lane: not a direct call, not one refused for room.
+          boolean direct = config.directIdleKeys() && e.inFlight() < e.callLimitNow()
+              && lanes.values().stream().noneMatch(l -> l.inLine);
+          join(key, config.directIdleKeys() && (direct || s.roomFull || !adaptive || !servedWhileBusyWaits(key)));
         }
       }
       long timeout = rnd.nextInt(4) == 0 ? (1 + rnd.nextInt(30)) * MS : 0;
