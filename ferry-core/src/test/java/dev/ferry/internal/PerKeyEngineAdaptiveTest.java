@@ -99,7 +99,7 @@ class PerKeyEngineAdaptiveTest extends PerKeyEngineTest {
     }
 
     @Test
-    void aKeyServedWhileABusyInputWaitedIsNotIdleWhenItsNextInputComes() {
+    void aKeyThatWentAheadOfWaitingBusyKeysGetsNoSecondHeadStartWhileTheyWait() {
       // ADR 0183: b was granted from the idle line while c2 (and a3) waited in the busy line, and
       // let go of after its call. Its next input gets no second head start while c2 waits: it
       // joins the busy line by its age, behind c2 (before, idle b2 took the credit a[a3] left:
@@ -123,7 +123,7 @@ class PerKeyEngineAdaptiveTest extends PerKeyEngineTest {
     }
 
     @Test
-    void aKeyServedBeforeTheBusyInputsCameIsStillIdle() {
+    void aKeyCalledDirectlyKeepsItsHeadStart() {
       // The head start stays for a key whose last call was not one (b1 was called directly, with
       // nothing waiting): b2 goes ahead of a3 as an idle key's input.
       PerKeyHarness h = new PerKeyHarness(pinned(1, config().maxBatchSize(1)));
