@@ -103,8 +103,11 @@ import java.util.Arrays;
  * it); a cut is not made when those means, and this round, say the downstream served at least
  * {@link #SERVED} of the calls between a lower limit and this one (ADR 0018's test, made on many
  * rounds instead of one, so batch noise cannot fake it). The floors move up to what calls take now
- * instead. A FIFO pool beyond its size, or processor sharing beyond its cores, serves the same at
- * every limit, and is cut as before.
+ * instead. The rounds compared must be of the same downstream (ADR 0182): the lower limit had a
+ * round among the last {@link #SERVED_ROUNDS} noted, and this round against that latest round
+ * alone says so too; a pool that grew while the limit climbed read as served calls, the queue
+ * became the floors, and the limit rose to 6x the pool. A FIFO pool beyond its size, or
+ * processor sharing beyond its cores, serves the same at every limit, and is cut as before.
  *
  * <p>A downstream that slows gradually (a database that loads up) is not a queue either (ADR 0179).
  * Floors only fall between re-measurements, so each round reads a little more latency over floor
@@ -319,6 +322,9 @@ public final class CallLimit {
   private final long[] servedUsed = new long[SERVED_LIMITS];
   private final double[] servedInFlight = new double[SERVED_LIMITS];
   private final double[] servedAtLimit = new double[SERVED_LIMITS];
+  /** Each limit's latest round alone: its calls in flight and what was served of them (ADR 0182). */
+  private final double[] servedLastInFlight = new double[SERVED_LIMITS];
+  private final double[] servedLast = new double[SERVED_LIMITS];
   private long servedClock;
   // What the downstream served at once between rounds in a row (see notePair; ADR 0179).
   private final double[] pairMoved = new double[SERVED_ROUNDS];
@@ -1154,6 +1160,8 @@ public final class CallLimit {
     int n = Math.min(++servedCount[slot], SERVED_MEMORY);
     servedInFlight[slot] += (inFlight - servedInFlight[slot]) / n;
     servedAtLimit[slot] += (served - servedAtLimit[slot]) / n;
+    servedLastInFlight[slot] = inFlight;
+    servedLast[slot] = served;
     servedUsed[slot] = ++servedClock;
   }
 
@@ -1184,6 +1192,7 @@ public final class CallLimit {
     int below = -1;
     for (int i = 0; i < SERVED_LIMITS; i++) {
       if (servedCount[i] >= SERVED_ROUNDS && servedLimit[i] < limit
+          && servedClock - servedUsed[i] <= SERVED_ROUNDS
           && spread(servedInFlight[here], servedInFlight[i])
           && (below < 0 || servedLimit[i] > servedLimit[below])) {
         below = i;
@@ -1196,7 +1205,10 @@ public final class CallLimit {
     double refRatio = refInFlight / servedAtLimit[below];
     return servedShare(servedInFlight[here], servedInFlight[here] / servedAtLimit[here], refInFlight, refRatio) >= SERVED
         && spread(inFlightNow, refInFlight)
-        && servedShare(inFlightNow, inFlightNow / servedNow, refInFlight, refRatio) >= SERVED;
+        && servedShare(inFlightNow, inFlightNow / servedNow, refInFlight, refRatio) >= SERVED
+        && spread(inFlightNow, servedLastInFlight[below])
+        && servedShare(inFlightNow, inFlightNow / servedNow, servedLastInFlight[below],
+            servedLastInFlight[below] / servedLast[below]) >= SERVED;
   }
 
   /**

@@ -389,7 +389,13 @@ class CallLimitTest {
         }
       });
       assertEquals(2 * MS * 5 / 4, limit.floorNanos(8), "the floors follow what calls take now");
-      assertEquals(64, limitWhenTheFloorsMoved[0], "the cuts were undone when the floors moved up");
+      // The floors moved at 64 on the first queueing round until ADR 0182, on ADR 0149's evidence:
+      // rounds at lower limits from the first second, when the pool was 24, read the unbounded
+      // pool since as calls served at 64. Stale rounds are no longer compared, and ADR 0179's
+      // rounds in a row say the same two cuts later (64, 59, 55 served alike): the floors move
+      // up there and the limit probes back to 64 within a few rounds.
+      assertTrue(limitWhenTheFloorsMoved[0] >= 55, "the cuts were stopped when the floors moved up: "
+          + limitWhenTheFloorsMoved[0]);
       assertTrue(lowest[0] >= 24, "the streak was undone once deep, not pursued: lowest " + lowest[0]);
       assertEquals(64, limit.limit(), "a second after the slow-down");
     }

@@ -69,6 +69,42 @@ class OutsideShapesTest {
     }
   }
 
+  /** A pool that grows from 2 to 32 calls over a minute, 2 ms + 5 us an input. */
+  static Downstream growing() {
+    return new Downstream() {
+      @Override
+      int capacity(long t) {
+        return (int) Math.min(32, 2 + 30 * t / (60 * SEC));
+      }
+
+      @Override
+      long cost(long t, int inputs, int busy, SplittableRandom rnd) {
+        return 2 * MS + 5_000L * inputs;
+      }
+    };
+  }
+
+  @Test
+  void aPoolThatGrowsUnderOverloadKeepsTheLimitNearThePool() {
+    // 100,000 inputs a second, far beyond what the pool serves, while it grows from 2 to 32 calls
+    // over a minute. The law compared the mean of many rounds at a lower limit, gathered seconds
+    // earlier when the pool was smaller, with rounds at the limit in force: the pool's growth read
+    // as calls served at the higher limit (ADR 0149), so the queue became the floors, again and
+    // again. On the code before ADR 0182 the limit was in the band below 14-47% of the first 20 s
+    // (seeds 1-3) and reached 8x the pool; the rounds compared must now be from the same stretch
+    // of time (ADR 0182).
+    for (long seed = 1; seed <= 3; seed++) {
+      Run r = run(512, 100_000, 20, seed);
+      r.settle = 2 * SEC;
+      r.band = t -> {
+        int pool = (int) Math.min(32, 2 + 30 * t / (60 * SEC));
+        return new int[] {Math.max(2, pool - 1), 2 * pool};
+      };
+      Result res = OutsideShapes.run(growing(), r);
+      assertTrue(res.withinBand >= 0.8, "seed " + seed + ": " + res);
+    }
+  }
+
   /** A pool of 16 at 2 ms + 5 us an input that refuses 30% of calls at once (0.1 ms), whatever the load. */
   static Downstream failingAThird() {
     return new Downstream() {
