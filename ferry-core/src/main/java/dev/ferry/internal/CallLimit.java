@@ -70,7 +70,15 @@ import java.util.Arrays;
  * over-represented. Once failures have backed the limit off to half or less of what it was (an
  * outage), each wave of successes in a row (as many calls as the limit) doubles it back toward
  * that limit (ADR 0019, TCP's slow start after a timeout); a back-off before the doubled limit has
- * held for a round ends the recovery at the limit the doubling came from (ADR 0175).
+ * held for a round ends the recovery at the limit the doubling came from (ADR 0175). Failures that
+ * follow the limit at one level (a rate limit: refused calls free their slots at once, so one call
+ * past the rate starts a storm) are told from failures that do not (a share failing at random at
+ * any limit) by their level, not by one round (ADR 0181): each limit keeps a tally of its rounds'
+ * calls and failures, and a probe into a level whose tally failed at least {@link #LOSS} more than
+ * the limit in force, by {@link #FOLLOW_Z} standard errors, stops below it; the hold lasts {@link
+ * #PROBE_HOLD} rounds, then one probe looks again, and each time the level still fails the next
+ * hold is twice as long, up to {@link #PROBE_HOLD_MAX}. A round that fails a tenth less than its
+ * level's tally starts the tally afresh (a rate limit raised since).
  *
  * <p>Latency this loop added is not the downstream's (ADR 0015): a loop that runs callbacks late
  * (other processes hold the cores, a long task ahead in its queue) delays every completion by its
@@ -213,6 +221,27 @@ public final class CallLimit {
   static final int SERVED_MEMORY = 32;
   /** Two limits are compared only if their rounds' mean calls in flight differ by this many calls at least. */
   static final double SERVED_SPREAD = 0.5;
+  /**
+   * Failures follow the limit at a level (ADR 0181) when its rounds failed a share at least {@link
+   * #LOSS} above the rounds at the limit in force, by at least this many standard errors of the
+   * difference (counted over their calls, at least {@link #FOLLOW_ROUNDS} rounds each): calls that
+   * fail at random with the same share at every limit (30% of them) gave it a few times a minute
+   * at 3, the tallies of neighbouring limits being no independent draws; at 5, three times in four
+   * runs of 10 s.
+   */
+  static final double FOLLOW_Z = 5;
+  /** Rounds at a level, at least, before its failed share is compared with another's. */
+  static final int FOLLOW_ROUNDS = 2;
+  /** Limits whose rounds' failures are remembered (ADR 0181). */
+  static final int FAIL_LIMITS = 8;
+  /** A level's tally of calls and failures is halved once it holds this many rounds. */
+  static final int FAIL_MEMORY = 16;
+  /**
+   * Probes into a level where failures follow the limit are held for this many rounds at first,
+   * then twice as many each time a probe into it fails again, up to {@link #PROBE_HOLD_MAX}.
+   */
+  static final int PROBE_HOLD = 8;
+  static final int PROBE_HOLD_MAX = 256;
   /** A call's latency over floor counts at most this many times the round's median in {@link #meanRatio}. */
   static final double SERVED_CAP = 2;
   /** A trial cut: judged by the inputs per second of the round after next. */
@@ -346,6 +375,17 @@ public final class CallLimit {
    * retried, a downstream failing a fixed share of calls), decaying by {@link #LOSS} a round.
    */
   private double failuresAllowed;
+  // Failures per recent limit, and the probe held below a level where they follow the limit (ADR 0181).
+  private final int[] failLimit = new int[FAIL_LIMITS];
+  private final double[] failCalls = new double[FAIL_LIMITS];
+  private final double[] failFailed = new double[FAIL_LIMITS];
+  private final int[] failRounds = new int[FAIL_LIMITS];
+  private final long[] failUsed = new long[FAIL_LIMITS];
+  private long failClock;
+  /** The level probes are held below (0: none), rounds the hold has left, and how long the next one lasts. */
+  private int holdBelow;
+  private int holdLeft;
+  private int holdLength;
   /** The limit before the last round's back-off on failures (0: that round made none), and the failed share it saw. */
   private int failureCutFrom;
   private double failureShareAtCut;
@@ -556,6 +596,7 @@ public final class CallLimit {
     // lower the failed share was no help (the failures come from the inputs, not the load), so it
     // is undone and that share is tolerated from then on (ADR 0065).
     double failedShare = failedShare();
+    noteFailures();
     if (failureCutFrom > 0) {
       int from = failureCutFrom;
       failureCutFrom = 0;
@@ -819,7 +860,7 @@ public final class CallLimit {
       recoverTo = 0;
       settling = true;
     } else if (heldBack) {
-      setLimit(slowStart ? 2 * limit : limit + Math.max(1, limit / 8));
+      setLimit(probeTo(slowStart ? 2 * limit : limit + Math.max(1, limit / 8)));
     }
     if (heldBack && now - nextFloorRound >= 0 && !settling) {
       trial = 0;
@@ -882,6 +923,15 @@ public final class CallLimit {
     if (sampleCount == 0) {
       return 1;
     }
+    int counted = countedFailures();
+    return counted / (double) (sampleCount + counted);
+  }
+
+  /** The round's failed calls that started no later than its last successful call did (all of them when none succeeded). */
+  private int countedFailures() {
+    if (sampleCount == 0) {
+      return failures;
+    }
     long cutoff = sampleStart[0];
     for (int i = 1; i < sampleCount; i++) {
       if (sampleStart[i] - cutoff > 0) {
@@ -894,7 +944,120 @@ public final class CallLimit {
         counted++;
       }
     }
-    return counted / (double) (sampleCount + counted);
+    return counted;
+  }
+
+  /**
+   * Adds the round's calls and failures (counted as {@link #failedShare} counts them) to its
+   * limit's tally (ADR 0181). A round that failed at least {@link #LOSS} less than its limit's
+   * tally starts it afresh: what failed there before does not now (a rate limit that was raised).
+   */
+  private void noteFailures() {
+    int counted = countedFailures();
+    double calls = sampleCount + counted;
+    if (calls == 0) {
+      return;
+    }
+    int slot = -1;
+    for (int i = 0; i < FAIL_LIMITS; i++) {
+      if (failRounds[i] > 0 && failLimit[i] == limit) {
+        slot = i;
+        break;
+      }
+    }
+    if (slot >= 0 && counted / calls <= failFailed[slot] / failCalls[slot] - LOSS) {
+      failRounds[slot] = 0;
+    }
+    if (slot < 0 || failRounds[slot] == 0) {
+      if (slot < 0) {
+        // The least recently used slot (an empty one first).
+        slot = 0;
+        for (int i = 1; i < FAIL_LIMITS; i++) {
+          if (failUsed[i] < failUsed[slot]) {
+            slot = i;
+          }
+        }
+      }
+      failLimit[slot] = limit;
+      failRounds[slot] = 0;
+      failCalls[slot] = 0;
+      failFailed[slot] = 0;
+    }
+    if (failRounds[slot] == FAIL_MEMORY) {
+      failRounds[slot] /= 2;
+      failCalls[slot] /= 2;
+      failFailed[slot] /= 2;
+    }
+    failRounds[slot]++;
+    failCalls[slot] += calls;
+    failFailed[slot] += counted;
+    failUsed[slot] = ++failClock;
+  }
+
+  /**
+   * Where a probe up from this limit to {@code to} may go (ADR 0181): below the lowest level in
+   * between whose rounds failed more than the rounds at this limit, repeatably and beyond noise
+   * ({@link #failuresFollow}), for a hold that doubles each time a probe into that level fails
+   * again. Failures that do not follow the limit (a share failing at random at every limit) leave
+   * the probe alone: the level above fails as much as this one.
+   */
+  private int probeTo(int to) {
+    int here = failSlot(limit);
+    if (here < 0) {
+      return to;
+    }
+    int level = 0;
+    for (int i = 0; i < FAIL_LIMITS; i++) {
+      if (failRounds[i] > 0 && failLimit[i] > limit && failLimit[i] <= to
+          && (level == 0 || failLimit[i] < level) && failuresFollow(i, here)) {
+        level = failLimit[i];
+      }
+    }
+    if (level == 0) {
+      return to;
+    }
+    if (level != holdBelow) {
+      holdBelow = level;
+      holdLength = PROBE_HOLD;
+      holdLeft = PROBE_HOLD;
+    }
+    if (holdLeft > 0) {
+      holdLeft--;
+      return Math.max(limit, level - 1);
+    }
+    // The hold is over: one probe into the level, to see whether it still fails (a rate limit
+    // raised since); if it does, the next hold is twice as long.
+    holdLength = Math.min(PROBE_HOLD_MAX, 2 * holdLength);
+    holdLeft = holdLength;
+    return to;
+  }
+
+  private int failSlot(int level) {
+    for (int i = 0; i < FAIL_LIMITS; i++) {
+      if (failRounds[i] > 0 && failLimit[i] == level) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /**
+   * Slot {@code hi}'s rounds failed a share at least {@link #LOSS} above slot {@code lo}'s, by
+   * {@link #FOLLOW_Z} standard errors of the difference at least, with {@link #FOLLOW_ROUNDS}
+   * rounds each: the failures follow the limit, not chance.
+   */
+  private boolean failuresFollow(int hi, int lo) {
+    if (failRounds[hi] < FOLLOW_ROUNDS || failRounds[lo] < FOLLOW_ROUNDS) {
+      return false;
+    }
+    double shareHi = failFailed[hi] / failCalls[hi];
+    double shareLo = failFailed[lo] / failCalls[lo];
+    if (shareHi - shareLo < LOSS) {
+      return false;
+    }
+    double pooled = (failFailed[hi] + failFailed[lo]) / (failCalls[hi] + failCalls[lo]);
+    double error = Math.sqrt(pooled * (1 - pooled) * (1 / failCalls[hi] + 1 / failCalls[lo]));
+    return shareHi - shareLo >= FOLLOW_Z * error;
   }
 
   /** Backs off by a tenth, remembering from where and at what failed share (ADR 0065 judges it next round). */
