@@ -84,6 +84,41 @@ class OutsideShapesTest {
     }
   }
 
+  @Test
+  void aRateLimitRaisedIsFoundWithinAHold() {
+    // The same bucket of 20, its rate raised from 2,000 to 4,000 calls a second at 4 s, at 14,000
+    // inputs a second: the probe held below 5 (ADR 0181) looks into 5 again when its hold is over,
+    // finds it clean and starts the tally afresh, and the limit climbs to 8 (4,000 calls a second
+    // of 2 ms) within about a second; from 6 s on it never leaves 8-9 and 13,600-13,700 inputs a
+    // second are delivered (seeds 1-3). The code before ADR 0181 got to 8 at once but probed into
+    // 9's storm every other round: 10,060-10,110 a second.
+    for (long seed = 1; seed <= 3; seed++) {
+      Run r = run(256, 14_000, 12, seed);
+      r.settle = 6 * SEC;
+      Result res = OutsideShapes.run(rateRaised(4 * SEC), r);
+      assertTrue(res.lowest >= 8 && res.delivered >= 12_000, "seed " + seed + ": " + res);
+    }
+  }
+
+  /** {@link #rateLimited}, its rate raised to 4,000 calls a second at {@code at}. */
+  static Downstream rateRaised(long at) {
+    return new Downstream() {
+      double tokens = 20;
+      long last;
+
+      @Override
+      long refuseAfter(long t, int inputs, SplittableRandom rnd) {
+        tokens = Math.min(20, tokens + (t - last) * (t < at ? 2_000 : 4_000) / 1e9);
+        last = t;
+        if (tokens >= 1) {
+          tokens--;
+          return -1;
+        }
+        return 200_000L;
+      }
+    };
+  }
+
   /** A pool that grows from 2 to 32 calls over a minute, 2 ms + 5 us an input. */
   static Downstream growing() {
     return new Downstream() {
