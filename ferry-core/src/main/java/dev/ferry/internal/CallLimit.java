@@ -130,6 +130,12 @@ import java.util.Arrays;
  * pair's part capped at its own calls, so a pool that shrank between two rounds is one pair, not
  * the whole evidence): the floors move up instead. A rebase or a floor round forgets the pairs.
  *
+ * <p>The calls in flight told with each sample are every call on the wire, calls that hang until
+ * their timeout included: such a call takes none of the downstream's capacity, yet holds a slot
+ * until it ends. Leaving out a call overtaken by later ones and long past the latencies seen was
+ * tried and not adopted (ADR 0187): a call that hangs while holding a pool connection ends alike,
+ * and leaving those out overloaded the pool.
+ *
  * <h2>Invariants</h2>
  * {@code 1 <= limit() <= max}; floors are positive or absent; a pinned limit never moves.
  *
