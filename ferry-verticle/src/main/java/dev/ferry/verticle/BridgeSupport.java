@@ -1,5 +1,6 @@
 package dev.ferry.verticle;
 
+import dev.ferry.FerryError;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.MultiMap;
@@ -35,9 +36,12 @@ import java.util.function.Supplier;
  *
  * <p>A frame that the bridge itself would fail on after the hook (headers that are not an object,
  * a null header value, a non-numeric {@code timeout}, a {@code codecName}), whatever its address,
- * and any publish to the submit address (clustered, each node's consumer would apply it) are
- * refused with an error frame at once. A frame the bridge cannot decode, or fails on before the
- * hook, gets an error frame and its socket is closed ({@link BridgeFrameLimit}, ADR 0135).
+ * a frame to an address a client may not reach, and any publish to the submit address (clustered,
+ * each node's consumer would apply it) are refused at once, in Ferry's words (ADR 0190): a send
+ * with a {@code replyAddress} gets an error frame at that address with a failure code and a message
+ * naming what was wrong, any other frame the same with no address; the socket goes on. A frame the
+ * bridge cannot decode, or fails on before the hook, gets an error frame and its socket is closed
+ * ({@link BridgeFrameLimit}, ADR 0135).
  *
  * <p>Vert.x hands a local send to every local consumer of its address in turn, the verticle's
  * public consumer included, and other senders on this node reach the local consumer too: the hook
@@ -45,7 +49,7 @@ import java.util.function.Supplier;
  * its first reply ({@link #entry()}).
  *
  * <p>Closing, clustered: the bridge first refuses new sends to the submit address (the client gets
- * an error frame at once: not delivered), waits until every input it took was answered (bounded by
+ * 503 at once: not delivered), waits until every input it took was answered (bounded by
  * {@code maxWaitMs}), and only then closes its sockets, so that no reply is lost with them (ADR
  * 0094). The count of open inputs is kept on the verticle's event loop, where the bridge's server
  * was created and runs its sockets (asserted).
@@ -133,34 +137,140 @@ final class BridgeSupport {
   }
 
   /**
-   * Whether the bridge can deliver this send to the submit address once the hook lets it through:
-   * headers that are not an object, a header whose value is null, a {@code timeout} that is not a
-   * number of ms >= 1, a {@code localOnly} that is not a boolean, or a
-   * {@code codecName} (a client does not choose codecs) make the bridge itself throw after the
-   * hook ran (a ClassCastException, an unknown codec): no frame for the client, the socket's
-   * parser left mid-frame, and the input counted open for good.
+   * Why the bridge could not deliver this frame once the hook lets it through, in the words of the
+   * frame, or null: headers that are not an object, a header whose value is null, a {@code timeout}
+   * that is not a number of ms >= 1, a {@code localOnly} that is not a boolean, or a {@code
+   * codecName} (a client does not choose codecs) make the bridge itself throw after the hook ran (a
+   * ClassCastException, an unknown codec): no frame for the client, the socket's parser left
+   * mid-frame, and the input counted open for good. The bridge reads every frame's headers first,
+   * whatever its type and address.
    */
-  static boolean deliverable(JsonObject raw) {
+  static String undeliverable(JsonObject raw) {
     Object headers = raw.getValue("headers");
     if (headers == null) {
-      return true;
+      return null;
     }
     if (!(headers instanceof JsonObject h)) {
-      return false;
+      return "\"headers\" is " + quoted(headers) + ": the bridge takes an object of header names to values"
+          + " (strings, numbers or booleans)";
     }
     for (String name : h.fieldNames()) {
       if (h.getValue(name) == null) {
         // The bridge adds each header to a MultiMap, which throws on null: the socket answered
         // nothing more, this frame or any after it.
-        return false;
+        return "the header " + quoted(name) + " is null: a header needs a value (a string, number or boolean)";
       }
     }
     Object timeout = h.getValue("timeout");
+    if (timeout != null && !(timeout instanceof Number n && n.longValue() >= 1)) {
+      return "the header \"timeout\" is " + quoted(timeout) + ": the bridge takes a number of ms >= 1 there";
+    }
     // The bridge casts localOnly to a Boolean: anything else threw past the hook, and the guard
     // closed the connection (the replies of the client's inputs in flight lost with it).
     Object localOnly = h.getValue("localOnly");
-    return (timeout == null || timeout instanceof Number n && n.longValue() >= 1)
-        && (localOnly == null || localOnly instanceof Boolean) && !h.containsKey("codecName");
+    if (localOnly != null && !(localOnly instanceof Boolean)) {
+      return "the header \"localOnly\" is " + quoted(localOnly) + ": the bridge takes true or false there";
+    }
+    if (h.containsKey("codecName")) {
+      return "the header \"codecName\" is given (" + quoted(h.getValue("codecName"))
+          + "): a bridge client does not choose codecs; leave it out";
+    }
+    return null;
+  }
+
+  /** Whether the bridge can deliver this frame once the hook lets it through ({@link #undeliverable}). */
+  static boolean deliverable(JsonObject raw) {
+    return undeliverable(raw) == null;
+  }
+
+  /** A value of the client's frame as its JSON, cut at 64 characters: no answer quotes a huge one. */
+  static String quoted(Object value) {
+    String json;
+    try {
+      json = io.vertx.core.json.Json.encode(value);
+    } catch (RuntimeException notJson) {
+      json = dev.ferry.internal.LogText.escape(value);
+    }
+    return json.length() > 64 ? json.substring(0, 64) + "..." : json;
+  }
+
+  /**
+   * A refusal of the hook: the failure code and the reason, in the words of the frame. Written to
+   * the client by {@link #refuse} in place of the bridge's own answer (ADR 0190).
+   */
+  record Refusal(int code, String why) {}
+
+  /**
+   * Why the hook refuses this frame, or null. {@code permitted} are the addresses a client may send
+   * to, the submit address first. The bridge lets a frame through to an address not permitted only
+   * when it is a reply to a request the bridge delivered to this client; a client is never sent one
+   * (no outbound address is permitted, and Ferry never replies with a request), so the bridge would
+   * answer {@code access_denied} to any of them.
+   */
+  static Refusal refusal(BridgeEventType type, JsonObject raw, String address, java.util.List<String> permitted) {
+    String headers = undeliverable(raw);
+    if (headers != null) {
+      return new Refusal(FerryError.BAD_INPUT.code(), headers);
+    }
+    if (type == BridgeEventType.SOCKET_PING) {
+      return null;
+    }
+    String kind = type == BridgeEventType.REGISTER ? "register" : type == BridgeEventType.UNREGISTER ? "unregister"
+        : type == BridgeEventType.PUBLISH ? "publish" : "send";
+    if (address == null) {
+      return new Refusal(FerryError.BAD_INPUT.code(), "a \"" + kind + "\" needs an \"address\"");
+    }
+    if (type == BridgeEventType.REGISTER || type == BridgeEventType.UNREGISTER) {
+      return new Refusal(FORBIDDEN, "a \"" + kind + "\" of " + quoted(address) + " is refused: a bridge client"
+          + " receives only the answers to its own sends, at their \"replyAddress\"");
+    }
+    if (!permitted.contains(address)) {
+      StringBuilder may = new StringBuilder();
+      for (String a : permitted) {
+        may.append(may.length() == 0 ? "" : ", ").append(quoted(a));
+      }
+      return new Refusal(FORBIDDEN, "the address " + quoted(address) + " is not one a bridge client may "
+          + kind + " to (" + may + ")");
+    }
+    if (type == BridgeEventType.PUBLISH && address.equals(permitted.get(0))) {
+      // Clustered, every node's consumer would take it: one input applied once per node. An input
+      // is a request (or a send), never a publish.
+      return new Refusal(FerryError.BAD_INPUT.code(), "a \"publish\" to " + quoted(address) + " is refused: an input"
+          + " is a \"send\", with a \"replyAddress\" for its answer (published, each node of a cluster would apply it)");
+    }
+    return null;
+  }
+
+  /**
+   * The code of a refusal for an address the bridge does not let a client reach, or for a register:
+   * the frame is well formed, and no change to it but its address or type would let it through
+   * (ADR 0190).
+   */
+  static final int FORBIDDEN = 403;
+
+  /**
+   * Answers a refused frame in Ferry's words (ADR 0190): a send with a {@code replyAddress} gets an
+   * error frame at that address, as Ferry's failures come back ({@code address}, {@code
+   * sourceAddress}, {@code failureCode}, {@code failureType}, {@code message}); any other frame one
+   * with no {@code address}. The event is then left uncompleted on purpose: the bridge (5.0.7)
+   * writes {@code "blocked by bridgeEvent handler"} when it is completed with false, and logs an
+   * error when it is failed; uncompleted, it does nothing more with the frame, and the event is
+   * garbage once this returns (only the event holds its promise). One answer per frame.
+   */
+  static void refuse(io.vertx.ext.eventbus.bridge.tcp.BridgeEvent event, JsonObject raw, String address, Refusal refusal) {
+    JsonObject frame = new JsonObject().put("type", "err");
+    String replyAddress = event.type() == BridgeEventType.SEND && raw.getValue("replyAddress") != null
+        // As the bridge reads it (getString), so that the client's own spelling comes back.
+        ? raw.getString("replyAddress") : null;
+    if (replyAddress != null) {
+      frame.put("address", replyAddress);
+      if (address != null) {
+        frame.put("sourceAddress", address);
+      }
+    }
+    frame.put("failureCode", refusal.code()).put("failureType", "RECIPIENT_FAILURE").put("message", refusal.why());
+    byte[] json = frame.encode().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    event.socket().write(io.vertx.core.buffer.Buffer.buffer(4 + json.length).appendInt(json.length).appendBytes(json));
   }
 
   /** Listens; the future holds the bridge's closer. */
@@ -176,6 +286,10 @@ final class BridgeSupport {
       options.addInboundPermitted(new PermittedOptions().setAddress(settings.ops().healthAddress()));
     }
     String submit = settings.address();
+    java.util.List<String> permitted = new java.util.ArrayList<>();
+    for (PermittedOptions p : options.getInboundPermitteds()) {
+      permitted.add(p.getAddress()); // the submit address first
+    }
     boolean clustered = open != null;
     // The bridge's own parser buffers any frame length a client announces: its sockets pass a
     // bound first (ADR 0104), which also closes a connection that brings no whole frame for
@@ -190,38 +304,35 @@ final class BridgeSupport {
         framed.frameDecoded();
       }
       JsonObject raw = event.getRawMessage();
-      if (raw == null) {
+      if (raw == null || event.type() == BridgeEventType.REGISTERED) {
         event.complete(true);
         return;
       }
-      if (submit.equals(raw.getValue("address")) && raw.getValue("headers") instanceof JsonObject h
+      // As the bridge reads it: a number or an object as its text.
+      String address = raw.getValue("address") == null ? null : raw.getString("address");
+      if (submit.equals(address) && raw.getValue("headers") instanceof JsonObject h
           && h.containsKey("localOnly") && !(h.getValue("localOnly") instanceof Boolean)) {
         // Clustered, enter() overrides a client's localOnly whatever its value; unclustered it
-        // means nothing: either way not one to refuse an input for (other addresses: deliverable).
+        // means nothing: either way not one to refuse an input for (other addresses: undeliverable).
         h.remove("localOnly");
       }
-      if (!deliverable(raw)) {
-        // Whatever its address and type: the bridge reads every frame's headers before it looks
-        // at either, and throws on these. An error frame at once; nothing delivered, nothing counted.
-        event.complete(false);
+      // Every frame the bridge would refuse, or fail on, after the hook is answered here instead, in
+      // Ferry's words and at the send's replyAddress (ADR 0190): nothing delivered, nothing
+      // counted, the socket goes on.
+      Refusal refusal = refusal(event.type(), raw, address, permitted);
+      if (refusal != null) {
+        refuse(event, raw, address, refusal);
         return;
       }
-      if (!submit.equals(raw.getValue("address"))) {
-        event.complete(true);
+      if (clustered && event.type() == BridgeEventType.SEND && submit.equals(address) && !enter(raw)) {
+        // Closing: answered at once, nothing delivered.
+        refuse(event, raw, address, new Refusal(FerryError.CLOSED.code(),
+            "the node is closing and takes no new input: not delivered"));
         return;
       }
-      if (event.type() == BridgeEventType.PUBLISH) {
-        // Clustered, every node's consumer would take it: one input applied once per node. An
-        // input is a request (or a send), never a publish.
-        event.complete(false);
-        return;
-      }
-      if (event.type() != BridgeEventType.SEND) {
-        event.complete(true);
-        return;
-      }
-      // Closing: an error frame at once, nothing delivered.
-      event.complete(!clustered || enter(raw));
+      // The bridge reads the headers after this, and completes the send at once (completed inline):
+      // the socket's order is kept.
+      event.complete(true);
     };
     if (!clustered) {
       return TcpEventBusBridge.create(guarded, options, null, hook).listen(bridge.endpoint().port(), bridge.endpoint().host())

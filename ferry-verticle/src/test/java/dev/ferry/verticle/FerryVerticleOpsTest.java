@@ -154,7 +154,11 @@ class FerryVerticleOpsTest extends VerticleTestBase {
       frame(out, new JsonObject().put("type", "send").put("address", "ferry.metrics").put("replyAddress", "reply-2"));
       JsonObject refused = read(in);
       assertEquals("err", refused.getString("type"), refused.encode());
-      assertEquals("access_denied", refused.getString("message"), refused.encode());
+      // Answered at the send's reply address, in Ferry's words (ADR 0190), not the bridge's bare
+      // "access_denied".
+      assertEquals("reply-2", refused.getString("address"), refused.encode());
+      assertEquals(403, refused.getInteger("failureCode"), refused.encode());
+      assertTrue(refused.getString("message").contains("\"ferry.metrics\""), refused.encode());
 
       // A bad input comes back as the failure code the event bus carries.
       frame(out, new JsonObject().put("type", "send").put("address", "ferry.submit").put("body", 1)
