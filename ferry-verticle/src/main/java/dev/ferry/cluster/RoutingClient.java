@@ -81,7 +81,9 @@ public final class RoutingClient {
 
   /**
    * Sends {@code body} to the owner of {@code key}. {@code headers} holds the request's headers
-   * (key, id, order); {@code timeoutMs} is the caller's timeout-ms (0 for none), {@code
+   * (key, id, order), taken as they are at the call: a {@code key} header other than {@code key},
+   * under any spelling of its name, or an {@code id} over {@link FerryClient#MAX_ID_LENGTH}, is
+   * {@code BAD_INPUT} with nothing sent, and a missing one is {@code key}; {@code timeoutMs} is the caller's timeout-ms (0 for none), {@code
    * sendTimeoutMs} how long the caller waits for a reply.
    */
   public Future<Object> submit(String key, Object body, DeliveryOptions headers, long timeoutMs, long sendTimeoutMs) {
@@ -101,6 +103,34 @@ public final class RoutingClient {
     if (badKey != null) {
       return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, badKey));
     }
+    // The headers as they are now (sent later, from the loop, where a caller changing them would
+    // race the copy), checked as FerryClient checks its options (review BG). This client routes by
+    // {@code key} and the node batches by the key header: one key, or an input routed by one and
+    // batched under another, in neither's order. A missing key header is the key routed by; no
+    // header at all (DeliveryOptions' headers are null until one is added) threw on the loop, its
+    // caller never answered.
+    io.vertx.core.MultiMap sent = io.vertx.core.MultiMap.caseInsensitiveMultiMap();
+    if (headers != null && headers.getHeaders() != null) {
+      sent.addAll(headers.getHeaders());
+    }
+    boolean keyGiven = false;
+    for (java.util.Map.Entry<String, String> h : sent) {
+      if (FerryClient.KEY_HEADER.equalsIgnoreCase(h.getKey())) {
+        keyGiven = true;
+        if (!key.equals(h.getValue())) {
+          return Future.failedFuture(new FerryException(FerryError.BAD_INPUT, "the \"key\" header is \""
+              + shortened(h.getValue()) + "\" but the key routed by is \"" + shortened(key) + "\": give one key"));
+        }
+      } else if (FerryClient.ID_HEADER.equalsIgnoreCase(h.getKey()) && h.getValue() != null
+          && h.getValue().length() > FerryClient.MAX_ID_LENGTH) {
+        return Future.failedFuture(new FerryException(FerryError.BAD_INPUT,
+            dev.ferry.verticle.Submission.idTooLong(h.getValue())));
+      }
+    }
+    if (!keyGiven) {
+      sent.add(FerryClient.KEY_HEADER, key);
+    }
+    DeliveryOptions sentHeaders = new DeliveryOptions().setHeaders(sent);
     Object taken;
     try {
       // Taken as it is now, on the caller's thread: it is sent later, from the loop, and again
@@ -122,7 +152,7 @@ public final class RoutingClient {
         // Saturated: the longest durations FerryClient accepts (Limits.MAX_MS) overflowed past
         // nanoTime, and the input was answered TIMEOUT or CLOSED at once, never sent. A deadline
         // beyond the loop's time is none, as the node takes it (Submission).
-        router.submit(new ClientRouter.Request(key, new Payload(taken, headers, origin + ++submitted),
+        router.submit(new ClientRouter.Request(key, new Payload(taken, sentHeaders, origin + ++submitted),
             timeoutMs > 0 ? after(now, timeoutMs) : Long.MAX_VALUE, after(now, sendTimeoutMs), answer));
       });
     } catch (RejectedExecutionException closed) {
@@ -131,6 +161,12 @@ public final class RoutingClient {
           "the Vert.x instance is closed, nothing was sent: " + closed.getMessage(), closed));
     }
     return answer.future();
+  }
+
+  /** Text from a header for a refusal: escaped, cut at 64 characters. */
+  private static String shortened(String text) {
+    String escaped = dev.ferry.internal.LogText.escape(text);
+    return escaped.length() > 64 ? escaped.substring(0, 64) + "..." : escaped;
   }
 
   /** {@code now} plus {@code ms} in nanoseconds, or Long.MAX_VALUE past it. */
