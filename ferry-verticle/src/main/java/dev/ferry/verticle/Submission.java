@@ -156,6 +156,12 @@ public final class Submission implements Completable<Object> {
           + "\" is reserved for traffic between ferry nodes: of the " + RESERVED_PREFIX + "* headers a client may send "
           + ORIGIN + " only");
     }
+    if (walk.longOrigin >= 0) {
+      // Clustered, the router keeps it with the input until it is answered: a caller could make a
+      // node hold any amount with small bodies, as with the id before ADR 0189 (ADR 0191).
+      throw new BadInput("the \"" + ORIGIN + "\" header is " + walk.longOrigin + " characters long: at most "
+          + MAX_ID_LENGTH + " are accepted (a routing client's is under 64)");
+    }
     if (walk.twice != null) {
       throw new BadInput("the \"" + walk.twice + "\" header is given more than once, with different values"
           + " (\"" + shortened(headers.get(walk.twice)) + "\" and \"" + shortened(walk.other) + "\"): give it once");
@@ -180,6 +186,8 @@ public final class Submission implements Completable<Object> {
     private static final String[] READ = {KEY, ID, TIMEOUT_MS, ORDER, ORIGIN};
     private final MultiMap headers;
     String reserved;
+    /** The length of the first {@link #ORIGIN} over the id's bound, or -1. */
+    int longOrigin = -1;
     String twice;
     String other;
 
@@ -192,6 +200,9 @@ public final class Submission implements Completable<Object> {
       if (reserved == null && name.regionMatches(true, 0, RESERVED_PREFIX, 0, RESERVED_PREFIX.length())
           && !name.equalsIgnoreCase(ORIGIN)) {
         reserved = name;
+      }
+      if (longOrigin < 0 && value.length() > MAX_ID_LENGTH && name.equalsIgnoreCase(ORIGIN)) {
+        longOrigin = value.length();
       }
       if (twice != null) {
         return;
