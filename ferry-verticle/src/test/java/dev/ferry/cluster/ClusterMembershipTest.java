@@ -142,7 +142,7 @@ class ClusterMembershipTest {
     cluster.awaitSettled(0, 1);
     // One socket to node 0's bridge pipelines inputs of 4 keys until the bridge refuses one or
     // closes; node 0 leaves meanwhile. The bridge reads in order: once closing, it refuses what it
-    // reads (an error frame without a reply address), then closes once what it took was answered
+    // reads (503 at the send's reply address, ADR 0190), then closes once what it took was answered
     // (at once when nothing it took is open: then the client sees the socket close, no refusal).
     // So the inputs with a reply must be exactly the first ones sent, each a success.
     java.util.concurrent.ConcurrentMap<Integer, String> answers = new java.util.concurrent.ConcurrentHashMap<>();
