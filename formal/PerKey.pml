@@ -116,7 +116,8 @@ hidden byte oneCallPerKey PID(1), keyOrder PID(2), slotBound PID(3),
   dueOnly PID(22), directBound PID(23), limitBound PID(24),
   idleBound PID(25), oldestFirst PID(26), noStarvation PID(27),
   lineFifo PID(28), idleShare PID(29), heldGone PID(30), handOffEnds PID(31),
-  idleInputs PID(32), idleClass PID(33), drainUntilTimeout PID(34);
+  idleInputs PID(32), idleClass PID(33), drainUntilTimeout PID(34),
+  oneHeadStart PID(35);
 
 /* life of one input (one caller's request) */
 #define NEW  0   /* not submitted yet                                       */
@@ -205,6 +206,25 @@ hidden byte gTag[K];              /* at a busy grant, each key's next input's */
                                   /* WAIT, 255 for none), by the inputs'     */
                                   /* states, not by tagOf or tagIn           */
 hidden byte tg, gi, gb, gs, gk, gq, hx, hn, gH, gHW;
+/* one head start per wait (ADR 0183) */
+byte grantAt[K];                  /* Lane#grantedAt: admSeq at the lane's call */
+                                  /* when it was an idle grant over waiting  */
+                                  /* busy lanes, 0 otherwise (read only when */
+                                  /* the call ends: zeroed there)            */
+byte srvAt[K];                    /* PerKeyEngine#servedOverWaiting: the     */
+                                  /* key's grantedAt, 0 for no entry         */
+chan srvq = [NI] of { byte, byte };/* #servedOrder: (grantedAt, key), in the */
+                                  /* order noted (each grant sends an input, */
+                                  /* so NI entries at most)                  */
+/* ghost for oneHeadStart, by the inputs' states and the lines, apart from
+ * grantAt, srvAt and srvq: the inputs that waited in the busy line at the
+ * key's last grant, if that was an idle grant over them (gk), less those
+ * whose lane was granted since (or that left WAIT); and the admission number
+ * at the key's last idle grant over waiting busy lanes */
+int hsM[K];
+byte gIob[K];
+hidden byte gh, bk, sa, srvW, just; /* busyHead's tag (255: none), scratch */
+hidden byte lw, ca, cb, cg;         /* setst's scratch                      */
 
 #define idle(k)  (!inflight[k] && nwait[k] == 0)
 #define ready(k) (inLine[k] || inBusy[k])
@@ -236,7 +256,12 @@ hidden byte wasClosed, wasIdle, ab;
 /* every change of an input's state goes through here (ghost counts) */
 inline setst(x, s) {
   if
-  :: st[x] == WAIT -> gW--; gWW = gWW - W(x)
+  :: st[x] == WAIT -> gW--; gWW = gWW - W(x);
+#ifdef ADAPTIVE
+     hsM[0] = hsM[0] & ~(1 << x); hsM[1 % K] = hsM[1 % K] & ~(1 << x);
+     hsM[2 % K] = hsM[2 % K] & ~(1 << x);
+     lw = 1;
+#endif
   :: else -> skip
   fi;
   if
@@ -244,7 +269,39 @@ inline setst(x, s) {
   :: s == DONE -> ndone[x / N]++
   :: else -> skip
   fi;
-  st[x] = s
+  st[x] = s;
+#ifdef ADAPTIVE
+  /* the ghost gIob is only read as "an input admitted before it waits": an
+   * input that leaves WAIT never waits again and later ones come after, so
+   * each gIob is kept as 1 + the newest waiting input below it (0: none),
+   * the same answer in every future with fewer states */
+  if
+  :: lw ->
+     ca = 0;
+     do
+     :: ca < K ->
+        if
+        :: gIob[ca] != 0 ->
+           cg = 0; cb = 0;
+           do
+           :: cb < NI ->
+              if
+              :: st[cb] == WAIT && adm[cb] < gIob[ca] && adm[cb] >= cg -> cg = adm[cb] + 1
+              :: else -> skip
+              fi;
+              cb++
+           :: else -> break
+           od;
+           gIob[ca] = cg
+        :: else -> skip
+        fi;
+        ca++
+     :: else -> break
+     od;
+     ca = 0; cb = 0; cg = 0; lw = 0
+  :: else -> skip
+  fi
+#endif
 }
 
 /* hand the caller of x its single outcome */
@@ -426,7 +483,7 @@ inline offer(k) {
      bnd[k] = dn + (dn + 1) * MAXB; over[k] = 0; cc = 0; dn = 0;
      /* the idle line for a lane begun while its key was idle and not called
       * since, the busy line for every other (by the ghost gIdle) */
-     PROP(idleClass, laneIdle[k] == gIdle[k]);
+     PROP(idleClass, !laneIdle[k] || gIdle[k]);
      if
      :: !laneIdle[k] ->
         tagIn[k] = tg;
@@ -454,6 +511,84 @@ inline unqueue(k, x) {
   dropHeads(k);
   lane[k]?x; nwait[k]--; wwait[k] = wwait[k] - W(x);
   waiting--; qweight = qweight - W(x)
+}
+
+/* PerKeyEngine#retagBusyHead: while the busy head's tagged input is not its
+ * next one (Lane#peek, which drops expired heads), the head takes its next
+ * input's number and its place; stale entries that come to the head are
+ * skipped (skipStale). t, q: scratch for the head's (tag, key) */
+inline retagBusyHead(t, q) {
+  do
+  :: len(busyq) > 0 ->
+     busyq?<t,q>;
+     if
+     :: staleB[q] > 0 -> busyq?t,q; staleB[q]--
+     :: else ->
+        dropHeads(q); lane[q]?<hx>;
+        if
+        :: hx != tagIn[q] -> busyq?t,q; tagIn[q] = hx; tagOf[q] = adm[hx]; busyq!!tagOf[q],q
+        :: else -> break
+        fi
+     fi
+  :: else -> break
+  od
+}
+
+/* PerKeyEngine#busyHead (ADR 0183): both lines' stale heads skipped
+ * (skipStale) and the busy head's tag renewed; gh = that tag, 255 when the
+ * busy line is empty, and then every remembered key is forgotten; else the
+ * entries whose grant the head was admitted after go, in the order they were
+ * noted, up to the first that stays (#servedOrder: in the order the calls
+ * ended, so an entry behind a later grant's waits for it). Lazy, as in the
+ * code: entries go only when the engine reads the busy head for this rule,
+ * at the end of a call that lets go of a lane granted over waiting busy
+ * lanes, and at the admission that makes a new lane */
+inline busyHead() {
+  do
+  :: len(line) > 0 && (line?[eval(0)] && stale[0] > 0 || line?[eval(1)] && stale[1] > 0 ||
+                       K > 2 && line?[eval(2)] && stale[2 % K] > 0) ->
+     line?bk; stale[bk]--
+  :: else -> break
+  od;
+  retagBusyHead(gh, bk);
+  hx = 0;
+  if
+  :: len(busyq) == 0 ->
+     do
+     :: len(srvq) > 0 -> srvq?gh,bk
+     :: else -> break
+     od;
+     srvAt[0] = 0; srvAt[1 % K] = 0; srvAt[2 % K] = 0;
+     gh = 255
+  :: else ->
+     busyq?<gh,bk>;
+     do
+     :: len(srvq) > 0 ->
+        srvq?<sa,bk>;
+        if
+        :: sa <= gh -> srvq?sa,bk; srvAt[bk] = (srvAt[bk] == sa -> 0 : srvAt[bk])
+        :: else -> break
+        fi
+     :: else -> break
+     od
+  fi;
+  bk = 0; sa = 0
+}
+
+/* PerKeyEngine#noteServedOverWaiting: a lane let go of after its call (no
+ * input left) is remembered if that call was an idle grant over waiting busy
+ * lanes and an input admitted before it waits in the busy line */
+inline noteServed(k) {
+  if
+  :: grantAt[k] != 0 ->
+     busyHead();
+     if
+     :: gh != 255 && grantAt[k] > gh -> srvAt[k] = grantAt[k]; srvq!grantAt[k],k
+     :: else -> skip
+     fi;
+     gh = 0
+  :: else -> skip
+  fi
 }
 
 /* PerKeyEngine#dispatch and #take */
@@ -489,25 +624,9 @@ inline unqueue(k, x) {
                            K > 2 && busyq?[_,eval(2)] && staleB[2 % K] > 0) -> \
         busyq?tg,dk; staleB[dk]--; tg = 0 \
      :: else -> \
-        /* PerKeyEngine#retagBusyHead: while the busy head's tagged input is \
-         * not its next one (Lane#peek, which drops expired heads), the head \
-         * takes its next input's number and its place; stale entries that \
-         * come to the head are skipped (skipStale). Live entries stay, so \
-         * busyq keeps the live head this branch was entered with. */ \
-        do \
-        :: len(busyq) > 0 -> \
-           busyq?<tg,dk>; \
-           if \
-           :: staleB[dk] > 0 -> busyq?tg,dk; staleB[dk]-- \
-           :: else -> \
-              dropHeads(dk); lane[dk]?<hx>; \
-              if \
-              :: hx != tagIn[dk] -> busyq?tg,dk; tagIn[dk] = hx; tagOf[dk] = adm[hx]; busyq!!tagOf[dk],dk \
-              :: else -> break \
-              fi \
-           fi \
-        :: else -> break \
-        od; \
+        /* the busy head's tag renewed (live entries stay, so busyq keeps \
+         * the live head this branch was entered with) */ \
+        retagBusyHead(tg, dk); \
         tg = 0; hx = 0; \
         gi = len(line) > 0 && (len(busyq) == 0 || idleCredit > 0); \
         PROP(idleBound, !(gi && len(busyq) > 0 && idleRun >= lastBusy)); \
@@ -517,7 +636,12 @@ inline unqueue(k, x) {
         gb = !gi; \
         gk = gi && NBUSY;                  /* ghost: busy lanes wait */ \
         if \
-        :: gi -> line?dk; inLine[dk] = 0 \
+        :: gi -> \
+           line?dk; inLine[dk] = 0; \
+           /* ADR 0183: no second idle grant while an input that waited in \
+            * the busy line at the key's last idle grant over it still \
+            * waits there, its lane not granted since (the ghost hsM) */ \
+           PROP(oneHeadStart, hsM[dk] == 0) \
         :: else -> \
            busyq?tg,dk; inBusy[dk] = 0; \
            /* ghost: each key's next input (the one a grant sends first, \
@@ -620,6 +744,39 @@ inline dispatch() {
            :: gk -> idleRun++; idleIn = idleIn + dn
            :: else -> skip
            fi;
+           /* Lane#grantedAt (ADR 0183): the admission number at an idle grant
+            * over waiting busy lanes */
+           grantAt[dk] = (gs -> admSeq : 0);
+           /* ghost: a grant takes its lane's inputs out of every key's set;
+            * an idle grant over waiting busy lanes (gk) sets its own to the
+            * inputs waiting in the busy line, any other grant empties it */
+           cx = 0;
+           do
+           :: cx < K -> hsM[cx] = hsM[cx] & ~(((1 << N) - 1) << (dk * N)); cx++
+           :: else -> break
+           od;
+           hsM[dk] = 0;
+           if
+           :: gk ->
+              /* gIob: the admission number now, kept as setst keeps it */
+              gIob[dk] = 0;
+              cx = 0;
+              do
+              :: cx < NI ->
+                 if
+                 :: st[cx] == WAIT && inBusy[cx / N] -> hsM[dk] = hsM[dk] | (1 << cx)
+                 :: else -> skip
+                 fi;
+                 if
+                 :: st[cx] == WAIT && adm[cx] >= gIob[dk] -> gIob[dk] = adm[cx] + 1
+                 :: else -> skip
+                 fi;
+                 cx++
+              :: else -> break
+              od
+           :: else -> skip
+           fi;
+           cx = 0;
 #endif
            inflight[dk] = 1; startCall(dk, dm, 1)
         :: else -> passed[dk] = 0; releaseLane(dk)    /* all had expired: retired */
@@ -784,8 +941,34 @@ inline admit(x, k) {
            /* ghost: an input queued while its key is idle (gq, from the
             * inputs' states and the calls on the wire) begins an idle lane */
            gIdle[k] = (gq -> DIRECT : gIdle[k]);
+           /* PerKeyEngine#servedWhileBusyWaits (ADR 0183): a new lane of a
+            * key remembered (srvAt) goes to the busy line while the busy
+            * head was admitted before its grant */
+           srvW = 0;
+           if
+           :: DIRECT && idle(k) -> busyHead(); srvW = (gh != 255 && srvAt[k] > gh); gh = 0
+           :: else -> skip
+           fi;
 #endif
-           laneIdle[k] = (idle(k) -> DIRECT : laneIdle[k]);
+           laneIdle[k] = (idle(k) -> DIRECT && !srvW : laneIdle[k]);
+#ifdef ADAPTIVE
+           /* ghost: a lane begun while its key was idle joins the busy line
+            * only while an input admitted before the key's last idle grant
+            * over waiting busy lanes (gIob) waits in the busy line */
+           if
+           :: gq && DIRECT && !laneIdle[k] ->
+              just = 0; cx = 0;
+              do
+              :: cx < NI -> just = just || st[cx] == WAIT && inBusy[cx / N] && adm[cx] < gIob[k]; cx++
+              :: else -> break
+              od;
+              cx = 0;
+              PROP(idleClass, just);
+              just = 0
+           :: else -> skip
+           fi;
+           srvW = 0;
+#endif
            lane[k]!x; nwait[k]++; wwait[k] = wwait[k] + W(x);
            waiting++; qweight = qweight + W(x);
            setst(x, WAIT);
@@ -860,8 +1043,14 @@ inline release(k, kind) {
   if
   :: handing[k] -> finishHandOff(k)
   :: !handing[k] && nwait[k] == 0 -> releaseLane(k)  /* lane removed: key idle */
+#ifdef ADAPTIVE
+     ; noteServed(k)                                 /* ADR 0183 */
+#endif
   :: else -> offer(k)                                /* back of the line */
   fi;
+#ifdef ADAPTIVE
+  grantAt[k] = 0;                                    /* read only above */
+#endif
   dispatch()                                         /* the freed slot */
 }
 
