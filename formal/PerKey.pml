@@ -481,8 +481,9 @@ inline offer(k) {
      :: else -> break
      od;
      bnd[k] = dn + (dn + 1) * MAXB; over[k] = 0; cc = 0; dn = 0;
-     /* the idle line for a lane begun while its key was idle and not called
-      * since, the busy line for every other (by the ghost gIdle) */
+     /* the idle line only for a lane begun while its key was idle and not
+      * called since (by the ghost gIdle); such a lane may be busy by ADR
+      * 0183, which admit checks against the ghost gIob */
      PROP(idleClass, !laneIdle[k] || gIdle[k]);
      if
      :: !laneIdle[k] ->
