@@ -113,8 +113,10 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
    * waiting busy lanes, by the admission number at that grant (ADR 0183). While an input admitted
    * before that grant still waits in the busy line, such a key's next input is not an idle key's:
    * its lane joins the busy line, by the age of that input (one head start per wait). Forgotten,
-   * in grant order ({@link #servedOrder}), once the busy line's head was admitted after the grant,
-   * and all at once when the busy line empties: only keys served while the current head waits are held.
+   * in the order their calls ended ({@link #servedOrder}), once the busy line's head was admitted
+   * after the grant, and all at once when the busy line is empty; both are read lazily, when a
+   * lane is let go of after such a grant or a new lane is admitted (review BH's model follows
+   * this): only keys served while the current head waits are held.
    */
   private final HashMap<K, Long> servedOverWaiting = new HashMap<>();
   private final ArrayDeque<Served<K>> servedOrder = new ArrayDeque<>();
