@@ -308,6 +308,66 @@ class OutsideShapesReport {
     };
   }
 
+  /**
+   * Review BI: a token bucket of {@code burst} whose rate (calls a second) at {@code t} is {@code rateAt}; calls
+   * beyond it refused at once (0.2 ms), the rest served at once in 2 ms.
+   */
+  static Downstream bucket(int burst, java.util.function.LongToDoubleFunction rateAt) {
+    return bucket(burst, rateAt, 2 * MS);
+  }
+
+  /** {@link #bucket(int, java.util.function.LongToDoubleFunction)} whose served calls take {@code cost}. */
+  static Downstream bucket(int burst, java.util.function.LongToDoubleFunction rateAt, long cost) {
+    return new Downstream() {
+      @Override
+      long cost(long t, int inputs, int busy, SplittableRandom rnd) {
+        return cost;
+      }
+
+      double tokens = burst;
+      long last;
+
+      @Override
+      long refuseAfter(long t, int inputs, SplittableRandom rnd) {
+        tokens = Math.min(burst, tokens + (t - last) * rateAt.applyAsDouble(t) / 1e9);
+        last = t;
+        if (tokens >= 1) {
+          tokens--;
+          return -1;
+        }
+        return 200_000L;
+      }
+    };
+  }
+
+  /**
+   * Review BI: no pool; a call refused at once (0.1 ms) with the chance {@code busy / span} where
+   * busy counts the calls in service: a refused share that grows smoothly with the load, so calls
+   * succeeding a second peak at {@code span / 2} at once (half of them refused there).
+   */
+  static Downstream softRefusals(int span) {
+    return new Downstream() {
+      final java.util.PriorityQueue<Long> ends = new java.util.PriorityQueue<>();
+
+      @Override
+      long refuseAfter(long t, int inputs, SplittableRandom rnd) {
+        while (!ends.isEmpty() && ends.peek() <= t) {
+          ends.poll();
+        }
+        if (rnd.nextDouble() < Math.min(1.0, ends.size() / (double) span)) {
+          return 100_000L;
+        }
+        ends.add(t + 2 * MS + 5_000L * inputs);
+        return -1;
+      }
+
+      @Override
+      long cost(long t, int inputs, int busy, SplittableRandom rnd) {
+        return 2 * MS + 5_000L * inputs;
+      }
+    };
+  }
+
   static Case[] cases() {
     return new Case[] {
       // Flat up to 16 calls at once, then each call slower by the square of the excess share.
@@ -462,6 +522,35 @@ class OutsideShapesReport {
         r.callTimeout = SEC;
         return r;
       }, new int[] {16, 64, 256}),
+      // Review BI. A rate limit that moves every 3 s: 2,000, 4,000, 1,000, 4,000, 2,000 ... calls a second (bucket of 20).
+      new Case("ratelimit-swing", () -> bucket(20, t -> new double[] {2_000, 4_000, 1_000, 4_000}[(int) (t / (3 * SEC)) % 4]),
+          () -> run(256, 14_000, 24), new int[] {2, 4, 8}),
+      // A rate limit of 2,000 calls a second behind a burst of 2,000: the refusals follow the limit seconds late.
+      new Case("ratelimit-burst", () -> bucket(2_000, t -> 2_000), () -> run(256, 10_000, 20), new int[] {4, 8}),
+      // A rate limit shared with another client that takes 1,500 of its 3,000 calls a second every other 2 s.
+      new Case("ratelimit-shared", () -> bucket(20, t -> (t / (2 * SEC)) % 2 == 0 ? 3_000 : 1_500),
+          () -> run(256, 10_000, 20), new int[] {3, 6}),
+      // 20 ms calls behind a rate limit of 100 calls a second (2 at once), raised to 400 (8 at once) at 90 s.
+      new Case("ratelimit-slow", () -> bucket(4, t -> t < 90 * SEC ? 100 : 400, 20 * MS),
+          () -> run(64, 1_500, 150), new int[] {2, 8}),
+      // A pool that swings between 4 and 32 every 2 s, under overload.
+      new Case("pool-swing", () -> new Downstream() {
+        @Override
+        int capacity(long t) {
+          return (t / (2 * SEC)) % 2 == 0 ? 32 : 4;
+        }
+
+        @Override
+        long cost(long t, int inputs, int busy, SplittableRandom rnd) {
+          return 2 * MS + 5_000L * inputs;
+        }
+      }, () -> {
+        Run r = run(256, 100_000, 20);
+        r.band = t -> (t / (2 * SEC)) % 2 == 0 ? new int[] {32, 64} : new int[] {4, 8};
+        return r;
+      }, new int[] {4, 32}),
+      // A refused share that grows smoothly with the calls in service (busy / 40): successes peak at 20 at once.
+      new Case("soft-refuse", () -> softRefusals(40), () -> run(256, 60_000, 10), new int[] {10, 20, 30}),
     };
   }
 
