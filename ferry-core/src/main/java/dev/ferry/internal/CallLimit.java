@@ -248,6 +248,11 @@ public final class CallLimit {
    */
   static final int PROBE_HOLD = 8;
   static final int PROBE_HOLD_MAX = 256;
+  /**
+   * A hold also ends this long after it began (review BI): 256 rounds of 2 ms calls at a limit of
+   * 4, but 41 s of 20 ms calls at a limit of 2, where a rate limit raised meanwhile went unseen.
+   */
+  static final long PROBE_HOLD_MAX_NANOS = 2_000_000_000L;
   /** A call's latency over floor counts at most this many times the round's median in {@link #meanRatio}. */
   static final double SERVED_CAP = 2;
   /** A trial cut: judged by the inputs per second of the round after next. */
@@ -392,6 +397,8 @@ public final class CallLimit {
   private int holdBelow;
   private int holdLeft;
   private int holdLength;
+  /** When the hold in force ends at the latest, whatever rounds it has left ({@link #PROBE_HOLD_MAX_NANOS}). */
+  private long holdEnds;
   /** The limit before the last round's back-off on failures (0: that round made none), and the failed share it saw. */
   private int failureCutFrom;
   private double failureShareAtCut;
@@ -866,7 +873,7 @@ public final class CallLimit {
       recoverTo = 0;
       settling = true;
     } else if (heldBack) {
-      setLimit(probeTo(slowStart ? 2 * limit : limit + Math.max(1, limit / 8)));
+      setLimit(probeTo(slowStart ? 2 * limit : limit + Math.max(1, limit / 8), now));
     }
     if (heldBack && now - nextFloorRound >= 0 && !settling) {
       trial = 0;
@@ -1007,7 +1014,7 @@ public final class CallLimit {
    * again. Failures that do not follow the limit (a share failing at random at every limit) leave
    * the probe alone: the level above fails as much as this one.
    */
-  private int probeTo(int to) {
+  private int probeTo(int to, long now) {
     int here = failSlot(limit);
     if (here < 0) {
       return to;
@@ -1026,8 +1033,9 @@ public final class CallLimit {
       holdBelow = level;
       holdLength = PROBE_HOLD;
       holdLeft = PROBE_HOLD;
+      holdEnds = now + PROBE_HOLD_MAX_NANOS;
     }
-    if (holdLeft > 0) {
+    if (holdLeft > 0 && now - holdEnds < 0) {
       holdLeft--;
       return Math.max(limit, level - 1);
     }
@@ -1035,6 +1043,7 @@ public final class CallLimit {
     // raised since); if it does, the next hold is twice as long.
     holdLength = Math.min(PROBE_HOLD_MAX, 2 * holdLength);
     holdLeft = holdLength;
+    holdEnds = now + PROBE_HOLD_MAX_NANOS;
     return to;
   }
 

@@ -100,6 +100,23 @@ class OutsideShapesTest {
     }
   }
 
+  @Test
+  void aRateLimitRaisedIsFoundWithinSecondsWhenCallsAreSlow() {
+    // Review BI: calls of 20 ms behind a rate limit of 100 calls a second (2 at once, a bucket of
+    // 4), raised to 400 (8 at once) at 90 s, at 1,500 inputs a second (more than the low rate
+    // carries). Before the raise the probe into 3 failed again and again, and its hold doubled
+    // to ADR 0181's 256 rounds; a round at a limit of 2 holds 16 calls of 20 ms, so 256 rounds are
+    // 41 s, and the limit stayed at 2 until 114 s, 24 s after the raise. A hold now also ends 2 s
+    // after it began (what 256 rounds of 2 ms calls at a limit of 4 last): from 94 s on the limit
+    // is 4 or more.
+    for (long seed = 1; seed <= 2; seed++) {
+      Run r = run(64, 1_500, 100, seed);
+      r.settle = 94 * SEC;
+      Result res = OutsideShapes.run(OutsideShapesReport.bucket(4, t -> t < 90 * SEC ? 100 : 400, 20 * MS), r);
+      assertTrue(res.lowest >= 4, "seed " + seed + ": " + res + "; trace " + res.trace);
+    }
+  }
+
   /** {@link #rateLimited}, its rate raised to 4,000 calls a second at {@code at}. */
   static Downstream rateRaised(long at) {
     return new Downstream() {
