@@ -549,6 +549,8 @@ class OutsideShapesReport {
         r.band = t -> (t / (2 * SEC)) % 2 == 0 ? new int[] {32, 64} : new int[] {4, 8};
         return r;
       }, new int[] {4, 32}),
+      // The pool of 16 that drops to 1 from 4 s to 7 s, its 30,000 inputs a second over 100,000 keys (each key quiet).
+      new Case("drop-100k", OutsideShapesReport::dropping, () -> run(100_000, 30_000, 12), new int[] {1, 16}),
       // A refused share that grows smoothly with the calls in service (busy / 40): successes peak at 20 at once.
       new Case("soft-refuse", () -> softRefusals(40), () -> run(256, 60_000, 10), new int[] {10, 20, 30}),
     };
