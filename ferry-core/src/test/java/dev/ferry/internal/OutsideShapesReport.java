@@ -346,6 +346,11 @@ class OutsideShapesReport {
    * succeeding a second peak at {@code span / 2} at once (half of them refused there).
    */
   static Downstream softRefusals(int span) {
+    return softRefusals(0, span);
+  }
+
+  /** {@link #softRefusals(int)} with a share {@code base} refused whatever the load besides: {@code base + busy / span}. */
+  static Downstream softRefusals(double base, int span) {
     return new Downstream() {
       final java.util.PriorityQueue<Long> ends = new java.util.PriorityQueue<>();
 
@@ -354,7 +359,7 @@ class OutsideShapesReport {
         while (!ends.isEmpty() && ends.peek() <= t) {
           ends.poll();
         }
-        if (rnd.nextDouble() < Math.min(1.0, ends.size() / (double) span)) {
+        if (rnd.nextDouble() < Math.min(1.0, base + ends.size() / (double) span)) {
           return 100_000L;
         }
         ends.add(t + 2 * MS + 5_000L * inputs);
@@ -553,6 +558,12 @@ class OutsideShapesReport {
       new Case("drop-100k", OutsideShapesReport::dropping, () -> run(100_000, 30_000, 12), new int[] {1, 16}),
       // A refused share that grows smoothly with the calls in service (busy / 40): successes peak at 20 at once.
       new Case("soft-refuse", () -> softRefusals(40), () -> run(256, 60_000, 10), new int[] {10, 20, 30}),
+      // The same over 200 (successes peak at 100 at once), and half refused whatever the load plus busy / 400
+      // (successes peak at 100 at once, three quarters refused there): shares of half or more that fall slowly
+      // with the limit (ADR 0184's judgement).
+      new Case("soft-refuse-wide", () -> softRefusals(200), () -> run(1024, 150_000, 10), new int[] {50, 100, 150}),
+      new Case("fail50-nopool", () -> softRefusals(0.5, Integer.MAX_VALUE), () -> run(1024, 150_000, 10), new int[] {50, 100, 150}),
+      new Case("half-plus-load", () -> softRefusals(0.5, 400), () -> run(1024, 150_000, 10), new int[] {50, 100, 150}),
     };
   }
 
