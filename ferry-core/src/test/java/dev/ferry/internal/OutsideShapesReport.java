@@ -563,6 +563,7 @@ class OutsideShapesReport {
       // with the limit (ADR 0184's judgement).
       new Case("soft-refuse-wide", () -> softRefusals(200), () -> run(1024, 150_000, 10), new int[] {50, 100, 150}),
       new Case("fail50-nopool", () -> softRefusals(0.5, Integer.MAX_VALUE), () -> run(1024, 150_000, 10), new int[] {50, 100, 150}),
+      new Case("fail40-nopool", () -> softRefusals(0.4, Integer.MAX_VALUE), () -> run(1024, 150_000, 10), new int[] {50, 100}),
       new Case("fail30-nopool", () -> softRefusals(0.3, Integer.MAX_VALUE), () -> run(1024, 150_000, 10), new int[] {50, 100}),
       new Case("fail10-nopool", () -> softRefusals(0.1, Integer.MAX_VALUE), () -> run(1024, 150_000, 10), new int[] {50, 100}),
       new Case("half-plus-load", () -> softRefusals(0.5, 400), () -> run(1024, 150_000, 10), new int[] {50, 100, 150}),
