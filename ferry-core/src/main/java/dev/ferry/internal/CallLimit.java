@@ -78,8 +78,8 @@ import java.util.Arrays;
  * the limit in force, by {@link #FOLLOW_Z} standard errors, stops below it; the hold lasts {@link
  * #PROBE_HOLD} rounds, then one probe looks again, and each time the level still fails the next
  * hold is twice as long, up to {@link #PROBE_HOLD_MAX}, and never longer than {@link
- * #PROBE_HOLD_MAX_NANOS} (ADR 0192: rounds of slow calls at a low limit are long). A round that fails a tenth less than its
- * level's tally starts the tally afresh (a rate limit raised since).
+ * #PROBE_HOLD_MAX_NANOS} (ADR 0192: rounds of slow calls at a low limit are long). A round that
+ * fails a tenth less than its level's tally starts the tally afresh (a rate limit raised since).
  *
  * <p>Latency this loop added is not the downstream's (ADR 0015): a loop that runs callbacks late
  * (other processes hold the cores, a long task ahead in its queue) delays every completion by its
