@@ -63,6 +63,31 @@ final class OutsideShapes {
   }
 
   /** What a run is: the load and the ferry's config. */
+  /**
+   * The harness's usual store: 2 ms + 5 us an input a call, no bound of its own on calls served at
+   * once. Most shapes are this store with one thing changed, overridden where they differ.
+   */
+  static class Store extends Downstream {
+    @Override
+    long cost(long t, int inputs, int busy, SplittableRandom rnd) {
+      return 2 * MS + 5_000L * inputs;
+    }
+  }
+
+  /** {@link Store} behind a FIFO pool of {@code size} connections. */
+  static class Pool extends Store {
+    final int size;
+
+    Pool(int size) {
+      this.size = size;
+    }
+
+    @Override
+    int capacity(long t) {
+      return size;
+    }
+  }
+
   static final class Run {
     int keys = 64;
     double rate = 10_000;

@@ -4,7 +4,9 @@ import static dev.ferry.internal.OutsideShapes.MS;
 import static dev.ferry.internal.OutsideShapes.SEC;
 
 import dev.ferry.internal.OutsideShapes.Downstream;
+import dev.ferry.internal.OutsideShapes.Pool;
 import dev.ferry.internal.OutsideShapes.Run;
+import dev.ferry.internal.OutsideShapes.Store;
 import java.util.SplittableRandom;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
@@ -54,15 +56,10 @@ class OutsideShapesReport {
 
   /** A pool of 16 at 2 ms + 5 us an input that drops to 1 from 4 s to 7 s. */
   static Downstream dropping() {
-    return new Downstream() {
+    return new Store() {
       @Override
       int capacity(long t) {
         return t >= 4 * SEC && t < 7 * SEC ? 1 : 16;
-      }
-
-      @Override
-      long cost(long t, int inputs, int busy, SplittableRandom rnd) {
-        return 2 * MS + 5_000L * inputs;
       }
     };
   }
@@ -72,17 +69,7 @@ class OutsideShapesReport {
    * with {@code hangs} after 1 s (a client's own timeout; the ferry's call timeout is set to 1 s too).
    */
   static Downstream outage(boolean hangs) {
-    return new Downstream() {
-      @Override
-      int capacity(long t) {
-        return 16;
-      }
-
-      @Override
-      long cost(long t, int inputs, int busy, SplittableRandom rnd) {
-        return 2 * MS + 5_000L * inputs;
-      }
-
+    return new Pool(16) {
       @Override
       long refuseAfter(long t, int inputs, SplittableRandom rnd) {
         return t >= 4 * SEC && t < 6 * SEC ? (hangs ? SEC + MS : 100_000L) : -1;
@@ -147,17 +134,7 @@ class OutsideShapesReport {
 
   /** A pool of 16 at 2 ms + 5 us an input behind a network whose round trip is 1 ms, then 30 ms from 5 s on (or the reverse). */
   static Downstream rttJump(boolean up) {
-    return new Downstream() {
-      @Override
-      int capacity(long t) {
-        return 16;
-      }
-
-      @Override
-      long cost(long t, int inputs, int busy, SplittableRandom rnd) {
-        return 2 * MS + 5_000L * inputs;
-      }
-
+    return new Pool(16) {
       @Override
       long roundTrip(long t) {
         return (t < 5 * SEC) == up ? MS : 30 * MS;
@@ -167,17 +144,7 @@ class OutsideShapesReport {
 
   /** A cache answering 90% of calls in 50 us without a connection; the rest go to a pool of 4 at 2 ms + 5 us an input. */
   static Downstream cached() {
-    return new Downstream() {
-      @Override
-      int capacity(long t) {
-        return 4;
-      }
-
-      @Override
-      long cost(long t, int inputs, int busy, SplittableRandom rnd) {
-        return 2 * MS + 5_000L * inputs;
-      }
-
+    return new Pool(4) {
       @Override
       long hitAfter(long t, int inputs, SplittableRandom rnd) {
         return rnd.nextInt(10) < 9 ? 50_000L : -1;
@@ -191,17 +158,7 @@ class OutsideShapesReport {
    * replica that stopped answering behind a balancer).
    */
   static Downstream partlyFailing(int percent, long hangAfter) {
-    return new Downstream() {
-      @Override
-      int capacity(long t) {
-        return 16;
-      }
-
-      @Override
-      long cost(long t, int inputs, int busy, SplittableRandom rnd) {
-        return 2 * MS + 5_000L * inputs;
-      }
-
+    return new Pool(16) {
       @Override
       long refuseAfter(long t, int inputs, SplittableRandom rnd) {
         return rnd.nextInt(100) < percent ? (hangAfter > 0 ? hangAfter : 100_000L) : -1;
@@ -235,7 +192,7 @@ class OutsideShapesReport {
 
   /** No queue: {@code size} calls served at once at {@code t}, any call beyond them refused at once (0.1 ms). */
   static Downstream refusingBeyond(java.util.function.LongToIntFunction sizeAt) {
-    return new Downstream() {
+    return new Store() {
       final java.util.PriorityQueue<Long> ends = new java.util.PriorityQueue<>();
 
       @Override
@@ -249,11 +206,6 @@ class OutsideShapesReport {
         ends.add(t + 2 * MS + 5_000L * inputs);
         return -1;
       }
-
-      @Override
-      long cost(long t, int inputs, int busy, SplittableRandom rnd) {
-        return 2 * MS + 5_000L * inputs;
-      }
     };
   }
 
@@ -262,17 +214,7 @@ class OutsideShapesReport {
    * cost), whatever the load.
    */
   static Downstream partlyFailingServed(int percent) {
-    return new Downstream() {
-      @Override
-      int capacity(long t) {
-        return 16;
-      }
-
-      @Override
-      long cost(long t, int inputs, int busy, SplittableRandom rnd) {
-        return 2 * MS + 5_000L * inputs;
-      }
-
+    return new Pool(16) {
       @Override
       boolean fails(long t, int inputs, SplittableRandom rnd) {
         return rnd.nextInt(100) < percent;
@@ -351,7 +293,7 @@ class OutsideShapesReport {
 
   /** {@link #softRefusals(int)} with a share {@code base} refused whatever the load besides: {@code base + busy / span}. */
   static Downstream softRefusals(double base, int span) {
-    return new Downstream() {
+    return new Store() {
       final java.util.PriorityQueue<Long> ends = new java.util.PriorityQueue<>();
 
       @Override
@@ -364,11 +306,6 @@ class OutsideShapesReport {
         }
         ends.add(t + 2 * MS + 5_000L * inputs);
         return -1;
-      }
-
-      @Override
-      long cost(long t, int inputs, int busy, SplittableRandom rnd) {
-        return 2 * MS + 5_000L * inputs;
       }
     };
   }
@@ -414,15 +351,10 @@ class OutsideShapesReport {
       // 30% of calls refused at once (0.1 ms); a pool of 16.
       new Case("fail30", OutsideShapesTest::failingAThird, () -> run(256, 30_000, 10), new int[] {16, 32}),
       // A pool growing from 2 to 32 over a minute.
-      new Case("ramp", () -> new Downstream() {
+      new Case("ramp", () -> new Store() {
         @Override
         int capacity(long t) {
           return (int) Math.min(32, 2 + 30 * t / (60 * SEC));
-        }
-
-        @Override
-        long cost(long t, int inputs, int busy, SplittableRandom rnd) {
-          return 2 * MS + 5_000L * inputs;
         }
       }, () -> {
         Run r = run(512, 100_000, 60);
@@ -539,15 +471,10 @@ class OutsideShapesReport {
       new Case("ratelimit-slow", () -> bucket(4, t -> t < 90 * SEC ? 100 : 400, 20 * MS),
           () -> run(64, 1_500, 150), new int[] {2, 8}),
       // A pool that swings between 4 and 32 every 2 s, under overload.
-      new Case("pool-swing", () -> new Downstream() {
+      new Case("pool-swing", () -> new Store() {
         @Override
         int capacity(long t) {
           return (t / (2 * SEC)) % 2 == 0 ? 32 : 4;
-        }
-
-        @Override
-        long cost(long t, int inputs, int busy, SplittableRandom rnd) {
-          return 2 * MS + 5_000L * inputs;
         }
       }, () -> {
         Run r = run(256, 100_000, 20);

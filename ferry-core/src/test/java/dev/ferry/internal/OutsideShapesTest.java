@@ -5,8 +5,10 @@ import static dev.ferry.internal.OutsideShapes.SEC;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ferry.internal.OutsideShapes.Downstream;
+import dev.ferry.internal.OutsideShapes.Pool;
 import dev.ferry.internal.OutsideShapes.Result;
 import dev.ferry.internal.OutsideShapes.Run;
+import dev.ferry.internal.OutsideShapes.Store;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
@@ -157,15 +159,10 @@ class OutsideShapesTest {
 
   /** A pool that grows from 2 to 32 calls over a minute, 2 ms + 5 us an input. */
   static Downstream growing() {
-    return new Downstream() {
+    return new Store() {
       @Override
       int capacity(long t) {
         return (int) Math.min(32, 2 + 30 * t / (60 * SEC));
-      }
-
-      @Override
-      long cost(long t, int inputs, int busy, SplittableRandom rnd) {
-        return 2 * MS + 5_000L * inputs;
       }
     };
   }
@@ -193,17 +190,7 @@ class OutsideShapesTest {
 
   /** A pool of 16 at 2 ms + 5 us an input that refuses 30% of calls at once (0.1 ms), whatever the load. */
   static Downstream failingAThird() {
-    return new Downstream() {
-      @Override
-      int capacity(long t) {
-        return 16;
-      }
-
-      @Override
-      long cost(long t, int inputs, int busy, SplittableRandom rnd) {
-        return 2 * MS + 5_000L * inputs;
-      }
-
+    return new Pool(16) {
       @Override
       long refuseAfter(long t, int inputs, SplittableRandom rnd) {
         return rnd.nextInt(10) < 3 ? 100_000L : -1;
@@ -319,15 +306,10 @@ class OutsideShapesTest {
 
   /** A pool of {@code size} at 2 ms + 5 us an input, serving nothing from 4 s to 4.1 s (a stall) when {@code stall}. */
   static Downstream stallingPool(int size, boolean stall) {
-    return new Downstream() {
+    return new Store() {
       @Override
       int capacity(long t) {
         return stall && t >= 4 * SEC && t < 4 * SEC + 100 * MS ? 0 : size;
-      }
-
-      @Override
-      long cost(long t, int inputs, int busy, SplittableRandom rnd) {
-        return 2 * MS + 5_000L * inputs;
       }
     };
   }
