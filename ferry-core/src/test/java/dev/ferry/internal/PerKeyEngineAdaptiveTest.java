@@ -123,6 +123,40 @@ class PerKeyEngineAdaptiveTest extends PerKeyEngineTest {
     }
 
     @Test
+    void aKeyKeepsItsPlaceInAnIdleLineThatIsBehindTheBusyLine() {
+      // ADR 0196: b was granted from the idle line while c3 waited in the busy line, and let go of
+      // after its call; when b2 comes, the idle line's head d1 was admitted before the busy line's
+      // head e2. The back of that idle line is no head start over the busy line, so b2 joins it (as
+      // before ADR 0183) and is sent after d1, in the idle line's turn. With ADR 0183 alone b2 was
+      // sent to the busy line behind e2 and e3 (... e[e2], e[e3], b[b2]): at overload with many
+      // keys, keys kept behind a backlog of seconds with the one input they had.
+      PerKeyHarness h = new PerKeyHarness(pinned(1, config().maxBatchSize(1)));
+      h.submit("a", "a1"); // direct
+      h.submit("a", "a2");
+      h.submit("c", "c1"); // idle line: c, e, b, d
+      h.submit("e", "e1");
+      h.submit("b", "b1");
+      h.submit("d", "d1");
+      h.submit("c", "c2");
+      h.submit("c", "c3");
+      h.submit("e", "e2");
+      h.submit("e", "e3");
+      h.succeed(0); // a joins the busy line (a2); c[c1] (idle)
+      h.succeed(1); // c joins the busy line (c2); a[a2] (busy)
+      h.succeed(2); // e[e1] (idle)
+      h.succeed(3); // e joins the busy line (e2); c[c2] (busy)
+      h.succeed(4); // c joins the busy line (c3); b[b1] (idle, over c3 and e2)
+      h.succeed(5); // b is let go of, remembered; c[c3] (busy)
+      h.submit("b", "b2"); // the idle line's head d1 is older than the busy head e2
+      for (int i = 6; i < 10; i++) {
+        h.succeed(i);
+        assertEquals(null, h.engine().brokenInvariant());
+      }
+      assertEquals(List.of("a[a1]", "c[c1]", "a[a2]", "e[e1]", "c[c2]", "b[b1]", "c[c3]", "d[d1]", "e[e2]", "b[b2]",
+          "e[e3]"), h.calls());
+    }
+
+    @Test
     void aKeyCalledDirectlyKeepsItsHeadStart() {
       // The head start stays for a key whose last call was not one (b1 was called directly, with
       // nothing waiting): b2 goes ahead of a3 as an idle key's input.

@@ -168,6 +168,8 @@ class PerKeyHostileScheduleTest {
     boolean inLine;
     boolean idle;
     long tag;
+    /** When it joined the idle line: the idle line is FIFO (ADR 0196 reads its head). */
+    long joined;
     final List<Sub> tagged = new ArrayList<>(List.of());
     int passed;
     long bound;
@@ -203,6 +205,7 @@ class PerKeyHostileScheduleTest {
     int openBatch;
     int openDirect;
     int grants;
+    long joins;
     int lastBusyGrant = 1;
     int idleInputsSinceBusy;
     boolean closing;
@@ -547,6 +550,7 @@ class PerKeyHostileScheduleTest {
       l.inLine = true;
       l.idle = idle && adaptive;
       l.passed = 0;
+      l.joined = ++joins;
       if (!adaptive) {
         l.bound = lanes.values().stream().filter(o -> o != l && o.inLine).count();
       } else if (l.idle) {
@@ -674,7 +678,15 @@ class PerKeyHostileScheduleTest {
         return false;
       }
       Long at = servedOver.get(key);
-      return at != null && at > head;
+      return at != null && at > head && !idleLineBehind(head);
+    }
+
+    /** ADR 0196: the idle line's head waits with an input admitted before the busy line's oldest tag. */
+    boolean idleLineBehind(long busyHead) {
+      return lanes.entrySet().stream().filter(o -> o.getValue().inLine && o.getValue().idle)
+          .min(Comparator.comparingLong(o -> o.getValue().joined))
+          .map(o -> waiting.get(o.getKey()) != null && !waiting.get(o.getKey()).isEmpty()
+              && waiting.get(o.getKey()).first().seq < busyHead).orElse(false);
     }
 
     // ------------------------------------------------------------ answers
