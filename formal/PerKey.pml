@@ -223,6 +223,9 @@ chan srvq = [NI] of { byte, byte };/* #servedOrder: (grantedAt, key), in the */
  * at the key's last idle grant over waiting busy lanes */
 int hsM[K];
 byte gIob[K];
+/* ghost (ADR 0196): the key's lane began while an input waiting in the idle
+ * line was older than every input waiting in the busy line */
+bit hsX[K];
 hidden byte gh, bk, sa, srvW, just; /* busyHead's tag (255: none), scratch */
 hidden byte lw, ca, cb, cg;         /* setst's scratch                      */
 
@@ -642,7 +645,8 @@ inline noteServed(k) {
            /* ADR 0183: no second idle grant while an input that waited in \
             * the busy line at the key's last idle grant over it still \
             * waits there, its lane not granted since (the ghost hsM) */ \
-           PROP(oneHeadStart, hsM[dk] == 0) \
+           PROP(oneHeadStart, hsM[dk] == 0 || hsX[dk]); \
+           hsX[dk] = 0 \
         :: else -> \
            busyq?tg,dk; inBusy[dk] = 0; \
            /* ghost: each key's next input (the one a grant sends first, \
@@ -947,7 +951,45 @@ inline admit(x, k) {
             * head was admitted before its grant */
            srvW = 0;
            if
-           :: DIRECT && idle(k) -> busyHead(); srvW = (gh != 255 && srvAt[k] > gh); gh = 0
+           :: DIRECT && idle(k) -> busyHead(); srvW = (gh != 255 && srvAt[k] > gh);
+              /* PerKeyEngine#idleLineBehind (ADR 0196): not while the idle
+               * line's head (live: busyHead skipped the stale) waits with an
+               * input admitted before the busy head's */
+              if
+              :: srvW && len(line) > 0 ->
+                 line?<bk>; dropHeads(bk);
+                 if
+                 :: len(lane[bk]) > 0 -> lane[bk]?<hx>; srvW = (adm[hx] >= gh)
+                 :: else -> skip
+                 fi;
+                 hx = 0; bk = 0
+              :: else -> skip
+              fi;
+              gh = 0
+           :: else -> skip
+           fi;
+           /* ghost for oneHeadStart (ADR 0196), by the inputs' states and
+            * the lines: a new lane's key may have its head start again when
+            * an input waiting in the idle line was admitted before every
+            * input waiting in the busy line */
+           if
+           :: idle(k) ->
+              hsX[k] = 0; just = 255; ca = 255; cx = 0;
+              do
+              :: cx < NI ->
+                 if
+                 :: st[cx] == WAIT && inLine[cx / N] && adm[cx] < just -> just = adm[cx]
+                 :: else -> skip
+                 fi;
+                 if
+                 :: st[cx] == WAIT && inBusy[cx / N] && adm[cx] < ca -> ca = adm[cx]
+                 :: else -> skip
+                 fi;
+                 cx++
+              :: else -> break
+              od;
+              hsX[k] = (just < ca);
+              just = 0; ca = 0; cx = 0
            :: else -> skip
            fi;
 #endif
