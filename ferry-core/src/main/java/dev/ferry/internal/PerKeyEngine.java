@@ -38,7 +38,10 @@ import java.util.PriorityQueue;
  *       its addendum): idle keys go first, but never send much more than the busy keys do. A key
  *       gets one such head start per wait: granted from the idle line ahead of waiting busy lanes,
  *       its next lane joins the busy line while an input admitted before that grant waits there
- *       (ADR 0183).
+ *       (ADR 0183), unless the idle line is itself behind the busy line (its head waits with an
+ *       input admitted before the busy head's), where joining it is no head start (ADR 0196: at
+ *       overload with many keys, such keys sent to the busy line left with one or two inputs from
+ *       behind the whole backlog).
  *   <li><b>Fixed slots</b> (the original rule, opt-in): at most {@code maxInFlightBatches} batch calls
  *       from one FIFO {@link #line}, a lane with inputs left goes to its back; direct calls of idle
  *       keys outside the slots, at most {@code maxInFlightBatches} of them (past that bound an
@@ -116,7 +119,8 @@ public final class PerKeyEngine<K, I> extends EngineCore<K, I> {
    * in the order their calls ended ({@link #servedOrder}), once the busy line's head was admitted
    * after the grant, and all at once when the busy line is empty; both are read lazily, when a
    * lane is let go of after such a grant or a new lane is admitted (review BH's model follows
-   * this): only keys served while the current head waits are held.
+   * this): only keys served while the current head waits are held. A remembered key still makes
+   * an idle lane while the idle line is behind the busy line ({@link #idleLineBehind}, ADR 0196).
    */
   private final HashMap<K, Long> servedOverWaiting = new HashMap<>();
   private final ArrayDeque<Served<K>> servedOrder = new ArrayDeque<>();
