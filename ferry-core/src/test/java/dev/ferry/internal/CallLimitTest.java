@@ -318,6 +318,40 @@ class CallLimitTest {
   @Nested
   class BacksOff {
     @Test
+    void aRoundOfRefusalsEndedBeforeAnySuccessCouldReturnBacksOffForGood() {
+      // Review BJ: pins the rule review BI's finding comes from, so that a fix changes it on
+      // purpose. A round ends on its first completions: refusals that come back in 0.1 ms fill it
+      // before a 2 ms success started in it can return, and it reads as every call failing (an
+      // outage, ADR 0184), which always backs off; and the back-off is never undone, since the
+      // next round would have to fail as large a share (all) without failing every call.
+      CallLimit limit = CallLimit.learned(64);
+      long t = 0;
+      while (limit.limit() < 32) {
+        int n = limit.limit();
+        t += 2 * MS;
+        for (int i = 0; i < n; i++) {
+          limit.completed(t, 2 * MS, 1, i + 1, false);
+        }
+      }
+      assertEquals(32, limit.limit(), "slow start");
+      // 32 refusals started in the round, each back in 0.1 ms, before any success.
+      for (int i = 1; i <= 32; i++) {
+        limit.completed(t + i * 1_000L + MS / 10, MS / 10, 1, 32, true);
+      }
+      assertEquals(29, limit.limit(), "a round with no success backs off by a tenth");
+      // The next round: half of its calls succeed (2 ms), half are refused (0.1 ms).
+      // (Fed in the order they complete: the refusals first.)
+      long start = t + MS;
+      for (int i = 0; i < 29; i += 2) {
+        limit.completed(start + i * 1_000L + MS / 10, MS / 10, 1, 29, true);
+      }
+      for (int i = 1; i < 29; i += 2) {
+        limit.completed(start + i * 1_000L + 2 * MS, 2 * MS, 1, 29, false);
+      }
+      assertTrue(limit.limit() < 29, "the back-off stands (and half failing backs off again): " + limit.limit());
+    }
+
+    @Test
     void failuresLowerTheLimitButNeverBelowOne() {
       CallLimit limit = CallLimit.learned(64);
       Downstream d = new Downstream(limit, t -> 64, 2 * MS, 0, 0, 1);
