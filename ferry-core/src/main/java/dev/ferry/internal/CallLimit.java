@@ -64,7 +64,10 @@ import java.util.Arrays;
  * inputs: one key whose batches always fail), decaying. That judgement runs at any share short of
  * every call failing (ADR 0184): a fixed half of calls refused whatever the load (one replica of two
  * down) held the limit at 1 when half always backed off; a round in which no call succeeded (the
- * downstream is down) always backs off.
+ * downstream is down) always backs off. Refusals far faster than successes fill such rounds too,
+ * before any success started in them returns: that is how storms of refusals above a capacity
+ * bring the limit down, and what holds it near 13 with half the calls refused at random and no
+ * pool (ADR 0193, not fixed: the rules tried lost the storms).
  * A round's failed share counts the failures that started no later than its last successful call
  * did (ADR 0175): a round ends on its first completions, where fast refusals would be
  * over-represented. Once failures have backed the limit off to half or less of what it was (an
