@@ -67,7 +67,7 @@ import java.util.Arrays;
  * downstream is down) always backs off. Refusals far faster than successes fill such rounds too,
  * before any success started in them returns: that is how storms of refusals above a capacity
  * bring the limit down, and what holds it near 13 with half the calls refused at random and no
- * pool (ADR 0193, not fixed: the rules tried lost the storms).
+ * pool (ADR 0193, not fixed: the rules tried cost other shapes).
  * A round's failed share counts the failures that started no later than its last successful call
  * did (ADR 0175): a round ends on its first completions, where fast refusals would be
  * over-represented. Once failures have backed the limit off to half or less of what it was (an

@@ -131,8 +131,8 @@ class OutsideShapesTest {
     // Review BJ counted further: half of the back-offs come from rounds in which no call
     // succeeded. Refusals (0.1 ms) fill a round before any 2 ms success started in it returns, so
     // it reads as every call failing, which always backs off and is never undone. Rules that end
-    // such rounds later fix this shape but lose the rate limit, the pool that refuses beyond 8 or
-    // soft-refuse, which follow their storms through the same rounds (ADR 0193).
+    // such rounds later fix this shape but lose the storms that the rate limit and the pools that
+    // refuse beyond their size leave through the same rounds, or cost soft-refuse (ADR 0193).
     for (long seed = 1; seed <= 2; seed++) {
       Run r = run(1024, 150_000, 6, seed);
       Result learned = OutsideShapes.run(OutsideShapesReport.softRefusals(0.5, Integer.MAX_VALUE), r);
