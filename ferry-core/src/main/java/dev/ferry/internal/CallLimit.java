@@ -106,6 +106,22 @@ import java.util.Arrays;
  * it is how this downstream answers (calls far slower than their floor, a cache that misses) and
  * is judged as any other.
  *
+ * <p>A round holds the calls that came back first, and where calls have very different service
+ * times that batch size does not explain (a cache's hits and misses, a partition on a slower disk,
+ * the slow node of a replica set) those are the fast ones: in front of a pool of 4, with 90% of
+ * calls answered at once, 84% of the rounds held no miss, the median call was a hit on its floor,
+ * and the limit stayed at slow start's 64 while the misses queued (ADR 0194). By Little's law the
+ * round's own calls keep (their time on the wire / the round's length) of the calls in flight;
+ * where that is under {@link #UNSEEN} of the calls beside them, the rest are judged by the slow
+ * calls ({@link #SLOW} floors or more) that completed during the round, whenever they started,
+ * against a floor of their own (a median of {@link #SLOW_GROUP} of them, two agreeing): the
+ * downstream serves the round's own calls and the unseen ones over the slow calls' median ratio
+ * (less the tolerance), and the round is judged on that instead of its median. The slow calls must
+ * account for {@link #SLOW_EXPLAINED} of the unseen ones (calls that hang until their timeout fail
+ * and say nothing of a queue) and be a group apart, few calls between {@link #GAP_FROM} and {@link
+ * #SLOW} floors (a heavy tail fills that band, a cache's misses leave it empty); a floor round
+ * forgets the slow floors.
+ *
  * <p>Latency that rises with the calls in flight is not always a queue (ADR 0149): calls that share
  * the downstream's CPU each take longer as more run, yet together they get more done. Measured
  * against floors learned at a lower concurrency, that latency reads as a queue at every limit, and
@@ -259,6 +275,35 @@ public final class CallLimit {
   static final long PROBE_HOLD_MAX_NANOS = 2_000_000_000L;
   /** A call's latency over floor counts at most this many times the round's median in {@link #meanRatio}. */
   static final double SERVED_CAP = 2;
+  /**
+   * A round's own calls account for its calls in flight, by Little's law, unless the time they
+   * spent on the wire, over the round's length, is less than this share of the calls in flight
+   * beside each of them (ADR 0194): then most of what is on the wire is calls the round does not
+   * see.
+   */
+  static final double UNSEEN = 0.25;
+  /**
+   * Calls in flight the round's own calls leave unaccounted for, at least, before it is judged on
+   * the ones it does not see.
+   */
+  static final double UNSEEN_MIN = 3;
+  /** A call that took at least this many times its batch size's floor is slow (ADR 0194). */
+  static final double SLOW = 8;
+  /**
+   * The slow calls completing in the round must account for at least this share of the calls the
+   * round's own calls do not (ADR 0194): calls that fail at their timeout do not say how long the
+   * served ones wait.
+   */
+  static final double SLOW_EXPLAINED = 0.5;
+  /**
+   * The slow calls are a group of their own, apart from the rest, only if the calls between {@link
+   * #GAP_FROM} and {@link #SLOW} floors number at most this share of them (ADR 0194): a heavy tail
+   * (Pareto, lognormal) fills that band, a cache's misses leave it empty.
+   */
+  static final double GAP_SHARE = 0.25;
+  static final double GAP_FROM = 2;
+  /** Slow calls gathered, over as many rounds as it takes, for each median that may lower a slow floor. */
+  static final int SLOW_GROUP = 8;
   /** A trial cut: judged by the inputs per second of the round after next. */
   private static final int CUT = -1;
   /** A cut undone for one round, to tell whether the cut or the downstream cost throughput. */
@@ -345,6 +390,25 @@ public final class CallLimit {
    */
   private boolean heldBefore;
   private int sampleCount;
+  /**
+   * Every successful call that completed since the round began, whenever it started (its latency
+   * with the lag taken off as a sample's is), for {@link #unseenServed}. The round's own calls are
+   * the first of its calls to come back; where some calls take many times what the rest do, they
+   * are the fast ones, and the slow ones complete in later rounds (ADR 0194).
+   */
+  private long[] windowLatency = new long[16];
+  private int[] windowSize = new int[16];
+  private int windowCount;
+  /**
+   * Per class, the floor of its slow calls (0: none yet): the lowest median of {@link #SLOW_GROUP}
+   * of them, gathered over as many rounds as it takes, that the median before it agrees with (the
+   * higher of the two, as ADR 0152 lowers a floor). The last such median, and the slow calls
+   * gathered toward the next.
+   */
+  private final double[] slowFloor = new double[CLASSES];
+  private final double[] lastSlowMedian = new double[CLASSES];
+  private final double[][] slowGathered = new double[CLASSES][SLOW_GROUP];
+  private final int[] slowGatheredCount = new int[CLASSES];
   /** The round's latency as measured and the loop lag seen with it, in nanos. */
   private long rawLatencySum;
   private long lagSum;
@@ -507,6 +571,16 @@ public final class CallLimit {
     }
     anyCompleted = true;
     lastCompletion = now;
+    if (!failed && now - roundStart >= 0) {
+      // Any call that completes in the round, for the calls its own do not show (ADR 0194).
+      long lagged = Math.max(0, Math.min(loopLagNanos, latencyNanos));
+      if (windowCount == windowLatency.length) {
+        windowLatency = Arrays.copyOf(windowLatency, 2 * windowCount);
+        windowSize = Arrays.copyOf(windowSize, 2 * windowCount);
+      }
+      windowLatency[windowCount] = Math.max(1, latencyNanos - Math.min(lagged, latencyNanos / 2));
+      windowSize[windowCount++] = size;
+    }
     if (startedAt - roundStart < 0) {
       // Started under an earlier limit: it says nothing about this one.
       return;
@@ -708,6 +782,13 @@ public final class CallLimit {
     // The median call's latency over its floor: queueing at the downstream delays every call
     // alike, while a stall of this loop or a slow outlier delays a few; the median sees the first.
     double ratio = known > 0 ? medianRatio() : 1;
+    // Where the round's own calls cannot account for the calls in flight, the ones it does not see
+    // are slow calls that complete in later rounds (a cache's misses behind its hits): what the
+    // downstream serves is read on those (ADR 0194), and the median stands for the rest.
+    double unseenServed = failed || known == 0 ? 0 : unseenServed(now, meanInFlight);
+    if (unseenServed > 0) {
+      ratio = meanInFlight / unseenServed;
+    }
     // Little's law again: the downstream serves calls in flight / ratio of them at once; the rest
     // wait in its queue. That queue, counted in calls, is judged against the allowance (ADR 0076).
     double servedAtOnce = meanInFlight / ratio;
@@ -825,7 +906,7 @@ public final class CallLimit {
     // meanRatio): remembered per limit, and the least a cut leaves (ADR 0150).
     double servedOnMean = servedAtOnce;
     if (!failed && known > 0 && (heldBack || queueing)) {
-      servedOnMean = meanInFlight / meanRatio(ratio);
+      servedOnMean = unseenServed > 0 ? servedAtOnce : meanInFlight / meanRatio(ratio);
       if (heldBack) {
         noteServed(meanInFlight, servedOnMean);
         notePair(meanInFlight, servedOnMean);
@@ -904,6 +985,7 @@ public final class CallLimit {
       // hold it down for good.
       Arrays.fill(onTime, 0);
       Arrays.fill(fastestMeasured, 0);
+      forgetSlowFloors();
     }
     floorRound = false;
     setLimit(limitBeforeFloorRound);
@@ -1127,6 +1209,102 @@ public final class CallLimit {
       return 0;
     }
     return (inFlight / ratio / (refInFlight / refRatio) - 1) / calls;
+  }
+
+  /**
+   * What the downstream served at once in a round whose own calls do not account for its calls in
+   * flight; 0 where they do, or where the slow calls completing beside them do not say (ADR 0194).
+   *
+   * <p>By Little's law the round's own calls kept (their time on the wire / the round's length) of
+   * its calls in flight; a round ends on the first of its calls to come back, so where some calls
+   * take many times what the rest do (a cache's misses behind its hits, a partition on a slower
+   * disk, the slow node of a replica set) it holds the fast ones, and the median call, fast, reads
+   * no queue however long the slow ones wait. The calls in flight beside the round's own, less the
+   * ones those account for, are the slow ones: they are judged by the slow calls that completed
+   * during the round, whenever they started ({@link #SLOW} floors or more), against their own
+   * floor. The downstream serves the round's own calls and the slow ones over their median ratio.
+   * Those slow calls must account for at least {@link #SLOW_EXPLAINED} of the calls unaccounted for
+   * (calls that hang until their timeout fail, and say nothing of a queue) and be a group apart
+   * ({@link #GAP_SHARE}: a heavy tail is not two groups), and a slow median within the tolerance of
+   * its floor counts as no queue: the floor is a median of eight calls (varying misses read 1.3 to
+   * 2 with no queue without it).
+   */
+  private double unseenServed(long now, double meanInFlight) {
+    if (sampleCount == 0 || now - roundStart <= 0) {
+      return 0;
+    }
+    double span = now - roundStart;
+    double own = 0;
+    for (int i = 0; i < sampleCount; i++) {
+      own += sampleLatency[i];
+    }
+    double seen = own / span;
+    // Calls in flight beside each of the round's calls, itself left out.
+    double beside = meanInFlight - 1;
+    double[] slow = new double[windowCount];
+    int[] slowClass = new int[windowCount];
+    int n = 0;
+    double slowTime = 0;
+    int between = 0;
+    for (int i = 0; i < windowCount; i++) {
+      double floor = floorAt(windowSize[i]);
+      if (floor > 0 && windowLatency[i] >= SLOW * floor) {
+        slowTime += windowLatency[i];
+        slow[n] = windowLatency[i];
+        slowClass[n++] = sizeClass(windowSize[i]);
+      } else if (floor > 0 && windowLatency[i] >= GAP_FROM * floor) {
+        between++;
+      }
+    }
+    learnSlowFloors(slow, slowClass, n);
+    double unseen = beside - seen;
+    if (unseen < UNSEEN_MIN || seen >= UNSEEN * beside || slowTime / span < SLOW_EXPLAINED * unseen
+        || between > GAP_SHARE * n) {
+      return 0;
+    }
+    double[] ratios = new double[n];
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+      if (slowFloor[slowClass[i]] > 0) {
+        ratios[k++] = slow[i] / slowFloor[slowClass[i]];
+      }
+    }
+    if (k < 2) {
+      return 0;
+    }
+    Arrays.sort(ratios, 0, k);
+    double median = k % 2 == 1 ? ratios[k / 2] : (ratios[k / 2 - 1] + ratios[k / 2]) / 2;
+    double slowRatio = Math.max(1, median / (1 + tolerance));
+    return Math.min(meanInFlight, 1 + seen + unseen / slowRatio);
+  }
+
+  /**
+   * Gathers the round's slow calls per class, and lowers a class's slow floor where two medians of
+   * them agree (ADR 0194).
+   */
+  private void learnSlowFloors(double[] slow, int[] slowClass, int n) {
+    for (int i = 0; i < n; i++) {
+      int c = slowClass[i];
+      slowGathered[c][slowGatheredCount[c]++] = slow[i];
+      if (slowGatheredCount[c] == SLOW_GROUP) {
+        slowGatheredCount[c] = 0;
+        double[] sorted = slowGathered[c].clone();
+        Arrays.sort(sorted);
+        double median = (sorted[SLOW_GROUP / 2 - 1] + sorted[SLOW_GROUP / 2]) / 2;
+        double agreed = lastSlowMedian[c] == 0 ? median : Math.max(median, lastSlowMedian[c]);
+        lastSlowMedian[c] = median;
+        if (slowFloor[c] == 0 || agreed < slowFloor[c]) {
+          slowFloor[c] = agreed;
+        }
+      }
+    }
+  }
+
+  /** Forgets the slow calls' floors when the floors are re-measured (a floor round). */
+  private void forgetSlowFloors() {
+    Arrays.fill(slowFloor, 0);
+    Arrays.fill(lastSlowMedian, 0);
+    Arrays.fill(slowGatheredCount, 0);
   }
 
   /** Inputs per nano: mean calls in flight x mean inputs per call / mean latency, over the round's successful calls. */
@@ -1413,6 +1591,7 @@ public final class CallLimit {
     lagSum = 0;
     Arrays.fill(classSum, 0);
     sampleCount = 0;
+    windowCount = 0;
     Arrays.fill(classSize, 0);
     Arrays.fill(classCount, 0);
     longestGap = 0;

@@ -415,4 +415,23 @@ class OutsideShapesTest {
       assertTrue(learned.p99Micros <= one.p99Micros, at);
     }
   }
+
+  @Test
+  void aCacheInFrontOfASmallPoolDoesNotHideThePoolsQueue() {
+    // Review BK: nine calls in ten answered in 50 us without a connection, the rest to a pool of
+    // 4 at 2 ms, 20,000 inputs a second (the pool at 100%). A round ends on the first of its calls
+    // to come back, so it held hits only (84% of the rounds at seed 17 had no miss at all) and its
+    // median read no queue: slow start's 64 stayed, every miss queued at the pool, p99 18 ms where
+    // a pinned 8 gives 6.7. The calls in flight the round's own calls do not account for are now
+    // judged by the slow calls completing beside them, against their own floor (ADR 0194).
+    for (long seed = 1; seed <= 3; seed++) {
+      Result learned = OutsideShapes.run(OutsideShapesReport.cached(), run(256, 20_000, 6, seed));
+      Run p = run(256, 20_000, 6, seed);
+      p.pinned = 8;
+      Result eight = OutsideShapes.run(OutsideShapesReport.cached(), p);
+      String at = "seed " + seed + ": learned " + learned + "; pinned 8 " + eight;
+      assertTrue(learned.meanLimit <= 32, at);
+      assertTrue(learned.p99Micros <= 1.5 * eight.p99Micros, at);
+    }
+  }
 }
