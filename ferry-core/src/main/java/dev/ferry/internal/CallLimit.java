@@ -301,6 +301,7 @@ public final class CallLimit {
    * (Pareto, lognormal) fills that band, a cache's misses leave it empty.
    */
   static final double GAP_SHARE = 0.25;
+  /** Calls from this many floors up to {@link #SLOW} are between the fast calls and the slow ones. */
   static final double GAP_FROM = 2;
   /** Slow calls gathered, over as many rounds as it takes, for each median that may lower a slow floor. */
   static final int SLOW_GROUP = 8;
