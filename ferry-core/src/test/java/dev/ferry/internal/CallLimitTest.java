@@ -435,6 +435,96 @@ class CallLimitTest {
     }
   }
 
+  /**
+   * A FIFO pool of {@code pool} connections at 2 ms a call behind a network whose round trip is
+   * {@code rtt} at the time a call starts: half of it before the call reaches the pool, half after
+   * it is served, holding no connection. A saturating client, as {@link Downstream}'s.
+   */
+  static final class PathDownstream {
+    final CallLimit limit;
+    final int pool;
+    final LongToIntFunction rttMillis;
+    /** Events: {time, kind (0 reaches the pool, 1 served, 2 back), started, inFlightAtStart, half}. */
+    final PriorityQueue<long[]> events = new PriorityQueue<>((a, b) -> Long.compare(a[0], b[0]));
+    final ArrayDeque<long[]> waiting = new ArrayDeque<>();
+    int busy;
+    int inFlight;
+    long now;
+
+    PathDownstream(CallLimit limit, int pool, LongToIntFunction rttMillis) {
+      this.limit = limit;
+      this.pool = pool;
+      this.rttMillis = rttMillis;
+    }
+
+    void fill() {
+      while (inFlight < limit.limit()) {
+        inFlight++;
+        long half = rttMillis.applyAsInt(now) * MS / 2;
+        events.add(new long[] {now + half, 0, now, inFlight, half});
+      }
+    }
+
+    void runUntil(long until, Runnable each) {
+      fill();
+      while (!events.isEmpty() && events.peek()[0] <= until) {
+        long[] e = events.poll();
+        now = e[0];
+        if (e[1] == 0) {
+          waiting.add(e);
+        } else if (e[1] == 1) {
+          busy--;
+          events.add(new long[] {now + e[4], 2, e[2], e[3], e[4]});
+        } else {
+          inFlight--;
+          limit.completed(now, now - e[2], 8, (int) e[3], false);
+          fill();
+          each.run();
+        }
+        while (busy < pool && !waiting.isEmpty()) {
+          long[] w = waiting.poll();
+          busy++;
+          events.add(new long[] {now + 2 * MS, 1, w[2], w[3], w[4]});
+        }
+      }
+      now = until;
+      fill();
+    }
+  }
+
+  @Nested
+  class ALongerPath {
+    @Test
+    void isClimbedByDoublingToWhatCarriesTheCallsOfBefore() {
+      // ADR 0195: a pool of 16 at 2 ms whose round trip grows from 1 to 30 ms at 2 s (a failover
+      // to another region). Every call takes 29 ms more, the pool is no busier, and it takes 16 x
+      // 16 calls in flight to keep it as busy as before. The first round after reads a queue and
+      // cuts deep; latency over floor at the cut limit is the same as above it, so the rise is the
+      // path: the floors move up, the limit comes back and doubles toward its old value times the
+      // rise, every other round (the calls a step adds start together). On main it came back
+      // (ADR 0018's undo) and climbed by an eighth a round: at 56 here, the ceiling 1.2 s after.
+      CallLimit limit = CallLimit.learned(256);
+      PathDownstream d = new PathDownstream(limit, 16, t -> t < 2000 * MS ? 1 : 30);
+      d.runUntil(2000 * MS, () -> {});
+      assertWithin(16, 48, limit.limit(), "before the round trip grew");
+      d.runUntil(2800 * MS, () -> {});
+      assertEquals(256, limit.limit(), "800 ms after the round trip grew");
+    }
+
+    @Test
+    void isLatencyThatStaysTheSameAtALowerLimit() {
+      // Flat between 4 and 29 calls in flight (within a tenth): a longer path.
+      assertTrue(CallLimit.longerPath(4, 10.5, 29, 10.5));
+      assertTrue(CallLimit.longerPath(4, 9.6, 29, 10.5));
+      // Our queue: latency over floor fell with the calls in flight (29 -> 4: a pool of 2).
+      assertTrue(!CallLimit.longerPath(4, 2, 29, 14.5));
+      // A busy machine with a queue of ours on top (ADR 0153's case): fell by a third.
+      assertTrue(!CallLimit.longerPath(3, 10, 29, 15));
+      // Rounds less than half a call apart say nothing.
+      assertTrue(!CallLimit.longerPath(28.8, 10.5, 29, 10.5));
+    }
+  }
+
   @Nested
   class Holds {
     @Test
