@@ -153,17 +153,19 @@ import java.util.Arrays;
  * <p>A longer path is not a queue either (ADR 0195). When the network's round trip grows (a
  * failover to another region), every call is slower by the same time and the downstream is no
  * busier; by Little's law more calls must be in flight to carry the same load. The first round
- * reads it as a queue and cuts deep, as it must (a pool that lost its connections reads the same
- * in one round). What tells them apart is the round at the cut limit: our queue shrinks with our
- * calls, a path does not. A cut whose round reads latency over floor within {@link #LOSS} of the
- * round that made it (and no higher), the trial or ADR 0153's streak undoing it, was a longer
- * path: the floors move up, the limit comes back, without ADR 0018's round at the old limit and
- * without widening the tolerance (no noise fooled the law), and climbs by doubling toward its old
- * value times the rise (the calls in flight that carry the calls a second it carried before),
- * every other round (the calls a step adds start together and queue behind each other at the
- * downstream, so the round they make is not judged). A cut or a back-off on failures ends the
- * climb. Before, it climbed by an eighth a round: 1.2 s from 29 to 256 at 30 ms calls, while
- * 16,600 inputs were refused.
+ * reads it as a queue and cuts deep, as it must (a pool that lost its connections reads the same in
+ * one round). What tells them apart is the round at the cut limit: our queue shrinks with our
+ * calls, a path does not. A cut whose round, at half the calls in flight or fewer, reads latency
+ * over floor within {@link #LOSS} of the round that made it (and no higher), where that had risen
+ * by more than {@link #TOLERANCE}, the trial or ADR 0153's streak undoing it, was a longer path (a
+ * smaller move is within the steps a FIFO queue's median takes): the floors move up, the limit
+ * comes back, without ADR 0018's round at the old limit and without widening the tolerance (no
+ * noise fooled the law), and climbs by doubling toward its old value times the rise (the calls in
+ * flight that carry the calls a second it carried before), every other round (the calls a step adds
+ * start together and queue behind each other at the downstream, so the round they make is not
+ * judged). A cut, a back-off on failures or a round that holds nothing back ends the climb. Before,
+ * it climbed by an eighth a round: 1.2 s from 29 to 256 at 30 ms calls, while 16,600 inputs were
+ * refused.
  *
  * <p>The calls in flight told with each sample are every call on the wire, calls that hang until
  * their timeout included: such a call takes none of the downstream's capacity, yet holds a slot
@@ -1259,12 +1261,18 @@ public final class CallLimit {
   }
 
   /**
-   * Latency over floor stayed the same (within {@link #LOSS}) between a round at {@code lowInFlight}
-   * calls and one at {@code highInFlight}, at least {@link #SERVED_SPREAD} calls apart (ADR 0195): the
-   * downstream served every call between, and latency that rose without a queue is a longer path.
+   * Latency over floor that rose (by more than {@link #TOLERANCE}) stayed the same, within {@link
+   * #LOSS}, between a round at {@code highInFlight} calls and one at {@code lowInFlight}, half as
+   * many or fewer (ADR 0195): the downstream served every call between, and latency that rose
+   * without a queue is a longer path. Our own queue would have shrunk with the calls at least by
+   * half; a smaller move is within what a round's median wanders on a queue whose latencies come in
+   * steps of a call time (two limits a fifth apart at a pool whose calls are one in ten 20 times
+   * slower read the same median). Latency at its floor in both rounds rose for no path: the cut
+   * came from noise, which ADR 0018's undo answers by widening the tolerance.
    */
   static boolean longerPath(double lowInFlight, double lowRatio, double highInFlight, double highRatio) {
-    return highInFlight - lowInFlight >= SERVED_SPREAD && lowRatio >= (1 - LOSS) * highRatio;
+    return lowInFlight > 0 && highInFlight >= 2 * lowInFlight && highRatio >= 1 + TOLERANCE
+        && lowRatio >= (1 - LOSS) * highRatio;
   }
 
   /**

@@ -520,8 +520,12 @@ class CallLimitTest {
       assertTrue(!CallLimit.longerPath(4, 2, 29, 14.5));
       // A busy machine with a queue of ours on top (ADR 0153's case): fell by a third.
       assertTrue(!CallLimit.longerPath(3, 10, 29, 15));
-      // Rounds less than half a call apart say nothing.
+      // Limits less than twice apart say nothing: the median of a FIFO pool's latencies moves in
+      // steps of a call time (one in ten calls 20 times slower: 2.00 floors at 22 and at 17).
+      assertTrue(!CallLimit.longerPath(17, 2.0, 22, 2.0));
       assertTrue(!CallLimit.longerPath(28.8, 10.5, 29, 10.5));
+      // Latency that did not rise (a cut made on noise, at bursts of arrivals) is no path.
+      assertTrue(!CallLimit.longerPath(10, 0.99, 25, 1.05));
     }
   }
 
