@@ -142,6 +142,34 @@ class OutsideShapesReport {
     };
   }
 
+  /** A pool of {@code size} at 2 ms + 5 us an input behind a round trip of 1 ms, then {@code after} ms from 5 s on (review BL). */
+  static Downstream rttJump(int size, long after) {
+    return new Pool(size) {
+      @Override
+      long roundTrip(long t) {
+        return t < 5 * SEC ? MS : after * MS;
+      }
+    };
+  }
+
+  /**
+   * 2 ms + 5 us an input, each call ten times as long from 5 s on (a downstream slower per call,
+   * not a longer path): behind a pool of {@code size}, or with no pool at all (0) (review BL).
+   */
+  static Downstream slower(int size) {
+    return new Store() {
+      @Override
+      int capacity(long t) {
+        return size == 0 ? Integer.MAX_VALUE : size;
+      }
+
+      @Override
+      long cost(long t, int inputs, int busy, SplittableRandom rnd) {
+        return (t < 5 * SEC ? 1 : 10) * (2 * MS + 5_000L * inputs);
+      }
+    };
+  }
+
   /** A cache answering 90% of calls in 50 us without a connection; the rest go to a pool of 4 at 2 ms + 5 us an input. */
   static Downstream cached() {
     return new Pool(4) {
@@ -426,6 +454,16 @@ class OutsideShapesReport {
       // The round trip jumps 1 -> 30 ms at 5 s; the pool of 16 does not change.
       new Case("rtt", () -> rttJump(true), () -> run(256, 30_000, 12), new int[] {16, 64, 256}),
       new Case("rtt-down", () -> rttJump(false), () -> run(256, 30_000, 12), new int[] {16, 32, 256}),
+      // Review BL. A longer path where the pool, not the ceiling, bounds the limit after it: a pool
+      // of 4 at 90% of what it delivers, the round trip 1 -> 30 ms at 5 s (about 64 calls in flight
+      // keep the pool as busy as 4 did).
+      new Case("rtt-pool4", () -> rttJump(4, 30), () -> run(256, 14_000, 12), new int[] {4, 64, 128}),
+      // The same jump at a pool of 16 and 20,000 inputs a second, and 1 -> 10 ms.
+      new Case("rtt10", () -> rttJump(16, 10), () -> run(256, 20_000, 12), new int[] {16, 64, 128}),
+      // A downstream slower per call, not a longer path: ten times as long from 5 s on, with no
+      // pool (like a path: room for every call) and behind a pool of 16 (its capacity a tenth).
+      new Case("slower-nopool", () -> slower(0), () -> run(256, 20_000, 12), new int[] {16, 64, 128}),
+      new Case("slower-pool", () -> slower(16), () -> run(256, 6_000, 12), new int[] {16, 32}),
       // A pool of 4 at 120% of what it delivers, callers giving up after 50 ms.
       new Case("deadline", () -> pool(4, 2 * MS, 5_000L), () -> {
         Run r = run(64, 19_000, 10);
