@@ -154,18 +154,20 @@ import java.util.Arrays;
  * failover to another region), every call is slower by the same time and the downstream is no
  * busier; by Little's law more calls must be in flight to carry the same load. The first round
  * reads it as a queue and cuts deep, as it must (a pool that lost its connections reads the same in
- * one round). What tells them apart is the round at the cut limit: our queue shrinks with our
- * calls, a path does not. A cut whose round, at half the calls in flight or fewer, reads latency
- * over floor within {@link #LOSS} of the round that made it (and no higher), where that had risen
- * by more than {@link #TOLERANCE}, the trial or ADR 0153's streak undoing it, was a longer path (a
- * smaller move is within the steps a FIFO queue's median takes): the floors move up, the limit
- * comes back, without ADR 0018's round at the old limit and without widening the tolerance (no
- * noise fooled the law), and climbs by doubling toward its old value times the rise (the calls in
- * flight that carry the calls a second it carried before), every other round (the calls a step adds
- * start together and queue behind each other at the downstream, so the round they make is not
- * judged). A cut, a back-off on failures or a round that holds nothing back ends the climb. Before,
- * it climbed by an eighth a round: 1.2 s from 29 to 256 at 30 ms calls, while 16,600 inputs were
- * refused.
+ * one round), and the trial's round at the cut limit reads no less latency, so ADR 0018 undoes the
+ * cut for a round. What tells a path from a queue is those three rounds together: our queue shrinks
+ * with our calls, a path does not. When the round at the cut limit, with half the calls in flight
+ * or fewer, read latency over floor within {@link #LOSS} of the round at the old limit after it,
+ * and that had risen by more than {@link #TOLERANCE}, the rise was a longer path (a smaller move is
+ * within the steps a FIFO queue's median takes): the floors move up as before, but the tolerance
+ * does not widen (no noise fooled the law), and the limit climbs by doubling toward its old value
+ * times the rise (the calls in flight that carry the calls a second it carried before), every other
+ * round (the calls a step adds start together and queue behind each other at the downstream, so the
+ * round they make is not judged). A cut, a back-off on failures or a round that holds nothing back
+ * ends the climb. Judging the path at the cut limit alone, without the round at the old limit, was
+ * tried: a pool that shrinks within the round that made the cut reads the same at both (ADR 0153),
+ * and the old limit's round, far slower, is what shows it. Before, the limit climbed by an eighth a
+ * round: 1.2 s from 29 to 256 at 30 ms calls, while 16,600 inputs were refused.
  *
  * <p>The calls in flight told with each sample are every call on the wire, calls that hang until
  * their timeout included: such a call takes none of the downstream's capacity, yet holds a slot
@@ -857,19 +859,6 @@ public final class CallLimit {
         // The cut probably cost them: the downstream was serving those calls, not queueing them
         // (a batch that grew, a busy machine, a cache that misses). The old limit comes back for
         // one round to make sure (the load itself may have changed).
-        if (longerPath(meanInFlight, ratio, trialInFlight, trialRatio)) {
-          // ... unless latency over floor stayed the same at the cut limit (ADR 0195): every call
-          // the cut removed was served as fast as those it kept, so the rise was no queue of ours
-          // at any load, but a longer path. The floors move up to it, the old limit comes back and
-          // climbs toward the calls in flight that carry what it carried before.
-          trial = 0;
-          cutting = false;
-          rebaseFloors(ratio);
-          setLimit(trialFrom);
-          climbTo(ratio);
-          newRound(now);
-          return;
-        }
         trial = UNDONE;
         int cutTo = limit;
         setLimit(trialFrom);
@@ -907,8 +896,9 @@ public final class CallLimit {
         cutting = false;
         rebaseFloors(ratio);
         if (longerPath(trialInFlight, trialRatio, meanInFlight, ratio)) {
-          // Latency over floor was the same at the cut limit as here: not noise that read as a
-          // queue but a longer path (ADR 0195). The tolerance stays; the limit climbs.
+          // Latency over floor was the same at the cut limit, half the calls or fewer, as here
+          // again: not noise that read as a queue, nor a pool that shrank (this round would read
+          // far more), but a longer path (ADR 0195). The tolerance stays; the limit climbs.
           climbTo(ratio);
         } else {
           tolerance = Math.min(MAX_TOLERANCE, tolerance + TOLERANCE / 2);
@@ -939,12 +929,8 @@ public final class CallLimit {
         // machine). The floors move up to what calls take now, and the limit comes back.
         cutting = false;
         trial = 0;
-        boolean path = longerPath(meanInFlight, ratio, inFlightAtFirstCut, ratioAtFirstCut);
         rebaseFloors(ratio);
         setLimit(limitBeforeCuts);
-        if (path) {
-          climbTo(ratio);
-        }
         newRound(now);
         return;
       }
@@ -1010,7 +996,8 @@ public final class CallLimit {
       // of before, as slow start does.
       int from = limit;
       boolean climb = pathTo > limit;
-      setLimit(probeTo(slowStart ? 2 * limit : climb ? Math.min(pathTo, 2 * limit) : limit + Math.max(1, limit / 8), now));
+      int to = slowStart ? 2 * limit : climb ? Math.min(pathTo, 2 * limit) : limit + Math.max(1, limit / 8);
+      setLimit(probeTo(to, now));
       if (limit >= pathTo) {
         pathTo = 0;
       }
