@@ -153,6 +153,35 @@ class OutsideShapesReport {
   }
 
   /**
+   * The usual store, behind a pool of {@code size} (0: none), where {@code percent} of calls take
+   * {@code from} to {@code to} more, uniform (review BP: GC pauses, a slow replica).
+   */
+  static Downstream pausingCalls(int size, int percent, long from, long to) {
+    return new Store() {
+      @Override
+      int capacity(long t) {
+        return size == 0 ? Integer.MAX_VALUE : size;
+      }
+
+      @Override
+      long cost(long t, int inputs, int busy, SplittableRandom rnd) {
+        long pause = rnd.nextInt(100) < percent ? from + rnd.nextLong(to - from) : 0;
+        return 2 * MS + 5_000L * inputs + pause;
+      }
+    };
+  }
+
+  /** A pool of {@code size} behind a round trip that moves with the time (review BP). */
+  static Downstream rttAt(int size, java.util.function.LongUnaryOperator rtt) {
+    return new Pool(size) {
+      @Override
+      long roundTrip(long t) {
+        return rtt.applyAsLong(t);
+      }
+    };
+  }
+
+  /**
    * 2 ms + 5 us an input, each call ten times as long from 5 s on (a downstream slower per call,
    * not a longer path): behind a pool of {@code size}, or with no pool at all (0) (review BL).
    */
@@ -532,6 +561,34 @@ class OutsideShapesReport {
       new Case("fail30-nopool", () -> softRefusals(0.3, Integer.MAX_VALUE), () -> run(1024, 150_000, 10), new int[] {50, 100}),
       new Case("fail10-nopool", () -> softRefusals(0.1, Integer.MAX_VALUE), () -> run(1024, 150_000, 10), new int[] {50, 100}),
       new Case("half-plus-load", () -> softRefusals(0.5, 400), () -> run(1024, 150_000, 10), new int[] {50, 100, 150}),
+      // Review BP: shapes built to defeat ADRs 0194 and 0195.
+      // GC pauses: 5% of calls take 20-300 ms more (uniform), no pool (nothing queues); and behind
+      // a pool of 64 (a paused call holds its connection).
+      new Case("gc-pause", () -> pausingCalls(0, 5, 20 * MS, 300 * MS), () -> run(256, 20_000, 10), new int[] {64, 256}),
+      // Milder: 2% of calls take 50-100 ms more.
+      new Case("gc-pause2", () -> pausingCalls(0, 2, 50 * MS, 100 * MS), () -> run(256, 20_000, 10), new int[] {64, 256}),
+      new Case("gc-pause-pool", () -> pausingCalls(64, 5, 20 * MS, 300 * MS), () -> run(256, 20_000, 10), new int[] {64, 128, 256}),
+      // A slow replica that takes a third of the calls: 20-40 ms instead of 2 ms, no pool.
+      new Case("slow-replica", () -> pausingCalls(0, 33, 18 * MS, 38 * MS), () -> run(256, 20_000, 10), new int[] {64, 256}),
+      // The round trip swings 1 <-> 30 ms every 2 s from 4 s on; a pool of 16.
+      new Case("rtt-swing", () -> rttAt(16, t -> t < 4 * SEC || ((t - 4 * SEC) / (2 * SEC)) % 2 == 1 ? MS : 30 * MS),
+          () -> run(256, 30_000, 16), new int[] {16, 64, 256}),
+      // The round trip lengthens in eight steps of half as much again, 1 -> 25.6 ms, one every 0.5 s from 4 s.
+      new Case("rtt-steps", () -> rttAt(16, t -> t < 4 * SEC ? MS
+              : (long) (MS * Math.pow(1.5, Math.min(8, 1 + (t - 4 * SEC) / (500 * MS))))),
+          () -> run(256, 30_000, 12), new int[] {16, 64, 256}),
+      // A longer path (1 -> 30 ms) while the pool shrinks from 16 to 4, both at 5 s, at 12,000 inputs a second.
+      new Case("rtt-shrink", () -> new Store() {
+        @Override
+        int capacity(long t) {
+          return t < 5 * SEC ? 16 : 4;
+        }
+
+        @Override
+        long roundTrip(long t) {
+          return t < 5 * SEC ? MS : 30 * MS;
+        }
+      }, () -> run(256, 12_000, 12), new int[] {4, 16, 64, 128}),
     };
   }
 
