@@ -570,6 +570,16 @@ class OutsideShapesReport {
       new Case("gc-pause-pool", () -> pausingCalls(64, 5, 20 * MS, 300 * MS), () -> run(256, 20_000, 10), new int[] {64, 128, 256}),
       // A slow replica that takes a third of the calls: 20-40 ms instead of 2 ms, no pool.
       new Case("slow-replica", () -> pausingCalls(0, 33, 18 * MS, 38 * MS), () -> run(256, 20_000, 10), new int[] {64, 256}),
+      // 90% of calls answered in 0.4 ms without a connection (hits five times as fast as the misses,
+      // not forty), the rest to a pool of 4: the misses fall between 2 and 8 floors.
+      new Case("cache90-5x", () -> new Pool(4) {
+        @Override
+        long hitAfter(long t, int inputs, SplittableRandom rnd) {
+          return rnd.nextInt(10) < 9 ? 400_000L : -1;
+        }
+      }, () -> run(256, 20_000, 10), new int[] {8, 16, 40}),
+      // ADR 0196: the pool of 16 that drops to 1 from 4 s to 7 s, beside 5,000 keys at 30,000 inputs a second.
+      new Case("drop-5k", OutsideShapesReport::dropping, () -> run(5_000, 30_000, 12), new int[] {1, 16}),
       // The round trip swings 1 <-> 30 ms every 2 s from 4 s on; a pool of 16.
       new Case("rtt-swing", () -> rttAt(16, t -> t < 4 * SEC || ((t - 4 * SEC) / (2 * SEC)) % 2 == 1 ? MS : 30 * MS),
           () -> run(256, 30_000, 16), new int[] {16, 64, 256}),
