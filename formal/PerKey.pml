@@ -10,8 +10,12 @@
  * method and lists what the model leaves out.
  *
  * Sizes (-D): K keys, N inputs per key (one caller per key submits them in
- * order; NX < N: the keys other than key 0 submit only NX), SLOTS = maxInFlightBatches, MAXB = maxBatchSize, MAXQ = maxQueueing,
- * MAXBW = maxBatchWeight, MAXQW = maxQueuedWeight.
+ * order; NX < N: the keys other than key 0 submit only NX, and NZ <= NX:
+ * keys 2..K-1 submit only NZ), SLOTS = maxInFlightBatches, MAXB =
+ * maxBatchSize, MAXQ = maxQueueing, MAXBW = maxBatchWeight, MAXQW =
+ * maxQueuedWeight. At most 4 keys: the fourth is there for ADR 0196, whose
+ * branch needs a call of a key that is in neither line (see `PerKey adaptive
+ * idle line behind` in formal/check).
  *
  * Switches:
  *   BATCH_ONLY   direct calls off (directIdleKeys = false)
@@ -19,6 +23,8 @@
  *                is full or its delay timer fires (turns direct calls off)
  *   WEIGHTS      input seq s of a key weighs 1 + s % 2 (else every input 1)
  *   NO_DEADLINES callers give no deadline (smaller state space)
+ *   NO_CLOSE     the application never closes nor drains (a narrower scenario,
+ *                for the dispatch rules alone)
  *   HANDOFF      the cluster layer may hand key 0 to another node at any time
  *   OWNER        the owner closes too (EngineCore#ownerClosing): a drain, and
  *                once closed the calls still in flight are abandoned, their
@@ -64,15 +70,21 @@
 #if NX > N
 #error "NX (inputs of keys 1..K-1) is at most N"
 #endif
-#define NIN(k) ((k) == 0 -> N : NX) /* inputs key k submits               */
+#ifndef NZ
+#define NZ NX
+#endif
+#if NZ > NX
+#error "NZ (inputs of keys 2..K-1) is at most NX"
+#endif
+#define NIN(k) ((k) == 0 -> N : ((k) == 1 -> NX : NZ)) /* inputs key k submits */
 #define NI (K*N)          /* inputs in the whole model, id = key*N + seq    */
 #define NC (SLOTS+K+1)    /* call records: every legal call + 1             */
 #define LINECAP (K+NI)    /* the line, stale entries of retired lanes too   */
 #if NI > 30
 #error "at most 30 inputs (call members are a 32-bit set)"
 #endif
-#if K > 3
-#error "at most 3 keys (the stale-entry checks of the lines list them)"
+#if K > 4
+#error "at most 4 keys (the stale-entry checks of the lines list them)"
 #endif
 #if defined(ADAPTIVE) && defined(FOREVER)
 #error "ADAPTIVE runs are finite: admission numbers (tags) would grow without bound"
@@ -117,7 +129,7 @@ hidden byte oneCallPerKey PID(1), keyOrder PID(2), slotBound PID(3),
   idleBound PID(25), oldestFirst PID(26), noStarvation PID(27),
   lineFifo PID(28), idleShare PID(29), heldGone PID(30), handOffEnds PID(31),
   idleInputs PID(32), idleClass PID(33), drainUntilTimeout PID(34),
-  oneHeadStart PID(35);
+  oneHeadStart PID(35), placeKept PID(36), branchTaken PID(37);
 
 /* life of one input (one caller's request) */
 #define NEW  0   /* not submitted yet                                       */
@@ -231,9 +243,11 @@ hidden byte lw, ca, cb, cg;         /* setst's scratch                      */
 
 #define idle(k)  (!inflight[k] && nwait[k] == 0)
 #define ready(k) (inLine[k] || inBusy[k])
-#define NBUSY (inBusy[0] || K > 1 && inBusy[1 % K] || K > 2 && inBusy[2 % K])
+#define NBUSY (inBusy[0] || K > 1 && inBusy[1 % K] || K > 2 && inBusy[2 % K] || \
+               K > 3 && inBusy[3 % K])
 /* PerKeyEngine#readyLanes: live lanes in the lines (stale entries not counted) */
-#define NREADY (ready(0) + ready(1 % K) * (K > 1) + ready(2 % K) * (K > 2))
+#define NREADY (ready(0) + ready(1 % K) * (K > 1) + ready(2 % K) * (K > 2) + \
+                ready(3 % K) * (K > 3))
 /* room for a direct call: fixed slots, fewer than SLOTS direct calls;
  * adaptive, calls below the limit and no lane ready */
 #ifdef ADAPTIVE
@@ -262,7 +276,7 @@ inline setst(x, s) {
   :: st[x] == WAIT -> gW--; gWW = gWW - W(x);
 #ifdef ADAPTIVE
      hsM[0] = hsM[0] & ~(1 << x); hsM[1 % K] = hsM[1 % K] & ~(1 << x);
-     hsM[2 % K] = hsM[2 % K] & ~(1 << x);
+     hsM[2 % K] = hsM[2 % K] & ~(1 << x); hsM[3 % K] = hsM[3 % K] & ~(1 << x);
      lw = 1;
 #endif
   :: else -> skip
@@ -550,7 +564,8 @@ inline retagBusyHead(t, q) {
 inline busyHead() {
   do
   :: len(line) > 0 && (line?[eval(0)] && stale[0] > 0 || line?[eval(1)] && stale[1] > 0 ||
-                       K > 2 && line?[eval(2)] && stale[2 % K] > 0) ->
+                       K > 2 && line?[eval(2)] && stale[2 % K] > 0 ||
+                       K > 3 && line?[eval(3)] && stale[3 % K] > 0) ->
      line?bk; stale[bk]--
   :: else -> break
   od;
@@ -562,7 +577,7 @@ inline busyHead() {
      :: len(srvq) > 0 -> srvq?gh,bk
      :: else -> break
      od;
-     srvAt[0] = 0; srvAt[1 % K] = 0; srvAt[2 % K] = 0;
+     srvAt[0] = 0; srvAt[1 % K] = 0; srvAt[2 % K] = 0; srvAt[3 % K] = 0;
      gh = 255
   :: else ->
      busyq?<gh,bk>;
@@ -622,10 +637,12 @@ inline noteServed(k) {
   :: batchCalls + directCalls < limit && (len(line) > 0 || len(busyq) > 0) -> \
      if \
      :: len(line) > 0 && (line?[eval(0)] && stale[0] > 0 || line?[eval(1)] && stale[1] > 0 || \
-                          K > 2 && line?[eval(2)] && stale[2 % K] > 0) -> \
+                          K > 2 && line?[eval(2)] && stale[2 % K] > 0 || \
+                          K > 3 && line?[eval(3)] && stale[3 % K] > 0) -> \
         line?dk; stale[dk]--                       /* a retired lane: skipped */ \
      :: len(busyq) > 0 && (busyq?[_,eval(0)] && staleB[0] > 0 || busyq?[_,eval(1)] && staleB[1] > 0 || \
-                           K > 2 && busyq?[_,eval(2)] && staleB[2 % K] > 0) -> \
+                           K > 2 && busyq?[_,eval(2)] && staleB[2 % K] > 0 || \
+                           K > 3 && busyq?[_,eval(3)] && staleB[3 % K] > 0) -> \
         busyq?tg,dk; staleB[dk]--; tg = 0 \
      :: else -> \
         /* the busy head's tag renewed (live entries stay, so busyq keeps \
@@ -962,6 +979,11 @@ inline admit(x, k) {
                  :: len(lane[bk]) > 0 -> lane[bk]?<hx>; srvW = (adm[hx] >= gh)
                  :: else -> skip
                  fi;
+#ifdef REACH
+                 /* formal/check's run `... branch taken` expects this to fail:
+                  * the branch is taken (a remembered key kept idle) */
+                 PROP(branchTaken, srvW);
+#endif
                  hx = 0; bk = 0
               :: else -> skip
               fi;
@@ -995,6 +1017,10 @@ inline admit(x, k) {
 #endif
            laneIdle[k] = (idle(k) -> DIRECT && !srvW : laneIdle[k]);
 #ifdef ADAPTIVE
+           /* ADR 0196 from below: a lane begun while its key was idle and an
+            * input waiting in the idle line was admitted before every input
+            * waiting in the busy line (the ghost hsX) is an idle lane */
+           PROP(placeKept, !(DIRECT && idle(k) && hsX[k]) || laneIdle[k]);
            /* ghost: a lane begun while its key was idle joins the busy line
             * only while an input admitted before the key's last idle grant
             * over waiting busy lanes (gIob) waits in the busy line */
@@ -1351,7 +1377,9 @@ init {
 #ifdef HANDOFF
     run Mover();
 #endif
+#ifndef NO_CLOSE
     run Closer();
+#endif
     run Auditor();
     i = 0
   }
@@ -1379,6 +1407,9 @@ ltl served {
   [] ( SERVED(0) && SERVED(1)
 #if K > 2
        && SERVED(2)
+#endif
+#if K > 3
+       && SERVED(3)
 #endif
      )
 }
