@@ -36,6 +36,11 @@
  *                targets); LTL runs name theirs with pan -N
  *   EXCEPT=name  check every property but `name` (one the code is known to
  *                break, run on its own as an expected failure: ADR 0081)
+ *   REACH        assert that ADR 0196's branch (a remembered key's new lane
+ *                kept idle because the idle line is behind the busy line) is
+ *                never taken: `branchTaken`, which a run that reaches it fails
+ *                (formal/check runs it as an expected failure, so a change
+ *                that makes the branch unreachable again is seen)
  *
  * Every property is a PROP(name, condition): an assertion whose failure
  * message carries the name (formal/check matches it). The names are listed
@@ -1019,7 +1024,12 @@ inline admit(x, k) {
 #ifdef ADAPTIVE
            /* ADR 0196 from below: a lane begun while its key was idle and an
             * input waiting in the idle line was admitted before every input
-            * waiting in the busy line (the ghost hsX) is an idle lane */
+            * waiting in the busy line (the ghost hsX) is an idle lane. The
+            * ghost reads the idle line's oldest waiting input, the code its
+            * head lane's next one: the same without deadlines (the line is
+            * FIFO and an idle lane's first input is its oldest), as in the
+            * only run that reaches the branch (`PerKey adaptive idle line
+            * behind`); an expired head could tell them apart */
            PROP(placeKept, !(DIRECT && idle(k) && hsX[k]) || laneIdle[k]);
            /* ghost: a lane begun while its key was idle joins the busy line
             * only while an input admitted before the key's last idle grant
