@@ -322,6 +322,14 @@ public final class CallLimit {
   static final double GAP_SHARE = 0.25;
   /** Calls from this many floors up to {@link #SLOW} are between the fast calls and the slow ones. */
   static final double GAP_FROM = 2;
+  /**
+   * A group of {@link #SLOW_GROUP} slow calls counts toward a slow floor only if its slowest is at
+   * most this many times its fastest, and a floor needs two such groups in a row: a second service
+   * time (a cache's misses) gives groups that tight whenever nothing queues; pauses spread over a
+   * wide range (20 to 300 ms) give one now and then, two in a row almost never, and the lowest
+   * median of many such groups would read a queue in every typical one (review BP).
+   */
+  static final double SLOW_SPREAD = 2;
   /** Slow calls gathered, over as many rounds as it takes, for each median that may lower a slow floor. */
   static final int SLOW_GROUP = 8;
   /** A trial cut: judged by the inputs per second of the round after next. */
@@ -1365,10 +1373,18 @@ public final class CallLimit {
         slowGatheredCount[c] = 0;
         double[] sorted = slowGathered[c].clone();
         Arrays.sort(sorted);
+        if (sorted[SLOW_GROUP - 1] > SLOW_SPREAD * sorted[0]) {
+          // Spread too wide to be one service time (pauses that hit a few calls, not a second
+          // group of calls): the lowest median of many such groups drifts far below a typical
+          // one (review BP). The next group starts the agreement anew.
+          lastSlowMedian[c] = 0;
+          continue;
+        }
         double median = (sorted[SLOW_GROUP / 2 - 1] + sorted[SLOW_GROUP / 2]) / 2;
-        double agreed = lastSlowMedian[c] == 0 ? median : Math.max(median, lastSlowMedian[c]);
+        // Two tight groups in a row, the higher of their medians (as ADR 0152 lowers a floor).
+        double agreed = lastSlowMedian[c] == 0 ? 0 : Math.max(median, lastSlowMedian[c]);
         lastSlowMedian[c] = median;
-        if (slowFloor[c] == 0 || agreed < slowFloor[c]) {
+        if (agreed > 0 && (slowFloor[c] == 0 || agreed < slowFloor[c])) {
           slowFloor[c] = agreed;
         }
       }
