@@ -114,7 +114,8 @@ import java.util.Arrays;
  * round's own calls keep (their time on the wire / the round's length) of the calls in flight;
  * where that is under {@link #UNSEEN} of the calls beside them, the rest are judged by the slow
  * calls ({@link #SLOW} floors or more) that completed during the round, whenever they started,
- * against a floor of their own (a median of {@link #SLOW_GROUP} of them, two agreeing): the
+ * against a floor of their own (a median of {@link #SLOW_GROUP} of them, from two groups in a row
+ * each spread at most {@link #SLOW_SPREAD}-fold: pauses spread widely are not a second service time): the
  * downstream serves the round's own calls and the unseen ones over the slow calls' median ratio
  * (less the tolerance), and the round is judged on that instead of its median. The slow calls must
  * account for {@link #SLOW_EXPLAINED} of the unseen ones (calls that hang until their timeout fail
