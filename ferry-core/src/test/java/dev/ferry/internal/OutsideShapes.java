@@ -74,7 +74,7 @@ final class OutsideShapes {
     }
   }
 
-  /** {@link Store} behind a FIFO pool of {@code size} connections. */
+  /** {@link Store} behind a FIFO pool of {@code size} connections (0: no pool, every call served at once). */
   static class Pool extends Store {
     final int size;
 
@@ -84,7 +84,7 @@ final class OutsideShapes {
 
     @Override
     int capacity(long t) {
-      return size;
+      return size == 0 ? Integer.MAX_VALUE : size;
     }
   }
 

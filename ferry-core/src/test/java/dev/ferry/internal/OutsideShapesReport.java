@@ -157,12 +157,7 @@ class OutsideShapesReport {
    * {@code from} to {@code to} more, uniform (review BP: GC pauses, a slow replica).
    */
   static Downstream pausingCalls(int size, int percent, long from, long to) {
-    return new Store() {
-      @Override
-      int capacity(long t) {
-        return size == 0 ? Integer.MAX_VALUE : size;
-      }
-
+    return new Pool(size) {
       @Override
       long cost(long t, int inputs, int busy, SplittableRandom rnd) {
         long pause = rnd.nextInt(100) < percent ? from + rnd.nextLong(to - from) : 0;
@@ -186,12 +181,7 @@ class OutsideShapesReport {
    * not a longer path): behind a pool of {@code size}, or with no pool at all (0) (review BL).
    */
   static Downstream slower(int size) {
-    return new Store() {
-      @Override
-      int capacity(long t) {
-        return size == 0 ? Integer.MAX_VALUE : size;
-      }
-
+    return new Pool(size) {
       @Override
       long cost(long t, int inputs, int busy, SplittableRandom rnd) {
         return (t < 5 * SEC ? 1 : 10) * (2 * MS + 5_000L * inputs);
