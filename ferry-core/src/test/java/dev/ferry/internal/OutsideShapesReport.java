@@ -239,6 +239,19 @@ class OutsideShapesReport {
 
   /** No queue: {@code size} calls served at once at {@code t}, any call beyond them refused at once (0.1 ms). */
   static Downstream refusingBeyond(java.util.function.LongToIntFunction sizeAt) {
+    return refusingInService((t, inService, rnd) -> inService >= sizeAt.applyAsInt(t));
+  }
+
+  /** Whether a call is refused at {@code t}, with {@code inService} calls being served. */
+  interface Refusal {
+    boolean refuses(long t, int inService, SplittableRandom rnd);
+  }
+
+  /**
+   * No queue: each call is served at once (2 ms + 5 us an input) unless {@code refusal} refuses it,
+   * given the calls in service then; a refused call ends at once (0.1 ms).
+   */
+  static Downstream refusingInService(Refusal refusal) {
     return new Store() {
       final java.util.PriorityQueue<Long> ends = new java.util.PriorityQueue<>();
 
@@ -247,7 +260,7 @@ class OutsideShapesReport {
         while (!ends.isEmpty() && ends.peek() <= t) {
           ends.poll();
         }
-        if (ends.size() >= sizeAt.applyAsInt(t)) {
+        if (refusal.refuses(t, ends.size(), rnd)) {
           return 100_000L;
         }
         ends.add(t + 2 * MS + 5_000L * inputs);
@@ -340,21 +353,7 @@ class OutsideShapesReport {
 
   /** {@link #softRefusals(int)} with a share {@code base} refused whatever the load besides: {@code base + busy / span}. */
   static Downstream softRefusals(double base, int span) {
-    return new Store() {
-      final java.util.PriorityQueue<Long> ends = new java.util.PriorityQueue<>();
-
-      @Override
-      long refuseAfter(long t, int inputs, SplittableRandom rnd) {
-        while (!ends.isEmpty() && ends.peek() <= t) {
-          ends.poll();
-        }
-        if (rnd.nextDouble() < Math.min(1.0, base + ends.size() / (double) span)) {
-          return 100_000L;
-        }
-        ends.add(t + 2 * MS + 5_000L * inputs);
-        return -1;
-      }
-    };
+    return refusingInService((t, inService, rnd) -> rnd.nextDouble() < Math.min(1.0, base + inService / (double) span));
   }
 
   static Case[] cases() {
